@@ -1,0 +1,3 @@
+"""The five rule sets: cards, hand ranks and pay tables, as data plus small pure functions."""
+
+from __future__ import annotations

@@ -1,0 +1,149 @@
+"""Typed, frozen events that devices hand to the table.
+
+A device's reader thread only ever puts these values on the one queue the table thread consumes;
+it never touches table state. Every event names the device (its configured name, e.g.
+``"shuffler"``) and carries the monotonic time it was decoded, so latency can be measured and
+the journal can order inputs. Cards are :class:`controller.games.cards.Card` values; their JSON
+form is always the two-character code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from controller.games.cards import Card
+
+
+class Fault(str, Enum):
+    """Fault conditions a shuffler or shoe can report (status fault bits)."""
+
+    DOOR_OPEN = "door_open"
+    JAM = "jam"
+    COUNT_MISMATCH = "count_mismatch"
+    UNREADABLE_CARD = "unreadable_card"
+    FOREIGN_CARD = "foreign_card"
+    DUPLICATE_CARD = "duplicate_card"
+    EXPOSED_CARD = "exposed_card"
+    REVERSED_CARD = "reversed_card"
+    NOT_SHUFFLED = "not_shuffled"
+    LID_OPEN = "lid_open"
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceEvent:
+    """Base of every event: which device, and when (``time.monotonic()``) it was decoded."""
+
+    device: str
+    at: float = field(default=0.0, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceIdentity:
+    vendor: str
+    model: str
+    serial: str
+    firmware_version: str
+    firmware_hash: str
+    protocol_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceOnline(DeviceEvent):
+    identity: DeviceIdentity | None = None
+    boot_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceOffline(DeviceEvent):
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRebooted(DeviceEvent):
+    old_boot_id: int | None = None
+    new_boot_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleDone(DeviceEvent):
+    """The shuffler finished a shuffle; ``counted != expected`` is a shortage or excess."""
+
+    counted: int = 0
+    expected: int = 52
+
+
+@dataclass(frozen=True, slots=True)
+class CardSetDispensed(DeviceEvent):
+    """A hand-forming shuffler dispensed a set (normally three cards; faults can give 2 or 4)."""
+
+    cards: tuple[Card, ...] = ()
+    hand_number: int = 0
+    exposed: tuple[Card, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HandTaken(DeviceEvent):
+    hand_number: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CardRead(DeviceEvent):
+    """A shoe read one card as it was drawn. ``burn`` is set when the shoe marks a burn card."""
+
+    card: Card | None = None
+    index_in_shoe: int | None = None
+    burn: bool = False
+    exposed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignCard(DeviceEvent):
+    """A card was read that is not of the deck in use (unknown barcode or another deck id)."""
+
+    barcode: str = ""
+    deck_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NoRead(DeviceEvent):
+    """A card passed the reader but could not be identified."""
+
+    index_in_shoe: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DoubleFeed(DeviceEvent):
+    """Two cards came out together (RWS-NC3P 5.11: simultaneous draw)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonPressed(DeviceEvent):
+    button: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FaultRaised(DeviceEvent):
+    fault: Fault = Fault.JAM
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FaultCleared(DeviceEvent):
+    fault: Fault = Fault.JAM
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceWarning(DeviceEvent):
+    """A non-fatal message from the device (e.g. Bee-Tek ``<W0x01>``)."""
+
+    code: str = ""
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LinkError(DeviceEvent):
+    """Bytes were dropped (bad CRC, truncated frame, garbage); counted and logged, not fatal."""
+
+    reason: str = ""
+    dropped: int = 0

@@ -1,0 +1,58 @@
+"""Shared fixtures. The autouse ``no_leaks`` fixture fails a test that leaves a thread, a pty or a
+socket behind: a leaked reader thread on the table's Pi is a slow resource leak over months."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+LEAK_GRACE_SECONDS = 2.0
+
+
+def _open_ptys_and_sockets() -> set[str]:
+    """Descriptors of this process that point at a pty or a socket, as ``fd -> target``."""
+    found: set[str] = set()
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return found
+    for name in names:
+        try:
+            target = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue
+        if target.startswith("socket:") or target.startswith("/dev/pts/") or target == "/dev/ptmx":
+            found.add(f"{name}->{target}")
+    return found
+
+
+def _live_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.is_alive() and t is not threading.main_thread()}
+
+
+@pytest.fixture(autouse=True)
+def no_leaks() -> Iterator[None]:
+    threads_before = _live_threads()
+    fds_before = _open_ptys_and_sockets()
+    yield
+    deadline = time.monotonic() + LEAK_GRACE_SECONDS
+    while True:
+        leaked_threads = _live_threads() - threads_before
+        leaked_fds = _open_ptys_and_sockets() - fds_before
+        if not (leaked_threads or leaked_fds) or time.monotonic() > deadline:
+            break
+        for thread in leaked_threads:
+            thread.join(timeout=0.05)
+        if not leaked_threads:
+            time.sleep(0.02)  # descriptors closed by a finishing thread: poll, bounded
+    problems = []
+    if leaked_threads:
+        problems.append("threads: " + ", ".join(sorted(t.name for t in leaked_threads)))
+    if leaked_fds:
+        problems.append("ptys/sockets: " + ", ".join(sorted(leaked_fds)))
+    if problems:
+        pytest.fail("test left resources behind: " + "; ".join(problems), pytrace=False)
