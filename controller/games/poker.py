@@ -1,0 +1,105 @@
+"""Three Card Poker hand values (RWS-3CP 3.5), also used for the LIVE-3P Pair Plus wager.
+
+Classes from the top: straight flush, three of a kind, straight, flush, pair, high card
+(RWS-3CP 3.5.2). Within a class the cards decide in order (3.5.3, 3.5.4): a pair by its rank then
+the kicker, the rest by their ranks high to low. The Ace is high, except in the straight 3-2-A,
+the lowest straight (3.5.1); A-K-Q is the highest. Suits never rank (3.5.1).
+
+:func:`evaluate` returns a :class:`PokerValue` whose ``strength`` is one integer that orders all
+hands, so a comparison is one integer compare. It is the hot path of settlement and of the odds
+enumeration, so it works on rank integers and avoids sorting objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+
+from controller.errors import HandError
+from controller.games.cards import Card, Rank
+
+
+class PokerCategory(IntEnum):
+    """Hand classes, ordered so that a larger value is a better class (RWS-3CP 3.5.2)."""
+
+    HIGH_CARD = 0
+    PAIR = 1
+    FLUSH = 2
+    STRAIGHT = 3
+    THREE_OF_A_KIND = 4
+    STRAIGHT_FLUSH = 5
+
+    @property
+    def title(self) -> str:
+        """The class name as RWS-3CP 3.5.2 prints it."""
+        return _TITLES[self]
+
+
+_TITLES = {
+    PokerCategory.STRAIGHT_FLUSH: "Straight Flush",
+    PokerCategory.THREE_OF_A_KIND: "Three of a Kind",
+    PokerCategory.STRAIGHT: "Straight",
+    PokerCategory.FLUSH: "Flush",
+    PokerCategory.PAIR: "One Pair",
+    PokerCategory.HIGH_CARD: "Three Odd Cards",
+}
+
+_BASE = 16  # ranks are 2..14, so three base-16 digits order the kickers
+
+
+@dataclass(frozen=True, slots=True)
+class PokerValue:
+    category: PokerCategory
+    strength: int
+    """``category * 16**3 + k1 * 16**2 + k2 * 16 + k3``: larger is better, equal is a stand-off."""
+
+    @property
+    def name(self) -> str:
+        return self.category.title
+
+    @property
+    def kickers(self) -> tuple[int, int, int]:
+        rest = self.strength % _BASE**3
+        return (rest // _BASE**2, (rest // _BASE) % _BASE, rest % _BASE)
+
+    def dealer_qualifies(self) -> bool:
+        """Queen-high or better (RWS-3CP 3.9, 3.10): any pair or better, or a top card >= Q."""
+        return self.category > PokerCategory.HIGH_CARD or self.kickers[0] >= Rank.QUEEN
+
+
+def evaluate_values(r1: int, r2: int, r3: int, flush: bool) -> PokerValue:
+    """Value from three rank integers (2..14) and whether all suits agree."""
+    # sort descending without building lists
+    if r1 < r2:
+        r1, r2 = r2, r1
+    if r2 < r3:
+        r2, r3 = r3, r2
+        if r1 < r2:
+            r1, r2 = r2, r1
+    if r1 == r3:
+        category, k = PokerCategory.THREE_OF_A_KIND, (r1, r1, r1)
+    elif r1 == r2 or r2 == r3:
+        pair, kicker = (r1, r3) if r1 == r2 else (r2, r1)
+        category, k = PokerCategory.PAIR, (pair, pair, kicker)
+    else:
+        straight_high = 0
+        if r1 - r3 == 2:
+            straight_high = r1
+        elif r1 == 14 and r2 == 3 and r3 == 2:
+            straight_high = 3  # 3-2-A: the Ace counts as one (3.5.1), the lowest straight
+        if straight_high:
+            category = PokerCategory.STRAIGHT_FLUSH if flush else PokerCategory.STRAIGHT
+            k = (straight_high, straight_high - 1, straight_high - 2)
+        else:
+            category = PokerCategory.FLUSH if flush else PokerCategory.HIGH_CARD
+            k = (r1, r2, r3)
+    return PokerValue(category, ((category * _BASE + k[0]) * _BASE + k[1]) * _BASE + k[2])
+
+
+def evaluate(cards: Sequence[Card]) -> PokerValue:
+    """Value of a three-card hand; raises :class:`HandError` for any other card count."""
+    if len(cards) != 3:
+        raise HandError(f"a Three Card Poker hand has three cards, got {len(cards)}")
+    a, b, c = cards
+    return evaluate_values(a.rank, b.rank, c.rank, a.suit is b.suit is c.suit)

@@ -1,0 +1,149 @@
+"""The vocabulary in which each rule set is written down as data.
+
+A :class:`GameRules` value holds what a reviewer checks against the rule text line by line:
+positions, bet types, pay tables with their clause numbers, the ranking list, and the few
+switches where the rule sets genuinely differ (what a Tie bet means, how limits are enforced).
+The settlement functions read these tables; they hold no numbers of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class GameId(str, Enum):
+    RWS_NC3P = "rws-nc-three-pictures"
+    MBS_3P = "mbs-three-pictures"
+    MBS_R3P = "mbs-royal-three-pictures"
+    LIVE_3P = "live-three-pictures"
+    RWS_3CP = "rws-three-card-poker"
+
+
+class Family(str, Enum):
+    THREE_PICTURES = "three_pictures"
+    THREE_CARD_POKER = "three_card_poker"
+
+
+class TieRule(str, Enum):
+    """What wins the Tie bet."""
+
+    SAME_POINT_TOTAL = "same_point_total"  # RWS-NC3P 1.18/3.13.4, MBS-3P 3.13.1, MBS-R3P 1.1.6
+    SAME_RANKING = "same_ranking"          # LIVE-3P: "ranks the same ... as per the ranking list"
+
+
+class LimitPolicy(str, Enum):
+    """How a wager outside the table limits is settled if it was not caught at placement."""
+
+    PRO_RATA = "pro_rata"              # RWS-NC3P 5.1-5.2
+    CAP_AND_MEMORY = "cap_and_memory"  # MBS-R3P 5.10-5.12
+    REFUSE = "refuse"                  # no clause: the controller refuses it at placement
+
+
+@dataclass(frozen=True, slots=True)
+class Odds:
+    """Pays ``win`` to ``stake``: "8 to 1" is ``Odds(8, 1)``, "1 to 2" is ``Odds(1, 2)``."""
+
+    win: int
+    stake: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.win} to {self.stake}"
+
+
+@dataclass(frozen=True, slots=True)
+class PayLine:
+    """One row of a pay table: a winning hand or condition and what it pays."""
+
+    key: str
+    label: str
+    clause: str
+    odds: Odds | None = None
+    fixed: int | None = None
+    """A fixed amount in minor units instead of odds (RWS-3CP 4.4 progressive)."""
+    jackpot_percent: int | None = None
+    """A share of the progressive meter (RWS-3CP 4.4: "100 % Progressive Jackpot")."""
+    envy_bonus: int | None = None
+    """Fixed Envy Bonus in minor units paid to other seated progressive players (3.12)."""
+
+    def describe(self) -> str:
+        if self.odds is not None:
+            return str(self.odds)
+        if self.jackpot_percent is not None:
+            return f"{self.jackpot_percent}% of the progressive jackpot"
+        return f"{self.fixed} (minor units)"
+
+
+@dataclass(frozen=True, slots=True)
+class BetSpec:
+    """A bet type: where it may stand, what it pays, and which clause says so."""
+
+    bet: str
+    title: str
+    clause: str
+    paytable: tuple[PayLine, ...]
+    positions: tuple[str, ...]
+    requires: str | None = None
+    """Bet that must stand at the same position for this one to be valid (a side wager)."""
+    requires_clause: str | None = None
+    outcomes: Mapping[str, str] = field(default_factory=dict)
+    """Clause per outcome ("win", "lose", "push") where the text gives each its own."""
+
+    def clause_for(self, outcome: str) -> str:
+        return self.outcomes.get(outcome, self.clause)
+
+    def line(self, key: str) -> PayLine:
+        for line in self.paytable:
+            if line.key == key:
+                return line
+        raise KeyError(f"{self.bet} has no pay line {key!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class VoidClauses:
+    """Where each rule set says a round is void; used by the table and journal."""
+
+    foreign_card: str
+    deck_count: str
+    not_shuffled: str | None
+    dealt_incorrectly: str | None
+    dealer_card_count: str | None
+    returned_on_void: str
+
+
+@dataclass(frozen=True, slots=True)
+class GameRules:
+    id: GameId
+    cite: str
+    title: str
+    version: str
+    family: Family
+    positions: tuple[str, ...]
+    dealer: str
+    rank_names: tuple[str, ...]
+    bets: Mapping[str, BetSpec]
+    initial_bet: str
+    """The bet a player must hold to receive cards at a box (empty for LIVE-3P: all hands dealt)."""
+    tie_rule: TieRule | None = None
+    six_point_odds: Odds | None = None
+    limit_policy: LimitPolicy = LimitPolicy.REFUSE
+    limit_clause: str | None = None
+    max_wagers_per_area: int | None = None
+    max_wagers_clause: str | None = None
+    voids: VoidClauses | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def hand_positions(self) -> tuple[str, ...]:
+        """Every hand that can be dealt: the player positions then the dealer/banker."""
+        return (*self.positions, self.dealer)
+
+    def bet(self, bet: str) -> BetSpec:
+        try:
+            return self.bets[bet]
+        except KeyError:
+            from controller.errors import WagerError
+
+            known = ", ".join(self.bets)
+            raise WagerError(f"{self.cite} has no bet {bet!r}; its bets are: {known}") from None

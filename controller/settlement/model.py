@@ -1,0 +1,111 @@
+"""The values settlement consumes and produces. Money is always integer minor units."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+
+from controller.games.cards import Card
+from controller.games.rules import GameRules
+
+
+class Outcome(str, Enum):
+    WIN = "win"
+    LOSE = "lose"
+    PUSH = "push"
+    RETURNED = "returned"
+
+
+@dataclass(frozen=True, slots=True)
+class Wager:
+    """One wager as it stood on the layout when bets closed (RWS-NC3P 5.13)."""
+
+    id: str
+    position: str
+    bet: str
+    amount: int
+    player: str | None = None
+    seated: bool | None = None
+    """True/False when known; None lets RWS-NC3P 1.15 decide (highest bet on the box)."""
+
+    @property
+    def player_key(self) -> str | None:
+        return self.player
+
+
+@dataclass(frozen=True, slots=True)
+class BetLimit:
+    minimum: int
+    maximum: int
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """One part of a wager's result (the base bet, an Ante Bonus, an Envy Bonus, a limit)."""
+
+    label: str
+    net: int
+    rule: str
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    wager_id: str
+    outcome: Outcome
+    net: int
+    """Signed change to the player: winnings on a win (stake excluded), minus the amount
+    collected on a loss, 0 on a push or a return."""
+    rule: str
+    components: tuple[Component, ...] = ()
+    stake: int = 0
+    """The amount that was in action after limits (0 when returned)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressiveConfig:
+    """The RWS-3CP progressive's house settings, which the rule text does not print.
+
+    RWS-3CP 4.4 pays fixed sums ("$1250", "$175", ...) for a fixed stake it does not state; the
+    sums are read as paid *for* the stake (the stake is not returned on top), the usual form of
+    a progressive pay table. ``stake`` defaults to 500 minor units ($5): with a $1 stake the fixed
+    sums alone would give the player a 40% edge before any jackpot (``tablectl odds``).
+    """
+
+    stake: int = 500
+    seed: int = 0
+    contribution_per_mille: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TableMemory:
+    """What settlement must remember between rounds, returned updated by each settlement."""
+
+    under_minimum_players: frozenset[str] = frozenset()
+    """MBS-R3P 5.10: players whose under-minimum wager has been settled once."""
+    progressive_jackpot: int = 0
+    """RWS-3CP 4.4: the progressive meter, minor units."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoundInput:
+    rules: GameRules
+    hands: Mapping[str, tuple[Card, ...]]
+    wagers: tuple[Wager, ...]
+    limits: Mapping[str, BetLimit] = field(default_factory=lambda: MappingProxyType({}))
+    memory: TableMemory = TableMemory()
+    rounding_unit: int = 1
+    """Smallest amount the table pays: 1:2 and pro-rata amounts round DOWN to a multiple."""
+    returned_positions: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """Positions whose hand was removed from play, with the clause (e.g. RWS-NC3P 5.9)."""
+    progressive: ProgressiveConfig = ProgressiveConfig()
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    results: tuple[Result, ...]
+    memory: TableMemory
+
+    def by_id(self) -> dict[str, Result]:
+        return {result.wager_id: result for result in self.results}

@@ -1,0 +1,114 @@
+"""The JSON form of a settlement request and result (``tablectl settle``'s contract).
+
+Request: ``{"game", "hands": {POS: [cards]}, "wagers": [{"id", "position", "bet", "amount",
+"player"?, "seated"?}], "limits"?: {BET: {"min", "max"}}, "progressive_jackpot"?,
+"rounding_unit"?, "under_minimum_players"?}``. Every structural problem raises
+:class:`RequestError` naming the field, e.g. ``wagers[2].amount``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.errors import RequestError
+from controller.games import hands as hand_values
+from controller.games.cards import codes, parse_cards
+from controller.games.catalog import get_game
+from controller.settlement.model import (
+    BetLimit,
+    ProgressiveConfig,
+    RoundInput,
+    Settlement,
+    TableMemory,
+    Wager,
+)
+
+
+def _field(obj: dict[str, Any], key: str, where: str, kind: type | tuple[type, ...],
+           required: bool = True) -> Any:
+    if key not in obj:
+        if required:
+            raise RequestError(f"{where}: missing field {key!r}")
+        return None
+    value = obj[key]
+    if isinstance(value, bool) and kind is int:
+        raise RequestError(f"{where}.{key}: expected a whole number, got {value!r}")
+    if not isinstance(value, kind):
+        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise RequestError(f"{where}.{key}: expected {names}, got {value!r}")
+    return value
+
+
+def _amount(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RequestError(f"{where}: amounts are whole numbers of minor units, got {value!r}")
+    return value
+
+
+def parse_request(data: Any) -> RoundInput:
+    """Build a :class:`RoundInput` from decoded JSON."""
+    if not isinstance(data, dict):
+        raise RequestError("request must be a JSON object")
+    rules = get_game(_field(data, "game", "request", str))
+    raw_hands = _field(data, "hands", "request", dict)
+    hands = {}
+    for position, cards in raw_hands.items():
+        if not isinstance(cards, list):
+            raise RequestError(f"hands.{position}: expected a list of cards, got {cards!r}")
+        hands[position] = parse_cards(cards)
+    wagers = []
+    for index, raw in enumerate(_field(data, "wagers", "request", list)):
+        where = f"wagers[{index}]"
+        if not isinstance(raw, dict):
+            raise RequestError(f"{where}: expected an object, got {raw!r}")
+        wagers.append(Wager(
+            id=str(_field(raw, "id", where, (str, int))),
+            position=str(_field(raw, "position", where, (str, int))),
+            bet=_field(raw, "bet", where, str),
+            amount=_amount(raw.get("amount"), f"{where}.amount"),
+            player=_field(raw, "player", where, str, required=False),
+            seated=_field(raw, "seated", where, bool, required=False),
+        ))
+    limits = {}
+    for bet, raw in (_field(data, "limits", "request", dict, required=False) or {}).items():
+        where = f"limits.{bet}"
+        if not isinstance(raw, dict):
+            raise RequestError(f"{where}: expected {{\"min\", \"max\"}}, got {raw!r}")
+        limits[bet] = BetLimit(_amount(raw.get("min"), f"{where}.min"),
+                               _amount(raw.get("max"), f"{where}.max"))
+    jackpot = data.get("progressive_jackpot", 0)
+    unit = data.get("rounding_unit", 1)
+    players = data.get("under_minimum_players", [])
+    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
+        raise RequestError("under_minimum_players: expected a list of player ids")
+    stake = data.get("progressive_stake", ProgressiveConfig().stake)
+    return RoundInput(
+        rules=rules, hands=hands, wagers=tuple(wagers), limits=limits,
+        memory=TableMemory(frozenset(players), _amount(jackpot, "progressive_jackpot")),
+        rounding_unit=_amount(unit, "rounding_unit"),
+        progressive=ProgressiveConfig(stake=_amount(stake, "progressive_stake")),
+    )
+
+
+def render(round_: RoundInput, settlement: Settlement) -> dict[str, Any]:
+    """The JSON result: hands with their names, and one entry per wager in request order."""
+    rules = round_.rules
+    hands = {
+        position: {"cards": codes(cards),
+                   "name": hand_values.name(rules, hand_values.evaluate(rules, cards))}
+        for position, cards in round_.hands.items()
+    }
+    results = []
+    for result in settlement.results:
+        entry: dict[str, Any] = {"id": result.wager_id, "outcome": result.outcome.value,
+                                 "net": result.net, "rule": result.rule}
+        if len(result.components) > 1:
+            entry["components"] = [{"label": c.label, "net": c.net, "rule": c.rule}
+                                   for c in result.components]
+        results.append(entry)
+    out: dict[str, Any] = {"hands": hands, "results": results}
+    if rules.id.value == "rws-three-card-poker":
+        out["progressive_jackpot"] = settlement.memory.progressive_jackpot
+    if settlement.memory.under_minimum_players:
+        out["under_minimum_players"] = sorted(settlement.memory.under_minimum_players)
+    return out
