@@ -8,7 +8,7 @@ journal, the CLI and the drivers' JSON output print.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 
 from controller.errors import CardError
@@ -68,6 +68,7 @@ _RANK_SYMBOLS = {
 }
 _SUIT_GLYPHS = {Suit.SPADES: "♠", Suit.HEARTS: "♥", Suit.DIAMONDS: "♦", Suit.CLUBS: "♣"}
 
+_SUIT_ORDER = {suit: position for position, suit in enumerate(Suit)}
 _RANK_BY_TOKEN = {symbol: rank for rank, symbol in _RANK_SYMBOLS.items()} | {"10": Rank.TEN}
 _SUIT_BY_TOKEN = {suit.value: suit for suit in Suit} | {
     glyph: suit for suit, glyph in _SUIT_GLYPHS.items()
@@ -80,6 +81,11 @@ class Card:
 
     rank: Rank
     suit: Suit
+    index: int = field(init=False, compare=False, repr=False, hash=False)
+    """A dense 0..51 index (suit-major), precomputed because evaluators index tables by it."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", _SUIT_ORDER[self.suit] * 13 + (int(self.rank) - 2))
 
     @property
     def code(self) -> str:
@@ -88,14 +94,6 @@ class Card:
 
     def __str__(self) -> str:
         return self.code
-
-    @property
-    def index(self) -> int:
-        """A dense 0..51 index (suit-major), for bitmasks and tables."""
-        return _SUIT_ORDER[self.suit] * 13 + (int(self.rank) - 2)
-
-
-_SUIT_ORDER = {suit: position for position, suit in enumerate(Suit)}
 
 
 def parse_card(token: str) -> Card:
