@@ -199,7 +199,7 @@ def _progressive(rules: GameRules, jackpot: int, stake: int) -> BetOdds:
         flush_suit = hand[0].suit if hand[0].suit is hand[1].suit is hand[2].suit else None
         progressive_hand = poker_bets.ProgressiveHand(poker.evaluate(hand), flush_suit)
         weighted.append((1, poker_bets.resolve_progressive(
-            rules, stake, progressive_hand, False, jackpot, (), True)))
+            rules, stake, progressive_hand, jackpot, (), True)))
     odds = _edge(weighted, stake)
     return BetOdds(odds.house_edge, odds.win_probability,
                    note=f"stake {stake}, jackpot meter {jackpot} minor units; "

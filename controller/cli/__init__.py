@@ -25,6 +25,8 @@ COMMAND_MODULES = (
     "controller.cli.rank",
     "controller.cli.settle",
     "controller.cli.odds",
+    "controller.cli.probe",
+    "controller.cli.journal",
 )
 
 

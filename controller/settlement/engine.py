@@ -178,8 +178,7 @@ class _PokerRound:
         envy = [key for trigger_pos, owners, key in self.triggers
                 if trigger_pos != pos and (wager.player is None or wager.player not in owners)]
         res = poker_bets.resolve_progressive(
-            rules, stake, self.hands[pos], pos in self.folded, self.meter, envy,
-            seated=wager.seated is not False)
+            rules, stake, self.hands[pos], self.meter, envy, seated=wager.seated is not False)
         if any(c.label == "akq_spades" for c in res.components):
             self.jackpot_paid = True
         return res

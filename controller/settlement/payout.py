@@ -20,8 +20,28 @@ def round_down(amount: int, unit: int) -> int:
 
 
 def winnings(stake: int, odds: Odds, unit: int) -> int:
-    """What ``odds`` pay on ``stake``, stake excluded, rounded down to ``unit``."""
+    """What ``odds`` pay on ``stake``, stake excluded.
+
+    Whole odds ("8 to 1") pay exactly. Fractional odds ("1 to 2") are rounded down to ``unit``,
+    the table's smallest payable amount (docs/money.md).
+    """
+    if odds.stake == 1:
+        return stake * odds.win
     return round_down(stake * odds.win // odds.stake, unit)
+
+
+def outcome_of(net: int) -> Outcome:
+    """The outcome a combined result shows: by the sign of its net.
+
+    A wager whose base result and bonus disagree (an Ante lost to the dealer but paid an Ante
+    Bonus larger than the stake) is reported by what the player actually receives; the
+    components keep the detail.
+    """
+    if net > 0:
+        return Outcome.WIN
+    if net < 0:
+        return Outcome.LOSE
+    return Outcome.PUSH
 
 
 @dataclass(frozen=True, slots=True)

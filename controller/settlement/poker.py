@@ -9,7 +9,7 @@ from controller.games.cards import Rank, Suit
 from controller.games.poker import PokerCategory, PokerValue
 from controller.games.rules import GameRules
 from controller.settlement.model import Component, Outcome
-from controller.settlement.payout import Resolution, lose, push, win, winnings
+from controller.settlement.payout import Resolution, lose, outcome_of, push, win, winnings
 
 _ANTE_BONUS_LINE = {
     PokerCategory.STRAIGHT_FLUSH: "bonus_straight_flush",
@@ -50,7 +50,8 @@ def resolve_ante(rules: GameRules, stake: int, player: PokerValue, dealer: Poker
     bonus = winnings(stake, line.odds, unit)
     component = Component(f"ante_bonus_{key.removeprefix('bonus_')}", bonus,
                           f"RWS-3CP 3.10.4, {line.clause}")
-    return Resolution(base.outcome, base.net + bonus, base.rule, (*base.components, component))
+    net = base.net + bonus
+    return Resolution(outcome_of(net), net, base.rule, (*base.components, component))
 
 
 def resolve_play(rules: GameRules, stake: int, player: PokerValue, dealer: PokerValue,
@@ -91,30 +92,31 @@ class ProgressiveHand:
         return None
 
 
-def resolve_progressive(rules: GameRules, stake: int, hand: ProgressiveHand, folded: bool,
+def resolve_progressive(rules: GameRules, stake: int, hand: ProgressiveHand,
                         jackpot: int, envy_triggers: Sequence[str], seated: bool) -> Resolution:
     """Progressive: paid on the box's own hand irrespective of the dealer (3.11, 4.4), plus one
     Envy Bonus per top-two hand achieved by another player holding an Ante (3.12, 3.13) when
-    this player is seated. ``envy_triggers`` are the pay-line keys of those other hands."""
+    this player is seated. ``envy_triggers`` are the pay-line keys of those other hands.
+
+    A fold does not touch it: 3.8.1 lists what a fold loses (the Ante and the Pair Plus), and
+    3.11/3.12 pay "any Player who has wagered on the Progressive" on the cards dealt.
+    """
     spec = rules.bet("progressive")
-    if folded:
-        base = lose(stake, "RWS-3CP 3.8 (fold forfeits the hand)", label="fold")
+    key = hand.line_key
+    if key is None:
+        base = lose(stake, spec.clause)
     else:
-        key = hand.line_key
-        if key is None:
-            base = lose(stake, spec.clause)
+        line = spec.line(key)
+        if line.jackpot_percent is not None:
+            amount = jackpot * line.jackpot_percent // 100
         else:
-            line = spec.line(key)
-            if line.jackpot_percent is not None:
-                amount = jackpot * line.jackpot_percent // 100
-            else:
-                assert line.fixed is not None
-                amount = line.fixed
-            # 4.4's sums are paid *for* the stake (ProgressiveConfig): net is sum - stake.
-            net = amount - stake
-            base = Resolution(Outcome.WIN, net, f"RWS-3CP 3.11, {line.clause}",
-                              (Component(key, net, f"RWS-3CP 3.11, {line.clause}"),))
-    if folded or not seated:
+            assert line.fixed is not None
+            amount = line.fixed
+        # 4.4's sums are paid *for* the stake (ProgressiveConfig): net is sum - stake.
+        net = amount - stake
+        base = Resolution(Outcome.WIN, net, f"RWS-3CP 3.11, {line.clause}",
+                          (Component(key, net, f"RWS-3CP 3.11, {line.clause}"),))
+    if not seated:
         return base
     envy = []
     for key in envy_triggers:
@@ -123,5 +125,5 @@ def resolve_progressive(rules: GameRules, stake: int, hand: ProgressiveHand, fol
         envy.append(Component(f"envy_bonus_{key}", line.envy_bonus, "RWS-3CP 3.12, 4.4"))
     if not envy:
         return base
-    return Resolution(base.outcome, base.net + sum(c.net for c in envy), base.rule,
-                      (*base.components, *envy))
+    net = base.net + sum(c.net for c in envy)
+    return Resolution(outcome_of(net), net, base.rule, (*base.components, *envy))

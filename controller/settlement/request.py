@@ -40,6 +40,8 @@ def _field(obj: dict[str, Any], key: str, where: str, kind: type | tuple[type, .
 
 
 def _amount(value: Any, where: str) -> int:
+    if value is None:
+        raise RequestError(f"{where}: missing (amounts are whole numbers of minor units)")
     if isinstance(value, bool) or not isinstance(value, int):
         raise RequestError(f"{where}: amounts are whole numbers of minor units, got {value!r}")
     return value

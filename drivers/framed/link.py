@@ -1,0 +1,228 @@
+"""Host side of the framed link: request/response matching, retries, events, supervision.
+
+* One command at a time. A command gets a fresh sequence number; a retry (after a timeout or a
+  NAK CRC/LENGTH, i.e. the device never understood it) resends the *same* bytes, so the device
+  replays its answer instead of executing twice: a lost ACK can never dispense a second hand.
+* Device events carry an event id. The host acknowledges every copy (``EVENT_ACK``) but acts on
+  an id once per boot, so a resent event is not a second card.
+* The device sends a heartbeat every second with its boot id. Three silent seconds make the
+  device offline; a changed boot id is a reboot (pending commands fail: the device forgot them).
+
+Everything here runs on the runner's reader thread except :meth:`request`, which any thread may
+call; it blocks on a :class:`threading.Event` the reader sets.
+"""
+
+from __future__ import annotations
+
+import queue
+import secrets
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from drivers.errors import (
+    CommandRejected, DeviceDisconnected, DeviceFault, DriverError, DriverTimeoutError,
+    ProtocolError,
+)
+from drivers.events import DeviceEvent, DeviceOnline, DeviceRebooted, LinkError
+from drivers.framed.codec import REPLIES, decode_message, encode_message
+from drivers.framed.event_messages import EventMessage
+from drivers.framed.framing import Dropped, Frame, FrameDecoder
+from drivers.framed.messages import EventAck, Heartbeat, Message, Nak, NakReason
+from drivers.runner import DeviceRunner
+from drivers.transport import Transport
+
+SILENCE_SECONDS = 3.0
+SEEN_EVENTS = 1024
+_RESEND_AT_ONCE = (NakReason.CRC, NakReason.LENGTH)
+
+
+@dataclass(slots=True)
+class _Pending:
+    seq: int
+    done: threading.Event = field(default_factory=threading.Event)
+    reply: Message | None = None
+    error: DriverError | None = None
+
+
+@dataclass(slots=True)
+class LinkStats:
+    """Counters an integrator asks for first when a link misbehaves."""
+
+    frames: int = 0
+    bad_frames: int = 0
+    bad_bytes: int = 0
+    retries: int = 0
+    duplicate_events: int = 0
+    stale_replies: int = 0
+
+
+class FramedLink(DeviceRunner):
+    """A :class:`DeviceRunner` that speaks the framed link. Subclasses implement :meth:`on_event`."""
+
+    def __init__(self, name: str, transport: Transport, events: queue.Queue[DeviceEvent], *,
+                 attempt_timeout: float = 0.25, retries: int = 3,
+                 silence: float = SILENCE_SECONDS, backoff: tuple[float, float] = (0.1, 2.0),
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(name, transport, events, backoff=backoff, clock=clock)
+        self.attempt_timeout = attempt_timeout
+        self.retries = retries
+        self.silence = silence
+        self.decoder = FrameDecoder()
+        self.stats = LinkStats()
+        self.boot_id: int | None = None
+        self.last_heartbeat: Heartbeat | None = None
+        self._last_heard: float | None = None
+        self._request_lock = threading.Lock()
+        self._pending: _Pending | None = None
+        self._seq = secrets.randbelow(255)  # a restarted host must not hit the device's replay
+        self._seen: deque[int] = deque(maxlen=SEEN_EVENTS)
+        self._seen_set: set[int] = set()
+
+    # commands (any thread) --------------------------------------------------------------------
+    def _next_seq(self) -> int:
+        self._seq = self._seq % 255 + 1  # 1..255; 0 marks unsolicited device frames
+        return self._seq
+
+    def request(self, message: Message) -> Message:
+        """Send a command and return its reply (ACK or a reply message).
+
+        Raises :class:`CommandRejected` (with the :class:`NakReason`) on NAK,
+        :class:`DriverTimeoutError` after the retries, :class:`DeviceDisconnected` when the link
+        is down, :class:`DeviceFault` when the device rebooted under the command.
+        """
+        with self._request_lock:
+            pending = _Pending(self._next_seq())
+            data = encode_message(pending.seq, message)
+            self._pending = pending
+            try:
+                return self._exchange(message, pending, data)
+            finally:
+                self._pending = None
+
+    def _exchange(self, message: Message, pending: _Pending, data: bytes) -> Message:
+        name = message.TYPE.name
+        attempts = self.retries + 1
+        for attempt in range(attempts):
+            if attempt:
+                self.stats.retries += 1
+                self.log.info("retry", command=name, seq=pending.seq, attempt=attempt)
+            pending.done.clear()
+            pending.reply = None
+            self.write(data)
+            if not pending.done.wait(self.attempt_timeout):
+                continue
+            if pending.error is not None:
+                raise pending.error
+            reply = pending.reply
+            if isinstance(reply, Nak):
+                if reply.reason in _RESEND_AT_ONCE:
+                    continue
+                raise CommandRejected(f"{self.name} rejected {name}: {reply.reason.name}",
+                                      reply.reason)
+            assert reply is not None
+            return reply
+        raise DriverTimeoutError(f"{self.name}: no reply to {name} after {attempts} attempts "
+                                 f"({attempts * self.attempt_timeout:g} s)")
+
+    def _fail_pending(self, error: DriverError) -> None:
+        pending = self._pending
+        if pending is not None:
+            pending.error = error
+            pending.done.set()
+
+    # reader-thread hooks ----------------------------------------------------------------------
+    def on_connected(self) -> None:
+        self.decoder.reset()
+        self._last_heard = self.clock()
+
+    def on_disconnected(self, reason: str) -> None:
+        self._fail_pending(DeviceDisconnected(f"{self.name}: {reason}"))
+        self.mark_offline(reason)
+
+    def on_idle(self, now: float) -> None:
+        heard = self._last_heard
+        if self.online and heard is not None and now - heard > self.silence:
+            self.mark_offline(f"no frame for {self.silence:g} s")
+
+    def on_bytes(self, data: bytes) -> None:
+        for item in self.decoder.feed(data):
+            if isinstance(item, Dropped):
+                self._bad(item.reason.value, item.size)
+            else:
+                self._frame(item)
+
+    def _bad(self, reason: str, size: int) -> None:
+        self.stats.bad_frames += 1
+        self.stats.bad_bytes += size
+        self.log.warning("bad_frame", reason=reason, dropped=size)
+        self.emit(LinkError(self.name, self.clock(), reason=reason, dropped=size))
+
+    def _frame(self, frame: Frame) -> None:
+        self.stats.frames += 1
+        try:
+            message = decode_message(frame)
+        except ProtocolError as error:
+            self._bad(f"message: {error}", len(frame.payload))
+            return
+        now = self.clock()
+        self._last_heard = now
+        if isinstance(message, Heartbeat):
+            self._heartbeat(message)
+        if not self.online:
+            self.mark_online(DeviceOnline(self.name, now, identity=self.identity,
+                                          boot_id=self.boot_id))
+        if frame.type in REPLIES:
+            pending = self._pending
+            if pending is not None and pending.seq == frame.seq:
+                pending.reply = message
+                pending.done.set()
+            else:
+                self.stats.stale_replies += 1
+                self.log.debug("stale_reply", seq=frame.seq, type=message.TYPE.name)
+        elif isinstance(message, EventMessage):
+            self._event(message)
+
+    def _heartbeat(self, beat: Heartbeat) -> None:
+        old = self.boot_id
+        self.last_heartbeat = beat
+        if old is not None and beat.boot_id != old:
+            self.log.warning("device_rebooted", old_boot_id=old, new_boot_id=beat.boot_id)
+            self._seen.clear()
+            self._seen_set.clear()
+            self.boot_id = beat.boot_id
+            self._fail_pending(DeviceFault(f"{self.name} rebooted during the command"))
+            self.emit(DeviceRebooted(self.name, self.clock(), old_boot_id=old,
+                                     new_boot_id=beat.boot_id))
+            self.on_reboot()
+        self.boot_id = beat.boot_id
+        self.on_heartbeat(beat)
+
+    def _event(self, message: EventMessage) -> None:
+        try:
+            self.write(encode_message(0, EventAck(message.event_id)))
+        except DriverError as error:
+            self.log.info("event_ack_failed", event_id=message.event_id, error=str(error))
+        if message.event_id in self._seen_set:
+            self.stats.duplicate_events += 1
+            self.log.debug("duplicate_event", event_id=message.event_id)
+            return
+        if len(self._seen) == self._seen.maxlen:
+            self._seen_set.discard(self._seen[0])
+        self._seen.append(message.event_id)
+        self._seen_set.add(message.event_id)
+        self.on_event(message)
+
+    # for subclasses ---------------------------------------------------------------------------
+    identity = None  # set by a device subclass once identify() has answered
+
+    def on_event(self, message: EventMessage) -> None:  # noqa: B027 - optional hook
+        """A new (not repeated) device event."""
+
+    def on_heartbeat(self, beat: Heartbeat) -> None:  # noqa: B027 - optional hook
+        """Every heartbeat, after boot-id supervision."""
+
+    def on_reboot(self) -> None:  # noqa: B027 - optional hook
+        """The device came back with a new boot id."""

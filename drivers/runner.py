@@ -1,0 +1,190 @@
+"""One reader thread per device, with reconnect and backoff (pyserial's ``serial.threaded``).
+
+The runner owns the life cycle every driver shares: open the transport, read, hand bytes to the
+dialect's hooks, and when the port disappears close the old handle, report the device offline
+*once*, and reopen with exponential backoff until it comes back. A dialect only writes hooks:
+
+* ``on_connected()`` - the transport is open (default: emit :class:`DeviceOnline`);
+* ``on_bytes(data)`` - bytes arrived;
+* ``on_idle(now)`` - called after every read, data or timeout (heartbeats, silence detection);
+* ``on_disconnected(reason)`` - the link went away or could not be opened (default: emit
+  :class:`DeviceOffline` once per outage).
+
+An exception from a hook is logged and turned into a :class:`LinkError` event; it never kills the
+thread, because a dead reader on the table's Pi means cards silently stop arriving.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from abc import ABC
+from collections.abc import Callable
+
+import structlog
+
+from drivers.errors import ConfigError, DeviceDisconnected, DriverError, OpenFailed
+from drivers.events import DeviceEvent, DeviceOffline, DeviceOnline, LinkError
+from drivers.transport import Transport
+
+log = structlog.get_logger(__name__)
+
+JOIN_SECONDS = 2.0
+
+
+class DeviceRunner(ABC):
+    """Base of every device driver: a transport, a reader thread, one event queue."""
+
+    def __init__(self, name: str, transport: Transport, events: queue.Queue[DeviceEvent], *,
+                 backoff: tuple[float, float] = (0.1, 2.0),
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        first, ceiling = backoff
+        if not (0 < first <= ceiling):
+            raise ConfigError(f"backoff must be (first, max) with 0 < first <= max, got {backoff}")
+        self.name = name
+        self.transport = transport
+        self.events = events
+        self.backoff = (float(first), float(ceiling))
+        self.clock = clock
+        self.log = log.bind(device=name, url=getattr(transport, "url", "?"))
+        self._write_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._online = False
+        self._offline_reported = False
+        self.connected = threading.Event()
+        self.last_error = ""  # why the last open failed or the link last dropped
+
+    # life cycle -------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the reader thread (once)."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name=f"device-{self.name}",
+                                        daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop and join the reader thread, then close the transport. Idempotent."""
+        self._stop.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=JOIN_SECONDS)
+            if thread.is_alive():
+                self.log.warning("reader_thread_did_not_stop")
+        with self._write_lock:
+            self.transport.close()
+        self.connected.clear()
+
+    @property
+    def running(self) -> bool:
+        thread = self._thread
+        return thread is not None and thread.is_alive() and not self._stop.is_set()
+
+    def __enter__(self) -> DeviceRunner:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # outputs ----------------------------------------------------------------------------------
+    def emit(self, event: DeviceEvent) -> None:
+        """Put one typed event on the table's queue."""
+        self.events.put(event)
+
+    def write(self, data: bytes) -> None:
+        """Write bytes to the device from any thread; one lock keeps frames whole."""
+        with self._write_lock:
+            self.log.debug("tx", hex=data.hex(" "))
+            if not self.transport.is_open:
+                raise DeviceDisconnected(f"{self.name}: {self.transport.url} is not connected")
+            self.transport.write(data)
+
+    def mark_online(self, event: DeviceOnline | None = None) -> None:
+        """Report the device online, once per outage (subclasses may add identity/boot id)."""
+        if self._online:
+            return
+        self._online = True
+        self._offline_reported = False
+        self.emit(event or DeviceOnline(self.name, self.clock()))
+
+    def mark_offline(self, reason: str) -> None:
+        """Report the device offline, once per outage."""
+        if self._offline_reported:
+            return
+        self._online = False
+        self._offline_reported = True
+        self.emit(DeviceOffline(self.name, self.clock(), reason=reason))
+
+    @property
+    def online(self) -> bool:
+        return self._online
+
+    # hooks ------------------------------------------------------------------------------------
+    def on_connected(self) -> None:
+        self.mark_online()
+
+    def on_bytes(self, data: bytes) -> None:  # noqa: B027 - optional hook
+        """Bytes arrived from the device."""
+
+    def on_idle(self, now: float) -> None:  # noqa: B027 - optional hook
+        """Called after every read, whether or not bytes arrived."""
+
+    def on_disconnected(self, reason: str) -> None:
+        self.mark_offline(reason)
+
+    # the reader thread ------------------------------------------------------------------------
+    def _hook(self, name: str, *args: object) -> None:
+        try:
+            getattr(self, name)(*args)
+        except Exception as error:  # noqa: BLE001 - the reader must survive any hook bug
+            self.log.exception("hook_failed", hook=name, error=repr(error))
+            try:
+                self.emit(LinkError(self.name, self.clock(), reason=f"{name}: {error!r}"))
+            except Exception:  # noqa: BLE001 - a broken queue must not kill the thread either
+                self.log.exception("emit_failed")
+
+    def _run(self) -> None:
+        delay = self.backoff[0]
+        while not self._stop.is_set():
+            try:
+                self.transport.open()
+            except (OpenFailed, DriverError) as error:
+                self.last_error = str(error)
+                self._hook("on_disconnected", str(error))
+                self._stop.wait(delay)
+                delay = min(delay * 2, self.backoff[1])
+                continue
+            delay = self.backoff[0]
+            self.connected.set()
+            self.log.debug("connected")
+            self._hook("on_connected")
+            reason = self._pump()
+            self.connected.clear()
+            with self._write_lock:
+                self.transport.close()
+            if self._stop.is_set():
+                break
+            self.last_error = reason
+            self.log.info("disconnected", reason=reason)
+            self._hook("on_disconnected", reason)
+            self._stop.wait(delay)
+
+    def _pump(self) -> str:
+        """Read until the link drops or we are stopped; return the reason."""
+        while not self._stop.is_set():
+            try:
+                data = self.transport.read()
+            except DeviceDisconnected as error:
+                return str(error)
+            except Exception as error:  # noqa: BLE001 - an unknown transport error is a drop
+                self.log.exception("read_failed")
+                return f"read failed: {error!r}"
+            if data:
+                self.log.debug("rx", hex=data.hex(" "))
+                self._hook("on_bytes", data)
+            self._hook("on_idle", self.clock())
+        return "closed"

@@ -1,0 +1,56 @@
+"""Dealing-shoe drivers, one per dialect, all emitting the same :mod:`drivers.events`.
+
+``open_shoe(dialect, url, events, **options)`` is the one entry point the service and the CLI
+use: ``framed`` (our framed protocol), ``scanner`` (plain serial barcode scanner), ``beetek``
+(Bee-Tek ASCII) and ``hid`` (USB keyboard-mode scanner, url ``usb:VID:PID[:SERIAL]``). The
+caller starts the returned driver. Byte formats: ``docs/protocols-shoes.md``.
+"""
+
+from __future__ import annotations
+
+import queue
+from enum import Enum
+from typing import Any
+
+from drivers.errors import ConfigError
+from drivers.events import DeviceEvent
+
+
+class ShoeDialect(str, Enum):
+    FRAMED = "framed"
+    SCANNER = "scanner"
+    BEETEK = "beetek"
+    HID = "hid"
+
+
+def open_shoe(dialect: ShoeDialect | str, url: str, events: queue.Queue[DeviceEvent],
+              **options: Any) -> Any:
+    """Build (not start) the shoe driver for ``dialect``; ConfigError names a bad dialect."""
+    try:
+        kind = ShoeDialect(dialect)
+    except ValueError as error:
+        known = ", ".join(d.value for d in ShoeDialect)
+        raise ConfigError(f"unknown shoe dialect {dialect!r}; known dialects: {known}") from error
+    if kind in (ShoeDialect.SCANNER, ShoeDialect.HID):
+        deck = options.get("deck", "generic-code128")
+        if not hasattr(deck, "lookup"):
+            from drivers.decks import DeckMap
+
+            options["deck"] = DeckMap.load(deck)
+    if kind is ShoeDialect.FRAMED:
+        from drivers.shoe.framed import FramedShoe  # written alongside the shuffler link
+
+        return FramedShoe(url, events, **options)
+    if kind is ShoeDialect.SCANNER:
+        from drivers.shoe.scanner import ScannerShoe
+
+        return ScannerShoe(url, events, **options)
+    if kind is ShoeDialect.BEETEK:
+        from drivers.shoe.beetek import BeeTekShoe
+
+        return BeeTekShoe(url, events, **options)
+    from drivers.shoe.hid import HidScannerShoe, parse_usb_url
+
+    vendor_id, product_id, serial = parse_usb_url(url)
+    return HidScannerShoe(events, vendor_id=vendor_id, product_id=product_id,
+                          serial=options.pop("serial", serial), **options)

@@ -1,0 +1,145 @@
+"""The framed link over a USB vendor-class bulk endpoint pair.
+
+A shuffler that enumerates as a raw USB device (class 0xFF, one bulk IN and one bulk OUT
+endpoint) carries exactly the bytes it would send on RS-232, so the same framing, link and device
+code drive it; only this transport differs. The device is found only with
+``usb.core.find(idVendor=..., idProduct=..., backend=backend)``: on the Pi ``backend=None`` picks
+libusb, in tests a :class:`firmware_sim.usb.backend.SimUsbBackend` stands in.
+
+``USBTimeoutError`` on a read is a quiet device (``b""``), any other ``USBError`` is a disconnect:
+libusb reports an unplugged device as ENODEV/EIO/EPIPE on the next transfer.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import structlog
+import usb.core
+import usb.util
+
+from drivers.errors import ConfigError, DeviceDisconnected, DriverTimeoutError, OpenFailed
+from drivers.transport import Transport
+
+log = structlog.get_logger(__name__)
+
+_USB_URL = re.compile(r"^usb://([0-9a-fA-F]{4}):([0-9a-fA-F]{4})(?:/(.+))?$")
+
+
+def parse_usb_url(url: str) -> tuple[int, int, str | None]:
+    """``usb://VVVV:PPPP[/SERIAL]`` -> (vendor id, product id, serial or None)."""
+    match = _USB_URL.match(url.strip())
+    if match is None:
+        raise ConfigError(f"not a USB URL: {url!r} (expected usb://VVVV:PPPP[/SERIAL], hex ids)")
+    return int(match[1], 16), int(match[2], 16), match[3]
+
+
+class UsbBulkTransport(Transport):
+    """Bytes over a vendor-class interface's bulk IN/OUT endpoints."""
+
+    def __init__(self, vendor_id: int, product_id: int, *, backend: Any = None,
+                 serial_number: str | None = None, interface: int = 0,
+                 read_timeout: float = 0.05, write_timeout: float = 1.0) -> None:
+        self.vendor_id, self.product_id = vendor_id, product_id
+        self.backend = backend
+        self.serial_number = serial_number
+        self.interface = interface
+        self.read_timeout_ms = max(1, int(read_timeout * 1000))
+        self.write_timeout_ms = max(1, int(write_timeout * 1000))
+        suffix = f"/{serial_number}" if serial_number else ""
+        self.url = f"usb://{vendor_id:04x}:{product_id:04x}{suffix}"
+        self._dev: Any = None
+        self._ep_in: Any = None
+        self._ep_out: Any = None
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> UsbBulkTransport:
+        vendor_id, product_id, serial = parse_usb_url(url)
+        return cls(vendor_id, product_id, serial_number=serial, **options)
+
+    @property
+    def is_open(self) -> bool:
+        return self._dev is not None
+
+    def open(self) -> None:
+        if self._dev is not None:
+            return
+        try:
+            dev = usb.core.find(idVendor=self.vendor_id, idProduct=self.product_id,
+                                backend=self.backend, custom_match=self._match)
+        except (usb.core.USBError, ValueError) as e:
+            raise OpenFailed(f"cannot enumerate {self.url}: {e}") from e
+        if dev is None:
+            raise OpenFailed(f"no USB device {self.url} is attached")
+        try:
+            self._claim(dev)
+        except usb.core.USBError as e:
+            usb.util.dispose_resources(dev)
+            raise OpenFailed(f"cannot claim {self.url}: {e}") from e
+        self._dev = dev
+        log.debug("usb_open", url=self.url)
+
+    def _match(self, dev: Any) -> bool:
+        if self.serial_number is None:
+            return True
+        try:
+            return bool(usb.util.get_string(dev, dev.iSerialNumber) == self.serial_number)
+        except (usb.core.USBError, ValueError):
+            return False
+
+    def _claim(self, dev: Any) -> None:
+        try:
+            config = dev.get_active_configuration()
+        except usb.core.USBError:
+            dev.set_configuration()  # only when none is active: re-setting resets the device
+            config = dev.get_active_configuration()
+        intf = config[(self.interface, 0)]
+        if dev.is_kernel_driver_active(self.interface):
+            dev.detach_kernel_driver(self.interface)
+        usb.util.claim_interface(dev, self.interface)
+        direction = usb.util.endpoint_direction
+        bulk = usb.util.ENDPOINT_TYPE_BULK
+        self._ep_in = usb.util.find_descriptor(intf, custom_match=lambda e: (
+            direction(e.bEndpointAddress) == usb.util.ENDPOINT_IN
+            and usb.util.endpoint_type(e.bmAttributes) == bulk))
+        self._ep_out = usb.util.find_descriptor(intf, custom_match=lambda e: (
+            direction(e.bEndpointAddress) == usb.util.ENDPOINT_OUT
+            and usb.util.endpoint_type(e.bmAttributes) == bulk))
+        if self._ep_in is None or self._ep_out is None:
+            usb.util.release_interface(dev, self.interface)
+            raise OpenFailed(f"{self.url} interface {self.interface} has no bulk IN/OUT pair")
+
+    def read(self, max_bytes: int = 4096) -> bytes:
+        dev, ep = self._dev, self._ep_in
+        if dev is None:
+            raise DeviceDisconnected(f"{self.url} is not open")
+        size = max(max_bytes, ep.wMaxPacketSize)
+        try:
+            return bytes(ep.read(size, timeout=self.read_timeout_ms))
+        except usb.core.USBTimeoutError:
+            return b""
+        except usb.core.USBError as e:
+            raise DeviceDisconnected(f"{self.url} disconnected: {e}") from e
+
+    def write(self, data: bytes) -> None:
+        dev, ep = self._dev, self._ep_out
+        if dev is None:
+            raise DeviceDisconnected(f"{self.url} is not open")
+        try:
+            ep.write(data, timeout=self.write_timeout_ms)
+        except usb.core.USBTimeoutError as e:
+            raise DriverTimeoutError(f"write to {self.url} timed out") from e
+        except usb.core.USBError as e:
+            raise DeviceDisconnected(f"{self.url} disconnected on write: {e}") from e
+
+    def close(self) -> None:
+        dev, self._dev = self._dev, None
+        if dev is None:
+            return
+        try:
+            usb.util.release_interface(dev, self.interface)
+        except usb.core.USBError as e:
+            log.debug("usb_release_failed", url=self.url, error=str(e))
+        usb.util.dispose_resources(dev)
+        log.debug("usb_closed", url=self.url)

@@ -1,0 +1,145 @@
+"""Run a simulated device standalone: ``python -m firmware_sim shuffler|shoe [options]``.
+
+The first line on stdout says where to connect (``PTY /dev/pts/N`` or ``TCP host:port``) and is
+flushed at once, so a test or an integrator's script can read it and open the device. The
+simulator then serves until SIGTERM, SIGINT or end of stdin. Lines on stdin drive it: ``draw``
+(a shoe deals a card), ``take`` (the dealer lifts the shuffler's hand), ``fault SPEC``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import select
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from firmware_sim.faults import FaultSpec, FaultSpecError, parse_fault
+from firmware_sim.serve import PtyServer, TcpServer
+
+EXIT_USAGE = 2
+
+
+class _Stop(Exception):
+    """Raised from a signal handler to leave the serve loop."""
+
+
+def _fault(text: str) -> FaultSpec:
+    try:
+        return parse_fault(text)
+    except FaultSpecError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m firmware_sim", description=__doc__.split("\n")[0])
+    parser.add_argument("device", choices=("shuffler", "shoe"))
+    parser.add_argument("--dialect", choices=("framed", "scanner", "beetek"), default="framed",
+                        help="shoe output format (default framed)")
+    parser.add_argument("--listen", default="pty", help="pty or tcp:HOST:PORT (port 0 picks one)")
+    parser.add_argument("--seed", type=int, default=None, help="reproducible shuffles")
+    parser.add_argument("--fault", type=_fault, action="append", default=[], metavar="SPEC",
+                        help="inject a fault (repeatable), e.g. jam, count:51, stall:0.5")
+    parser.add_argument("--autodraw", type=float, default=None, metavar="SECONDS",
+                        help="shoe: draw a card every SECONDS")
+    parser.add_argument("--link", default=None, help="pty: keep a symlink to the pty here")
+    return parser
+
+
+def make_device(kind: str, dialect: str, seed: int | None, faults: Sequence[FaultSpec]) -> Any:
+    if kind == "shuffler":
+        from firmware_sim.shuffler import ShufflerSim
+
+        return ShufflerSim(seed, faults)
+    if dialect == "framed":
+        from firmware_sim.shoe_framed import FramedShoeSim
+
+        return FramedShoeSim(seed, faults)
+    if dialect == "scanner":
+        from firmware_sim.scanner import ScannerShoeSim
+
+        return ScannerShoeSim(seed, faults)
+    from firmware_sim.beetek import BeeTekShoeSim
+
+    return BeeTekShoeSim(seed, faults)
+
+
+def make_server(listen: str, device: Any, link: str | None) -> PtyServer | TcpServer:
+    if listen == "pty":
+        return PtyServer(device, link=link)
+    scheme, _, rest = listen.partition(":")
+    host, _, port = rest.rpartition(":")
+    if scheme != "tcp" or not host or not port.isdigit():
+        raise ValueError(f"--listen must be 'pty' or 'tcp:HOST:PORT', got {listen!r}")
+    return TcpServer(device, host, int(port))
+
+
+def _command(device: Any, line: str) -> None:
+    word, _, arg = line.strip().partition(" ")
+    if not word:
+        return
+    if word == "draw" and hasattr(device, "draw"):
+        device.draw()
+    elif word == "take" and hasattr(device, "take_hand"):
+        device.take_hand()
+    elif word == "fault":
+        device.inject(parse_fault(arg))
+    else:
+        print(f"firmware_sim: unknown command {line.strip()!r} (draw, take, fault SPEC)",
+              file=sys.stderr, flush=True)
+
+
+def serve(args: argparse.Namespace) -> int:
+    device = make_device(args.device, args.dialect, args.seed, args.fault)
+    server = make_server(args.listen, device, args.link)
+    if hasattr(device, "unplug_hook"):
+        from firmware_sim.framed import bind_server
+
+        bind_server(device, server)
+
+    def stop(signum: int, frame: object) -> None:
+        raise _Stop
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    with server:
+        where = f"PTY {server.path}" if isinstance(server, PtyServer) else \
+            f"TCP {server.host}:{server.port}"
+        print(where, flush=True)
+        next_draw = time.monotonic() + args.autodraw if args.autodraw else None
+        try:
+            while True:
+                wait = 0.5 if next_draw is None else max(0.0, next_draw - time.monotonic())
+                ready, _, _ = select.select([sys.stdin], [], [], wait)
+                if ready:
+                    line = sys.stdin.readline()
+                    if not line:
+                        break  # stdin closed: the parent is gone
+                    try:
+                        _command(device, line)
+                    except FaultSpecError as error:
+                        print(f"firmware_sim: {error}", file=sys.stderr, flush=True)
+                if next_draw is not None and time.monotonic() >= next_draw:
+                    next_draw += args.autodraw
+                    device.draw()
+        except _Stop:
+            pass
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.autodraw is not None and (args.device != "shoe" or args.autodraw <= 0):
+        parser.error("--autodraw needs 'shoe' and a positive number of seconds")
+    try:
+        return serve(args)
+    except (ValueError, FaultSpecError, OSError) as error:
+        print(f"firmware_sim: {error}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,301 @@
+"""Device side of the framed link, shared by the simulated shuffler and framed shoe.
+
+What real firmware must do, and so what this does:
+
+* reply to every command with the same sequence number; on a *repeated* sequence number replay
+  the stored reply instead of executing again (a lost ACK never dispenses a second hand);
+* NAK a frame whose CRC or length is wrong, with the sequence number from its header;
+* send every event with an event id and resend it every ``EVENT_RESEND_SECONDS`` until the host
+  answers ``EVENT_ACK``;
+* send a heartbeat with the boot id every second.
+
+Link-level faults live here (bad CRC, truncated frame, stall then burst, repeated event, lost ACK,
+disconnect, reboot); card-level faults live in the device subclasses.
+
+``attach`` may be called with the byte server's write lock held, so it must not send: the
+greeting (heartbeat plus unacknowledged events) goes out on the next ``tick``.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
+
+import structlog
+
+from drivers.errors import ProtocolError
+from drivers.framed.codec import COMMANDS, decode_message, encode_message
+from drivers.framed.event_messages import EventMessage
+from drivers.framed.framing import DropReason, Dropped, FrameDecoder
+from drivers.framed.messages import (
+    DeviceState, EventAck, Heartbeat, IdentityReply, Message, MsgType, Nak, NakReason,
+)
+from firmware_sim.faults import FaultKind, FaultSpec, FaultSpecError
+
+log = structlog.get_logger(__name__)
+
+HEARTBEAT_SECONDS = 1.0
+EVENT_RESEND_SECONDS = 0.3
+LINK_FAULTS = frozenset({
+    FaultKind.BAD_CRC, FaultKind.TRUNCATE, FaultKind.STALL, FaultKind.REPEAT_EVENT,
+    FaultKind.LOST_ACK, FaultKind.DISCONNECT, FaultKind.REBOOT,
+})
+
+
+class Pluggable(Protocol):
+    def unplug(self) -> None: ...
+
+    def replug(self) -> None: ...
+
+
+class FramedSimDevice:
+    """A :class:`firmware_sim.serve.SimDevice` speaking the framed link. Subclasses implement
+    :meth:`execute` (command -> reply), :meth:`on_tick` and :meth:`on_reboot`."""
+
+    SUPPORTED_FAULTS: frozenset[FaultKind] = LINK_FAULTS
+
+    def __init__(self, seed: int | None = None, faults: Sequence[FaultSpec] = (), *,
+                 identity: IdentityReply, clock: Callable[[], float] = time.monotonic) -> None:
+        self.seed = seed
+        self.rng: random.Random | None = random.Random(seed) if seed is not None else None
+        self.identity = identity
+        self.clock = clock
+        self.lock = threading.RLock()
+        self._send: Callable[[bytes], None] | None = None
+        self._greet = False
+        self.decoder = FrameDecoder()
+        self.boot_id = self._new_boot_id()
+        self.booted_at = clock()
+        self._next_beat = 0.0
+        self._last: tuple[int, int, bytes] | None = None  # seq, type, reply bytes
+        self._event_id = 0
+        self._unacked: dict[int, list[object]] = {}  # id -> [bytes, last sent]
+        self._corrupt_next = self._truncate_next = self._lose_next_reply = False
+        self._repeat_next_event = False
+        self._stall_until: float | None = None
+        self._held: list[bytes] = []
+        self.unplug_hook: Callable[[float], None] | None = None
+        self.executed: list[MsgType] = []   # commands actually executed (replays excluded)
+        self.replays = 0
+        self.naks_sent = 0
+        for spec in faults:
+            self.inject(spec)
+
+    # randomness: reproducible with a seed, otherwise from the OS CSPRNG -----------------------
+    def randbelow(self, n: int) -> int:
+        return self.rng.randrange(n) if self.rng is not None else secrets.randbelow(n)
+
+    def _new_boot_id(self) -> int:
+        return self.randbelow(0xFFFFFFFF) + 1
+
+    # SimDevice --------------------------------------------------------------------------------
+    def attach(self, send: Callable[[bytes], None]) -> None:
+        self._send = send
+        self._greet = True
+        self._last = None           # a new connection: a stale seq must not replay
+        self.decoder.reset()
+
+    def detach(self) -> None:
+        self._send = None
+
+    def receive(self, data: bytes) -> None:
+        with self.lock:
+            for item in self.decoder.feed(data):
+                if isinstance(item, Dropped):
+                    self._dropped(item)
+                else:
+                    self._frame(item.seq, item.type, item)
+
+    def tick(self, now: float) -> None:
+        with self.lock:
+            if self._greet and self._send is not None:
+                self._greet = False
+                self._heartbeat(now)
+                for entry in self._unacked.values():
+                    self._out(entry[0])  # type: ignore[arg-type]
+                    entry[1] = now
+            if now >= self._next_beat:
+                self._heartbeat(now)
+            for entry in list(self._unacked.values()):
+                if now - entry[1] >= EVENT_RESEND_SECONDS:  # type: ignore[operator]
+                    entry[1] = now
+                    self._out(entry[0])  # type: ignore[arg-type]
+            if self._stall_until is not None and now >= self._stall_until:
+                self._stall_until = None
+                burst, self._held = b"".join(self._held), []
+                self._raw(burst)
+            self.on_tick(now)
+
+    # subclass hooks ---------------------------------------------------------------------------
+    def execute(self, message: Message) -> Message:
+        raise NotImplementedError
+
+    def on_tick(self, now: float) -> None:
+        """Timed behaviour (shuffle finishing, hand taken, autodraw)."""
+
+    def on_reboot(self) -> None:
+        """Forget volatile state after a reboot."""
+
+    def state(self) -> DeviceState:
+        return DeviceState.IDLE
+
+    def fault_word(self) -> int:
+        return 0
+
+    # faults -----------------------------------------------------------------------------------
+    def inject(self, spec: FaultSpec) -> None:
+        """Apply a fault now or arm it for the next matching frame or operation."""
+        if spec.kind not in self.SUPPORTED_FAULTS:
+            known = ", ".join(sorted(k.value for k in self.SUPPORTED_FAULTS))
+            raise FaultSpecError(f"{type(self).__name__} cannot produce fault "
+                                 f"{spec.kind.value!r}; it supports: {known}")
+        with self.lock:
+            self.apply_fault(spec)
+
+    def apply_fault(self, spec: FaultSpec) -> None:
+        kind = spec.kind
+        if kind is FaultKind.BAD_CRC:
+            self._corrupt_next = True
+        elif kind is FaultKind.TRUNCATE:
+            self._truncate_next = True
+        elif kind is FaultKind.STALL:
+            self._stall_until = self.clock() + (spec.arg if spec.arg is not None else 0.5)
+        elif kind is FaultKind.REPEAT_EVENT:
+            self._repeat_next_event = True
+        elif kind is FaultKind.LOST_ACK:
+            self._lose_next_reply = True
+        elif kind is FaultKind.DISCONNECT:
+            if self.unplug_hook is None:
+                raise FaultSpecError("fault 'disconnect' needs the device served by a byte "
+                                     "server (firmware_sim.framed.bind_server)")
+            self.unplug_hook(spec.arg if spec.arg is not None else 0.5)
+        elif kind is FaultKind.REBOOT:
+            self.reboot()
+
+    def reboot(self) -> None:
+        """Power-cycle: new boot id, volatile state and unacknowledged events lost."""
+        with self.lock:
+            old = self.boot_id
+            self.boot_id = self._new_boot_id()
+            while self.boot_id == old:
+                self.boot_id = self._new_boot_id()
+            self.booted_at = self.clock()
+            self._last = None
+            self._event_id = 0
+            self._unacked.clear()
+            self.decoder.reset()
+            self.on_reboot()
+            log.info("sim_reboot", old_boot_id=old, boot_id=self.boot_id)
+            self._heartbeat(self.clock())
+
+    # outgoing ---------------------------------------------------------------------------------
+    def raise_event(self, make: Callable[[int], EventMessage]) -> EventMessage:
+        """Send the event built by ``make(event_id)``; resend until acknowledged."""
+        with self.lock:
+            self._event_id = self._event_id % 0xFFFF + 1
+            message = make(self._event_id)
+            data = encode_message(0, message)
+            self._unacked[self._event_id] = [data, self.clock()]
+            if self._greet:
+                return message  # the greeting resends every unacknowledged event, in order
+            self._out(data)
+            if self._repeat_next_event:
+                self._repeat_next_event = False
+                self._out(data)
+            return message
+
+    def _heartbeat(self, now: float) -> None:
+        self._next_beat = now + HEARTBEAT_SECONDS
+        uptime = int((now - self.booted_at) * 1000) & 0xFFFFFFFF
+        beat = Heartbeat(self.boot_id, uptime, self.state(), self.fault_word())
+        self._out(encode_message(0, beat))
+
+    def _out(self, data: bytes) -> None:
+        if self._corrupt_next:
+            self._corrupt_next = False
+            data = data[:-2] + bytes((data[-2] ^ 0x5A,)) + data[-1:]  # flip CRC low byte bits
+            if data[-2] in (0x02, 0x03, 0x10):
+                data = data[:-2] + b"\x01" + data[-1:]
+        if self._truncate_next:
+            self._truncate_next = False
+            data = data[: max(1, len(data) // 2)]
+        if self._stall_until is not None:
+            self._held.append(data)
+            return
+        self._raw(data)
+
+    def _raw(self, data: bytes) -> None:
+        send = self._send
+        if send is not None and data:
+            send(data)
+
+    def _reply(self, seq: int, type_: int, message: Message) -> None:
+        data = encode_message(seq, message)
+        self._last = (seq, type_, data)
+        if self._lose_next_reply:
+            self._lose_next_reply = False
+            log.info("sim_lost_reply", seq=seq)
+            return
+        self._out(data)
+
+    # incoming ---------------------------------------------------------------------------------
+    def _dropped(self, item: Dropped) -> None:
+        log.debug("sim_bad_frame", reason=item.reason.value, size=item.size)
+        if item.seq is None:
+            return
+        reason = NakReason.CRC if item.reason is DropReason.CRC else NakReason.LENGTH
+        self.naks_sent += 1
+        self._out(encode_message(item.seq, Nak(reason)))
+
+    def _frame(self, seq: int, type_: int, frame: object) -> None:
+        if type_ == MsgType.EVENT_ACK:
+            try:
+                ack = decode_message(frame)  # type: ignore[arg-type]
+            except ProtocolError:
+                return
+            assert isinstance(ack, EventAck)
+            self._unacked.pop(ack.event_id, None)
+            return
+        if self._last is not None and self._last[0] == seq and self._last[1] == type_:
+            self.replays += 1
+            self._out(self._last[2])
+            return
+        if type_ not in COMMANDS:
+            self._reply(seq, type_, Nak(NakReason.UNKNOWN))
+            return
+        try:
+            message = decode_message(frame)  # type: ignore[arg-type]
+        except ProtocolError:
+            self._reply(seq, type_, Nak(NakReason.LENGTH))
+            return
+        self.executed.append(MsgType(type_))
+        self._reply(seq, type_, self.execute(message))
+
+    @property
+    def unacked_events(self) -> int:
+        with self.lock:
+            return len(self._unacked)
+
+
+def bind_server(device: FramedSimDevice, server: Pluggable) -> None:
+    """Let ``device`` unplug and replug ``server`` for the ``disconnect`` fault."""
+
+    def unplug_for(seconds: float) -> None:
+        def run() -> None:
+            server.unplug()
+            threading.Event().wait(seconds)  # a simulated cable stays out this long
+            server.replug()
+
+        threading.Thread(target=run, name="sim-replug", daemon=True).start()
+
+    device.unplug_hook = unplug_for
+
+
+def parse_faults(texts: Iterable[str]) -> list[FaultSpec]:
+    from firmware_sim.faults import parse_fault
+
+    return [parse_fault(t) for t in texts]

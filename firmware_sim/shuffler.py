@@ -1,0 +1,209 @@
+"""A simulated hand-forming shuffler with card recognition, on the framed link.
+
+Timing is simulated on the byte server's tick: a shuffle takes ``shuffle_seconds``, forming a hand
+``dispense_seconds``, and the dealer takes the presented hand after ``take_seconds`` (``None``:
+only when :meth:`take_hand` is called). Shuffles come from ``secrets`` unless a ``seed`` makes
+them reproducible for tests. No command reveals the undealt cards or their order.
+
+Card-level faults are armed by :meth:`inject` and fire at the next operation they apply to:
+``count``/``unshuffled``/``foreign`` at the end of the next shuffle; ``set2``/``set4``/
+``exposed``/``reversed``/``duplicate``/``noread`` at the next hand; ``reboot`` mid-hand (after the
+next dispense is acknowledged, before the hand is reported) or at once while a hand is out;
+``jam`` and ``door`` at once, until ``CLEAR_FAULT``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+
+from controller.games.cards import FULL_DECK, Card
+from drivers.events import Fault
+from drivers.framed import event_messages as ev
+from drivers.framed.messages import (
+    Ack, ClearFault, DeviceState, DispenseHand, EndRound, GetMeters, GetStatus, Identify,
+    IdentityReply, Message, MetersReply, Nak, NakReason, Shuffle, StatusReply, faults_to_word,
+)
+from firmware_sim.faults import FaultKind, FaultSpec, FaultSpecError
+from firmware_sim.framed import LINK_FAULTS, FramedSimDevice
+
+FIRMWARE = "2.3.1"
+IDENTITY = IdentityReply(
+    vendor="Tablectl Sim", model="HF-3 hand-forming shuffler", serial="SIM-HF3-0001",
+    firmware_version=FIRMWARE,
+    firmware_hash=hashlib.sha256(f"hf3-{FIRMWARE}".encode()).hexdigest()[:16],
+    protocol_version=1,
+)
+_ON_SHUFFLE = {FaultKind.COUNT, FaultKind.UNSHUFFLED, FaultKind.FOREIGN}
+_ON_HAND = {FaultKind.SET_OF_TWO, FaultKind.SET_OF_FOUR, FaultKind.EXPOSED, FaultKind.REVERSED,
+            FaultKind.DUPLICATE, FaultKind.NO_READ}
+
+
+class ShufflerSim(FramedSimDevice):
+    SUPPORTED_FAULTS = LINK_FAULTS | _ON_SHUFFLE | _ON_HAND | {FaultKind.JAM, FaultKind.DOOR_OPEN}
+
+    def __init__(self, seed: int | None = None, faults: Sequence[FaultSpec] = (), *,
+                 shuffle_seconds: float = 0.1, dispense_seconds: float = 0.05,
+                 take_seconds: float | None = 0.1, clock: Callable[[], float] | None = None,
+                 identity: IdentityReply = IDENTITY) -> None:
+        self.shuffle_seconds = shuffle_seconds
+        self.dispense_seconds = dispense_seconds
+        self.take_seconds = take_seconds
+        self.faults: set[Fault] = set()
+        self._armed: dict[FaultKind, FaultSpec] = {}
+        self._reboot_mid_hand = False
+        self.meters = [0, 0, 0, 0]  # shuffles, hands, cards, faults: survive reboots
+        self._reset_round()
+        kwargs = {"clock": clock} if clock is not None else {}
+        super().__init__(seed, faults, identity=identity, **kwargs)
+
+    def _reset_round(self) -> None:
+        self._state = DeviceState.IDLE
+        self._deck: list[Card] = []
+        self._dealt: list[Card] = []
+        self.hand_number = 0
+        self._due: float | None = None  # when the current timed step completes
+
+    # state ------------------------------------------------------------------------------------
+    def state(self) -> DeviceState:
+        return DeviceState.FAULT if self.faults else self._state
+
+    def fault_word(self) -> int:
+        return faults_to_word(self.faults)
+
+    def on_reboot(self) -> None:
+        self.faults.clear()
+        self._armed.clear()
+        self._reboot_mid_hand = False
+        self._reset_round()
+
+    # commands ---------------------------------------------------------------------------------
+    def execute(self, message: Message) -> Message:
+        if isinstance(message, Identify):
+            return self.identity
+        if isinstance(message, GetStatus):
+            return StatusReply(self.state(), self.fault_word(), self.boot_id, self.hand_number,
+                               len(self._deck))
+        if isinstance(message, GetMeters):
+            return MetersReply(*self.meters)
+        if isinstance(message, ClearFault):
+            for fault in sorted(self.faults, key=lambda f: f.value):
+                self.raise_event(lambda i, f=fault: ev.FaultClearedMsg(i, f))
+            self.faults.clear()
+            return Ack()
+        busy = self._state in (DeviceState.SHUFFLING, DeviceState.DISPENSING)
+        if isinstance(message, EndRound):
+            if busy:
+                return Nak(NakReason.BUSY)
+            self._reset_round()
+            return Ack()
+        if self.faults:
+            return Nak(NakReason.BAD_STATE)
+        if busy:
+            return Nak(NakReason.BUSY)
+        if isinstance(message, Shuffle):
+            if self._state is DeviceState.HAND_WAITING:
+                return Nak(NakReason.BAD_STATE)
+            self._state, self._due = DeviceState.SHUFFLING, self.clock() + self.shuffle_seconds
+            return Ack()
+        if isinstance(message, DispenseHand):
+            if self._state is not DeviceState.READY or len(self._deck) < 4:
+                return Nak(NakReason.BAD_STATE)
+            self._state, self._due = DeviceState.DISPENSING, self.clock() + self.dispense_seconds
+            return Ack()
+        return Nak(NakReason.UNKNOWN)
+
+    def take_hand(self) -> None:
+        """The dealer lifts the presented hand."""
+        with self.lock:
+            if self._state is DeviceState.HAND_WAITING:
+                self._state, self._due = DeviceState.READY, None
+                self.raise_event(lambda i: ev.HandTakenMsg(i, self.hand_number))
+
+    # faults -----------------------------------------------------------------------------------
+    def apply_fault(self, spec: FaultSpec) -> None:
+        kind = spec.kind
+        if kind is FaultKind.COUNT and spec.arg not in (51.0, 53.0):
+            raise FaultSpecError(f"fault 'count' takes 51 or 53 cards, got {spec.arg}")
+        if kind in (FaultKind.JAM, FaultKind.DOOR_OPEN):
+            self._fault(Fault.JAM if kind is FaultKind.JAM else Fault.DOOR_OPEN,
+                        "jam at the gripper" if kind is FaultKind.JAM else "door open")
+        elif kind is FaultKind.REBOOT and self._state is DeviceState.READY:
+            self._reboot_mid_hand = True  # fires after the next dispense is acknowledged
+        elif kind in _ON_SHUFFLE or kind in _ON_HAND:
+            self._armed[kind] = spec
+        else:
+            super().apply_fault(spec)
+
+    def _fault(self, fault: Fault, detail: str) -> None:
+        if fault not in self.faults:
+            self.faults.add(fault)
+            self.meters[3] += 1
+            self.raise_event(lambda i: ev.FaultRaisedMsg(i, fault, detail))
+
+    # timed steps ------------------------------------------------------------------------------
+    def on_tick(self, now: float) -> None:
+        if self._due is not None and now >= self._due:
+            self._due = None
+            if self._state is DeviceState.SHUFFLING:
+                self._finish_shuffle()
+            elif self._state is DeviceState.DISPENSING:
+                self._finish_hand(now)
+            elif self._state is DeviceState.HAND_WAITING:
+                self.take_hand()
+
+    def _finish_shuffle(self) -> None:
+        deck = list(FULL_DECK)
+        if self._armed.pop(FaultKind.UNSHUFFLED, None) is None:
+            for i in range(len(deck) - 1, 0, -1):  # Fisher-Yates with the CSPRNG (or seed)
+                j = self.randbelow(i + 1)
+                deck[i], deck[j] = deck[j], deck[i]
+            shuffled = True
+        else:
+            shuffled = False
+        self._deck, self._dealt, self.hand_number = deck, [], 0
+        self._state = DeviceState.READY
+        self.meters[0] += 1
+        count = self._armed.pop(FaultKind.COUNT, None)
+        counted = int(count.arg) if count is not None and count.arg is not None else len(deck)
+        self.raise_event(lambda i: ev.ShuffleDoneMsg(i, counted, len(FULL_DECK)))
+        if counted != len(FULL_DECK):
+            self._fault(Fault.COUNT_MISMATCH, f"counted {counted} of {len(FULL_DECK)}")
+        if not shuffled:
+            self._fault(Fault.NOT_SHUFFLED, "deck left in pack order")
+        if self._armed.pop(FaultKind.FOREIGN, None) is not None:
+            self._fault(Fault.FOREIGN_CARD, "card not of this deck in the input")
+
+    def _finish_hand(self, now: float) -> None:
+        if self._reboot_mid_hand:
+            self._reboot_mid_hand = False
+            self.reboot()
+            return
+        armed = self._armed
+        size = 2 if armed.pop(FaultKind.SET_OF_TWO, None) else (
+            4 if armed.pop(FaultKind.SET_OF_FOUR, None) else 3)
+        if armed.pop(FaultKind.REVERSED, None):
+            self._state = DeviceState.READY
+            self._fault(Fault.REVERSED_CARD, "reversed card in the elevator")
+            return
+        if armed.pop(FaultKind.NO_READ, None):
+            self._state = DeviceState.READY
+            self._fault(Fault.UNREADABLE_CARD, "card not recognised")
+            return
+        cards = [self._deck.pop(0) for _ in range(size)]
+        duplicate = armed.pop(FaultKind.DUPLICATE, None) is not None
+        if duplicate:
+            cards[-1] = (self._dealt or cards)[0]
+        exposed = 0b001 if armed.pop(FaultKind.EXPOSED, None) else 0
+        self._dealt.extend(cards)
+        self.hand_number += 1
+        self.meters[1] += 1
+        self.meters[2] += len(cards)
+        self._state = DeviceState.HAND_WAITING
+        self._due = now + self.take_seconds if self.take_seconds is not None else None
+        hand = self.hand_number
+        self.raise_event(lambda i: ev.HandReadyMsg(i, hand, tuple(cards), exposed))
+        if exposed:
+            self._fault(Fault.EXPOSED_CARD, f"{cards[0].code} seen face up")
+        if duplicate:
+            self._fault(Fault.DUPLICATE_CARD, f"{cards[-1].code} already dealt")

@@ -1,0 +1,217 @@
+"""HidScannerShoe through SimUsbBackend: the USB open/close protocol, cards, faults, replug."""
+
+from __future__ import annotations
+
+import queue
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from drivers.decks import DeckMap
+from drivers.errors import ConfigError
+from drivers.events import (
+    CardRead,
+    DeviceOffline,
+    DeviceOnline,
+    DeviceWarning,
+    Fault,
+    FaultRaised,
+    ForeignCard,
+    LinkError,
+    NoRead,
+)
+from drivers.shoe import open_shoe
+from drivers.shoe.hid import HidScannerShoe, parse_usb_url
+from firmware_sim.faults import FaultKind, FaultSpec
+from firmware_sim.usb.backend import SimUsbBackend
+from firmware_sim.usb.hid_scanner import HidScannerSim
+
+from .conftest import FAST_BACKOFF
+from .waiting import assert_quiet, take, wait_for
+
+
+@pytest.fixture(name="deck")
+def fixture_deck() -> DeckMap:
+    return DeckMap.load("generic-code128")
+
+
+@pytest.fixture(name="sim")
+def fixture_sim(deck):
+    sim = HidScannerSim(seed=5, deck=deck)
+    yield sim
+    sim.close()
+
+
+@pytest.fixture(name="backend")
+def fixture_backend(sim) -> SimUsbBackend:
+    return SimUsbBackend([sim])
+
+
+@pytest.fixture(name="shoe")
+def fixture_shoe(backend, sim, events, deck):
+    shoe = HidScannerShoe(events, vendor_id=sim.vendor_id, product_id=sim.product_id,
+                          serial="HID0001", backend=backend, deck=deck, backoff=FAST_BACKOFF)
+    shoe.start()
+    wait_for(events, DeviceOnline)
+    yield shoe
+    shoe.close()
+
+
+def test_open_detaches_kernel_driver_and_does_not_reconfigure(shoe, backend, sim):
+    """Kernel driver detached, configuration left alone (already 1), interface claimed."""
+    state = backend.state(sim)
+    assert state.history == ["open", "detach:0", "claim:0"]
+    assert state.kernel_driver == {0: False} and state.claimed == {0}
+    assert state.configuration == 1
+
+
+def test_close_releases_and_reattaches_kernel_driver(shoe, backend, sim):
+    """On close the interface is released and usbhid re-attached, so the console gets keys."""
+    shoe.close()
+    state = backend.state(sim)
+    assert state.history[-3:] == ["release:0", "attach:0", "close"]
+    assert state.kernel_driver == {0: True} and not state.claimed
+
+
+def test_unconfigured_device_is_configured_once(events, deck):
+    """With no active configuration the driver sets one, then detaches the bound driver."""
+    sim = HidScannerSim(seed=1, deck=deck)
+    sim.initial_configuration = 0
+    backend = SimUsbBackend([sim])
+    shoe = HidScannerShoe(events, vendor_id=sim.vendor_id, product_id=sim.product_id,
+                          backend=backend, deck=deck, backoff=FAST_BACKOFF)
+    shoe.start()
+    try:
+        wait_for(events, DeviceOnline)
+        assert backend.state(sim).history == ["open", "set_configuration:1", "detach:0",
+                                              "claim:0"]
+    finally:
+        shoe.close()
+
+
+def test_cards_are_read(shoe, sim, events):
+    """Each typed barcode is one CardRead in draw order."""
+    drawn = [sim.draw() for _ in range(5)]
+    assert [e.card for e in take(events, 5)] == drawn
+
+
+def test_idle_read_timeouts_are_not_disconnects(shoe, events):
+    """Many 50 ms read timeouts on an idle scanner produce no offline event."""
+    assert_quiet(events, 0.4)
+    assert shoe.online
+
+
+@pytest.mark.parametrize(("kind", "expected"), [
+    (FaultKind.FOREIGN, ForeignCard), (FaultKind.NO_READ, NoRead),
+])
+def test_foreign_and_no_read(shoe, sim, events, kind, expected):
+    """Foreign decks and the no-read message map to ForeignCard and NoRead."""
+    sim.inject(FaultSpec(kind))
+    sim.draw()
+    assert isinstance(wait_for(events, expected), expected)
+
+
+@pytest.mark.parametrize("kind", [FaultKind.DOUBLE_READ, FaultKind.REPEAT_EVENT])
+def test_double_read(shoe, sim, events, kind):
+    """A code typed twice is one CardRead and a double_read warning."""
+    sim.inject(FaultSpec(kind))
+    card = sim.draw()
+    read, warning = take(events, 2)
+    assert read.card == card and isinstance(warning, DeviceWarning)
+
+
+def test_duplicate(shoe, sim, events):
+    """A card already dealt (not the previous one) is a DUPLICATE_CARD fault."""
+    sim.draw()
+    sim.draw()
+    sim.inject(FaultSpec(FaultKind.DUPLICATE))
+    sim.draw()
+    take(events, 2)
+    assert wait_for(events, FaultRaised).fault is Fault.DUPLICATE_CARD
+
+
+def test_truncated_code(shoe, sim, events):
+    """Keystrokes cut before Enter are dropped as a LinkError; the next card is read."""
+    sim.inject(FaultSpec(FaultKind.TRUNCATE))
+    sim.draw()
+    card = sim.draw()
+    error, read = take(events, 2)
+    assert isinstance(error, LinkError) and read.card == card
+
+
+def test_stall_then_burst(shoe, sim, events):
+    """Reports held back by a stall all arrive afterwards, in order."""
+    sim.inject(FaultSpec(FaultKind.STALL, 0.3))
+    drawn = [sim.draw() for _ in range(3)]
+    assert_quiet(events, 0.15)
+    assert [e.card for e in take(events, 3)] == drawn
+
+
+def test_unplug_replug(shoe, backend, sim, events):
+    """Unplug is DeviceOffline; the backoff loop finds the replugged device: DeviceOnline."""
+    backend.unplug(sim)
+    wait_for(events, DeviceOffline)
+    backend.plug(sim)
+    wait_for(events, DeviceOnline)
+    assert backend.state(sim).history == ["open", "detach:0", "claim:0"]
+    card = sim.draw()
+    assert wait_for(events, CardRead).card == card
+
+
+def test_disconnect_fault(shoe, sim, events):
+    """The disconnect fault unplugs and replugs by itself."""
+    sim.inject(FaultSpec(FaultKind.DISCONNECT, 0.2))
+    sim.draw()
+    wait_for(events, DeviceOffline)
+    wait_for(events, DeviceOnline)
+
+
+def test_absent_device_is_offline_with_reason(events, deck):
+    """No matching device (here: wrong serial) is one DeviceOffline naming the URL."""
+    backend = SimUsbBackend([HidScannerSim(seed=1)])
+    shoe = HidScannerShoe(events, vendor_id=0x1209, product_id=0x5CA1, serial="OTHER",
+                          backend=backend, deck=deck, backoff=FAST_BACKOFF)
+    shoe.start()
+    try:
+        event = wait_for(events, DeviceOffline)
+        assert "no USB device usb:1209:5ca1:OTHER" in event.reason
+        assert_quiet(events, 0.3)
+    finally:
+        shoe.close()
+
+
+def test_open_shoe_hid_url(backend, sim):
+    """open_shoe("hid", "usb:VID:PID:SERIAL") builds a working HID shoe."""
+    events: queue.Queue = queue.Queue()
+    shoe = open_shoe("hid", "usb:1209:5ca1:HID0001", events, backend=backend,
+                     backoff=FAST_BACKOFF)
+    shoe.start()
+    try:
+        wait_for(events, DeviceOnline)
+        card = sim.draw()
+        assert wait_for(events, CardRead).card == card
+    finally:
+        shoe.close()
+
+
+@pytest.mark.parametrize("url", ["usb:1209", "tty:1209:5ca1", "usb:xyz:5ca1"])
+def test_bad_usb_urls(url):
+    """A malformed usb: URL is a ConfigError that shows the expected form."""
+    with pytest.raises(ConfigError, match="usb"):
+        parse_usb_url(url)
+
+
+@settings(max_examples=500, deadline=None)
+@given(reports=st.lists(st.binary(min_size=0, max_size=10), max_size=60))
+def test_report_path_survives_any_transfers(reports):
+    """Any sequence of transfers (right size or not) gives only typed events, garbage counted."""
+    deck = DeckMap.load("generic-code128")
+    events: queue.Queue = queue.Queue()
+    shoe = HidScannerShoe(events, vendor_id=1, product_id=2, backend=SimUsbBackend(), deck=deck)
+    for report in reports:
+        shoe.on_bytes(report)
+    out = [events.get_nowait() for _ in range(events.qsize())]
+    assert all(isinstance(e, (CardRead, DeviceWarning, FaultRaised, ForeignCard, LinkError,
+                              NoRead)) for e in out)
+    assert shoe.link_errors == sum(isinstance(e, LinkError) for e in out)
