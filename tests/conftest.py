@@ -56,3 +56,10 @@ def no_leaks() -> Iterator[None]:
         problems.append("ptys/sockets: " + ", ".join(sorted(leaked_fds)))
     if problems:
         pytest.fail("test left resources behind: " + "; ".join(problems), pytrace=False)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Real devices: the same driver contract tests run against hardware when a URL is given
+    (``pytest --shuffler-url /dev/table-shuffler``), and are skipped otherwise."""
+    parser.addoption("--shuffler-url", default=None, help="URL of a real shuffler (framed protocol)")
+    parser.addoption("--shoe-url", default=None, help="URL of a real framed-protocol shoe")
