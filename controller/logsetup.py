@@ -13,6 +13,21 @@ import sys
 import structlog
 
 
+class _CurrentStderr:
+    """A file that writes to whatever ``sys.stderr`` is at the moment of writing.
+
+    structlog binds its output file at configuration time and caches loggers; if that file is
+    later replaced and closed (pytest's capture, a re-exec'd daemon), every cached logger would
+    raise on write. Looking ``sys.stderr`` up per write avoids that.
+    """
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure_logging(level: str = "WARNING", *, json: bool | None = None) -> None:
     """Configure structlog for the process. ``json=None`` picks JSON when stderr is no TTY."""
     use_json = (not sys.stderr.isatty()) if json is None else json
@@ -30,6 +45,6 @@ def configure_logging(level: str = "WARNING", *, json: bool | None = None) -> No
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping().get(level.upper(), logging.WARNING)
         ),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=_CurrentStderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=True,
     )

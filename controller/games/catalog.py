@@ -21,7 +21,6 @@ from controller.games.rules import (
     Odds,
     PayLine,
     TieRule,
-    VoidClauses,
 )
 
 EIGHT_BOXES = tuple(str(n) for n in range(1, 9))
@@ -76,11 +75,6 @@ RWS_NC3P = GameRules(
     six_point_odds=SIX_POINTS,
     limit_policy=LimitPolicy.PRO_RATA,
     limit_clause="RWS-NC3P 5.1",
-    voids=VoidClauses(
-        foreign_card="RWS-NC3P 5.5.1", deck_count="RWS-NC3P 5.5.2",
-        not_shuffled="RWS-NC3P 5.5.3", dealt_incorrectly="RWS-NC3P 5.5.4",
-        dealer_card_count="RWS-NC3P 5.5.5", returned_on_void="RWS-NC3P 5.15",
-    ),
 )
 
 MBS_3P = GameRules(
@@ -105,11 +99,6 @@ MBS_3P = GameRules(
     ),
     tie_rule=TieRule.SAME_POINT_TOTAL,
     six_point_odds=SIX_POINTS,
-    voids=VoidClauses(
-        foreign_card="MBS-3P 5.1", deck_count="MBS-3P 5.2", not_shuffled=None,
-        dealt_incorrectly="MBS-3P 5.3", dealer_card_count="MBS-3P 5.4",
-        returned_on_void="MBS-3P 5.1.1",
-    ),
 )
 
 MBS_R3P = GameRules(
@@ -147,11 +136,6 @@ MBS_R3P = GameRules(
     limit_clause="MBS-R3P 5.10-5.12",
     max_wagers_per_area=3,
     max_wagers_clause="MBS-R3P 3.9",
-    voids=VoidClauses(
-        foreign_card="MBS-R3P 5.1", deck_count="MBS-R3P 5.1, 5.9",
-        not_shuffled="MBS-R3P 5.1", dealt_incorrectly="MBS-R3P 5.4",
-        dealer_card_count=None, returned_on_void="MBS-R3P 5.1.1",
-    ),
 )
 
 _PAIR_PLUS_LIVE = (
@@ -199,11 +183,6 @@ LIVE_3P = GameRules(
     ),
     tie_rule=TieRule.SAME_RANKING,
     six_point_odds=SIX_POINTS,
-    voids=VoidClauses(
-        foreign_card="LIVE-3P T&C 4", deck_count="LIVE-3P T&C 4", not_shuffled=None,
-        dealt_incorrectly="LIVE-3P T&C 5", dealer_card_count="LIVE-3P T&C 5",
-        returned_on_void="LIVE-3P T&C 5",
-    ),
 )
 
 RWS_3CP = GameRules(
@@ -246,11 +225,6 @@ RWS_3CP = GameRules(
             PayLine("three_of_a_kind", "Three-of-a-Kind", "RWS-3CP 4.4", fixed=15_000),
             PayLine("straight", "Straights", "RWS-3CP 4.4", fixed=1_500),
         ), SEVEN_BOXES, requires="ante", requires_clause="RWS-3CP 3.4"),
-    ),
-    voids=VoidClauses(
-        foreign_card="RWS-3CP 5.1.1", deck_count="RWS-3CP 5.1.3", not_shuffled=None,
-        dealt_incorrectly="RWS-3CP 5.1.4", dealer_card_count="RWS-3CP 5.1.5",
-        returned_on_void="RWS-3CP 5.1",
     ),
 )
 

@@ -101,18 +101,6 @@ class BetSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class VoidClauses:
-    """Where each rule set says a round is void; used by the table and journal."""
-
-    foreign_card: str
-    deck_count: str
-    not_shuffled: str | None
-    dealt_incorrectly: str | None
-    dealer_card_count: str | None
-    returned_on_void: str
-
-
-@dataclass(frozen=True, slots=True)
 class GameRules:
     id: GameId
     cite: str
@@ -131,7 +119,6 @@ class GameRules:
     limit_clause: str | None = None
     max_wagers_per_area: int | None = None
     max_wagers_clause: str | None = None
-    voids: VoidClauses | None = None
     notes: tuple[str, ...] = field(default=())
 
     @property

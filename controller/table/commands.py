@@ -1,0 +1,175 @@
+"""Operator commands: every command is an input event with an actor and a role.
+
+Commands are frozen values so that the journal can record them and a replay can feed them back.
+Decisions the rules give to a Pit Supervisor or Shift Manager (RWS-NC3P 5.11 order of
+simultaneous cards, 5.5.4 reconstruction confirmation, 5.17 / MBS-R3P 6.1 unprovided cases,
+LIVE-3P T&C 1/5/6 management voids) are :class:`SupervisorDecision`, which requires
+``Role.SUPERVISOR``; a dealer sending one is refused with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from controller.games.cards import Card
+
+
+class Role(str, Enum):
+    DEALER = "dealer"
+    SUPERVISOR = "supervisor"
+    """Pit Supervisor or above (RWS-NC3P 5.11, MBS-R3P 6.2: a higher position may act)."""
+
+
+class Choice(str, Enum):
+    """RWS-3CP 3.8: after examining the cards an Ante player plays or folds."""
+
+    PLAY = "play"
+    FOLD = "fold"
+
+
+class Option(str, Enum):
+    """A player's option after a dealing error (RWS-NC3P 5.7, MBS-R3P 5.7) or a power failure
+    with no outcome established (MBS-R3P 5.13.1)."""
+
+    CONTINUE = "continue"
+    WITHDRAW = "withdraw"
+
+
+class IrregularityKind(str, Enum):
+    """Irregularities a dealer or supervisor reports (devices report the rest themselves)."""
+
+    FOREIGN_CARD = "foreign_card"
+    DUPLICATE_CARD = "duplicate_card"
+    DECK_COUNT = "deck_count"
+    NOT_SHUFFLED = "not_shuffled"
+    WRONG_COUNT_PLAYER = "wrong_count_player"
+    WRONG_COUNT_DEALER = "wrong_count_dealer"
+    DEALT_INCORRECTLY = "dealt_incorrectly"
+    OTHER_DEALING_ERROR = "other_dealing_error"
+    EXPOSED_CARD = "exposed_card"
+    SIMULTANEOUS_DRAW = "simultaneous_draw"
+    BURN_ERROR = "burn_error"
+    DROPPED_CARD = "dropped_card"
+    REVERSED_SEQUENCE = "reversed_sequence"
+    CARD_AFTER_GAME = "card_after_game"
+    JAMMED = "jammed"
+    INTERRUPTION = "interruption"
+    NO_READ = "no_read"
+    OTHER = "other"
+
+
+class SupervisorAction(str, Enum):
+    VOID = "void"
+    RECONSTRUCT = "reconstruct"
+    """Reconstruction confirmed (RWS-NC3P 1.13, 5.5.4): optional ``moves`` of complete hands and
+    ``hands`` overriding the record; with neither, the table was put back to the recorded deal."""
+    NOT_RECONSTRUCTABLE = "not_reconstructable"
+    ORDER = "order"
+    """The order of simultaneously drawn cards (RWS-NC3P 5.11), or a card the reader missed."""
+    CONTINUE = "continue"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Command:
+    actor: str
+    role: Role = Role.DEALER
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpenRound(Command):
+    """The dealer announces "Place your bets, please" (RWS-NC3P 3.4, MBS-R3P 3.1, RWS-3CP 3.1)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlaceWager(Command):
+    wager_id: str
+    position: str
+    bet: str
+    amount: int
+    player: str | None = None
+    seated: bool | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WithdrawWager(Command):
+    wager_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CloseBets(Command):
+    """ "No more bets" (RWS-NC3P 3.11, 5.8; MBS-R3P 3.2; RWS-3CP 3.2)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfirmShuffle(Command):
+    """The dealer confirms the deck was shuffled (a shoe table; a shuffler reports ShuffleDone)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplaceDeck(Command):
+    """A fresh, complete deck replaces one whose count was wrong: unblocks dealing."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeckCounted(Command):
+    """A manual count of the deck (MBS-R3P 5.9); 52 unblocks dealing, anything else voids."""
+
+    count: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlayerDecision(Command):
+    """RWS-3CP 3.8: play (a Play wager equal to the Ante is placed) or fold."""
+
+    position: str
+    choice: Choice
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlayerOption(Command):
+    """A player's option (RWS-NC3P 5.7, MBS-R3P 5.7, 5.13.1). With ``player`` set, all that
+    player's wagers (5.13.1: "must withdraw all his wagers"); otherwise the box's wagers."""
+
+    position: str
+    option: Option
+    player: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CloseOptions(Command):
+    """The dealer closes the options: players who did not answer continue."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportIrregularity(Command):
+    kind: IrregularityKind
+    position: str | None = None
+    handled: bool | None = None
+    """Whether players had handled their cards; None: inferred (handled once the deal is done)."""
+    exposed_before_drop: bool = False
+    """LIVE-3P T&C 4: a dropped card exposed before it left the camera's view is reused."""
+    round_number: int | None = None
+    """The round the error occurred in, when it is an earlier one (RWS-NC3P 5.6, 5.12)."""
+    details: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SupervisorDecision(Command):
+    action: SupervisorAction
+    reason: str = ""
+    clause: str | None = None
+    cards: tuple[Card, ...] = ()
+    moves: tuple[tuple[str, str], ...] = ()
+    hands: tuple[tuple[str, tuple[Card, ...]], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RevealDealer(Command):
+    """The dealer exposes his hand: after all hands are returned (MBS-R3P 3.15) and, in
+    RWS-3CP, after every decision."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SettleRound(Command):
+    pass

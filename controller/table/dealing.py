@@ -1,0 +1,138 @@
+"""Where the next card goes: the deal in progress, as plain data with no device or clock.
+
+:class:`Deal` follows the plan of :mod:`controller.table.procedure` card by card. It only ever
+records cards that have been dealt (the controller never asks for, stores or displays the order
+of undealt cards) and answers the questions the irregularity rulings ask: is this the first
+card, has Player 1 had a second card, which cards are unseen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from controller.errors import RequestError
+from controller.games.cards import FULL_DECK, Card
+from controller.table.procedure import CARDS_PER_HAND, Step
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """Cards placed by one delivery, and whether a hand now has the wrong number of cards."""
+
+    position: str
+    cards: tuple[Card, ...]
+    first_index: int
+    completed: bool
+    wrong_count: bool = False
+
+
+@dataclass(slots=True)
+class Deal:
+    plan: tuple[Step, ...]
+    burn_target: int = 0
+    dealer: str = "dealer"
+    hands: dict[str, list[Card]] = field(default_factory=dict)
+    burns: list[Card] = field(default_factory=list)
+    ignored: list[Card] = field(default_factory=list)
+    seen: set[Card] = field(default_factory=set)
+    cursor: int = 0
+    partial: int = 0
+    """Cards already given to the current set step (a shuffler set read card by card)."""
+    dealt: int = 0
+
+    def __post_init__(self) -> None:
+        for step in self.plan:
+            self.hands.setdefault(step.position, [])
+
+    @property
+    def positions(self) -> tuple[str, ...]:
+        return tuple(self.hands)
+
+    @property
+    def burning(self) -> bool:
+        return len(self.burns) < self.burn_target
+
+    @property
+    def complete(self) -> bool:
+        return self.cursor >= len(self.plan)
+
+    @property
+    def first_card(self) -> bool:
+        return self.dealt == 0
+
+    def cards_of(self, position: str) -> int:
+        return len(self.hands.get(position, ()))
+
+    def unseen(self) -> list[Card]:
+        return [card for card in FULL_DECK if card not in self.seen]
+
+    def mark_seen(self, cards: Iterable[Card]) -> None:
+        self.seen.update(cards)
+
+    def burn(self, card: Card) -> int:
+        self.burns.append(card)
+        return len(self.burns) - 1
+
+    def deliver_card(self, card: Card) -> Delivery:
+        """One card to the next place in the plan."""
+        step = self.plan[self.cursor]
+        hand = self.hands[step.position]
+        hand.append(card)
+        self.dealt += 1
+        self.partial += 1
+        if self.partial >= step.cards:
+            self.cursor += 1
+            self.partial = 0
+        return Delivery(step.position, (card,), len(hand) - 1, len(hand) == CARDS_PER_HAND)
+
+    def deliver_set(self, cards: Sequence[Card]) -> list[Delivery]:
+        """A shuffler set: all of it to the next set step (its count is what the device gave);
+        on a single-card plan the cards go one per step."""
+        if not self.plan[self.cursor].cards > 1 or self.partial:
+            return [self.deliver_card(card) for card in cards if not self.complete]
+        step = self.plan[self.cursor]
+        hand = self.hands[step.position]
+        first = len(hand)
+        hand.extend(cards)
+        self.dealt += len(cards)
+        self.cursor += 1
+        return [Delivery(step.position, tuple(cards), first, True,
+                         wrong_count=len(hand) != CARDS_PER_HAND)]
+
+    def move_hands(self, moves: Sequence[tuple[str, str]]) -> None:
+        """Reconstruction by moving complete hands (RWS-NC3P 5.5.4): a permutation of hands."""
+        sources = [src for src, _ in moves]
+        targets = [dst for _, dst in moves]
+        for position in (*sources, *targets):
+            if position not in self.hands:
+                raise RequestError(f"reconstruction: {position!r} holds no hand in this deal")
+        if len(set(sources)) != len(sources) or len(set(targets)) != len(targets):
+            raise RequestError("reconstruction: each hand may be moved once, to one place")
+        for src in sources:
+            if len(self.hands[src]) != CARDS_PER_HAND:
+                raise RequestError(f"reconstruction moves complete hands only; {src} holds "
+                                   f"{len(self.hands[src])} cards")
+        snapshot = {position: list(cards) for position, cards in self.hands.items()}
+        for src, dst in moves:
+            self.hands[dst] = snapshot[src]
+        for src in set(sources) - set(targets):
+            self.hands[src] = []
+
+    def override(self, hands: Mapping[str, Sequence[Card]]) -> None:
+        """Reconstruction to stated hands, using only the cards already seen this round."""
+        used: list[Card] = []
+        for position, cards in hands.items():
+            if position not in self.hands:
+                raise RequestError(f"reconstruction: {position!r} holds no hand in this deal")
+            if len(cards) > CARDS_PER_HAND:
+                raise RequestError(f"reconstruction: {position} given {len(cards)} cards")
+            used.extend(cards)
+        if len(set(used)) != len(used):
+            raise RequestError("reconstruction uses a card twice")
+        unknown = [card.code for card in used if card not in self.seen]
+        if unknown:
+            raise RequestError(f"reconstruction uses cards not seen this round: "
+                               f"{', '.join(unknown)}")
+        for position, cards in hands.items():
+            self.hands[position] = list(cards)

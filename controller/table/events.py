@@ -1,0 +1,210 @@
+"""Round events: what the table tells settlement, the journal and the displays.
+
+Every event carries the round number and nothing taken from a clock, so replaying the same inputs
+gives equal events. An event that reports an irregularity names its clause.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from controller.games.cards import Card
+from controller.settlement.model import Outcome, Settlement, Wager
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundEvent:
+    round: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundOpened(RoundEvent):
+    game: str
+    table: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WagerAccepted(RoundEvent):
+    wager: Wager
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WagerWithdrawn(RoundEvent):
+    wager_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WagerRefused(RoundEvent):
+    wager_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BetsClosed(RoundEvent):
+    wagers: tuple[Wager, ...]
+    receiving: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShuffleConfirmed(RoundEvent):
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeckBlocked(RoundEvent):
+    reason: str
+    clause: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeckReleased(RoundEvent):
+    by: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BurnCard(RoundEvent):
+    card: Card | None
+    index: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardAssigned(RoundEvent):
+    position: str
+    card: Card
+    index: int
+    """0-based place of the card in its hand."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandComplete(RoundEvent):
+    position: str
+    cards: tuple[Card, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DealComplete(RoundEvent):
+    pass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecisionMade(RoundEvent):
+    position: str
+    choice: str
+    play_wagers: tuple[Wager, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DealerRevealed(RoundEvent):
+    cards: tuple[Card, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutcomeEstablished(RoundEvent):
+    """The RWS-NC3P 5.4 / MBS-R3P 5.13 test: ``established`` when some wager is conclusively
+    won or lost; ``decided`` lists those wagers."""
+
+    established: bool
+    decided: tuple[tuple[str, Outcome], ...]
+    clause: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DealingError(RoundEvent):
+    kind: str
+    clause: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IrregularityRuled(RoundEvent):
+    """The ruling applied to an irregularity: what happens, under which clause, and why."""
+
+    kind: str
+    action: str
+    clause: str
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SupervisorRequired(RoundEvent):
+    kind: str
+    clause: str
+    options: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SupervisorDecided(RoundEvent):
+    actor: str
+    action: str
+    clause: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlayerOptionsOffered(RoundEvent):
+    clause: str
+    positions: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlayerOptionTaken(RoundEvent):
+    position: str
+    option: str
+    wager_ids: tuple[str, ...]
+    clause: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandRemoved(RoundEvent):
+    position: str
+    clause: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandsMoved(RoundEvent):
+    moves: tuple[tuple[str, str], ...]
+    clause: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResultsSwapped(RoundEvent):
+    """LIVE-3P T&C 5: dealt P3 -> P2 -> P1 -> Banker; P1 and P3 results swap at settlement."""
+
+    first: str
+    second: str
+    clause: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardIgnored(RoundEvent):
+    card: Card | None
+    clause: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundVoided(RoundEvent):
+    reason: str
+    clause: str
+    settlement: Settlement
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundSettled(RoundEvent):
+    settlement: Settlement
+    hands: tuple[tuple[str, tuple[Card, ...]], ...]
+    returned_positions: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandRefused(RoundEvent):
+    command: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceNoted(RoundEvent):
+    """A device event with no effect on the round (online, warning, fault cleared, ...)."""
+
+    device: str
+    detail: str

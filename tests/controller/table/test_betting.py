@@ -1,0 +1,125 @@
+"""Betting: what may be placed, withdrawn and when; roles (RWS-NC3P 5.8, MBS-R3P 5.2-5.3,
+RWS-3CP 5.2, MBS-3P 5.5-5.6)."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.table import commands as cmd
+from controller.table import events as ev
+from tests.controller.table.conftest import DEALER, GAMES_AND_DEVICES
+
+NO_MORE_BETS = {"rws-nc-three-pictures": "RWS-NC3P 5.8", "mbs-three-pictures": "MBS-3P 5.5",
+                "mbs-royal-three-pictures": "MBS-R3P 5.2", "rws-three-card-poker": "RWS-3CP 5.2"}
+NO_WITHDRAW = {"rws-nc-three-pictures": "RWS-NC3P 5.8", "mbs-three-pictures": "MBS-3P 5.6",
+               "mbs-royal-three-pictures": "MBS-R3P 5.3", "rws-three-card-poker": "RWS-3CP 5.2"}
+
+
+@pytest.mark.parametrize("game", sorted(NO_MORE_BETS))
+def test_no_wager_placed_after_no_more_bets(make, game) -> None:
+    """After "No more bets" no wager may be placed or increased (RWS-NC3P 5.8, MBS-3P 5.5,
+    MBS-R3P 5.2, RWS-3CP 5.2): refused with the clause, and the layout is unchanged."""
+    table = make(game)
+    table.open()
+    table.default_bets()
+    table.close()
+    before = dict(table.machine.wagers)
+    out = table.bet("3", "ante" if "poker" in game else "main")
+    refused = [e for e in out if isinstance(e, ev.WagerRefused)]
+    assert refused and NO_MORE_BETS[game] in refused[0].reason
+    assert table.machine.wagers == before
+
+
+@pytest.mark.parametrize("game", sorted(NO_WITHDRAW))
+def test_no_wager_withdrawn_after_no_more_bets(make, game) -> None:
+    """After "No more bets" no wager may be withdrawn (RWS-NC3P 5.8, MBS-3P 5.6, MBS-R3P 5.3,
+    RWS-3CP 5.2)."""
+    table = make(game)
+    table.open()
+    table.default_bets()
+    table.close()
+    out = table.send(cmd.WithdrawWager(**DEALER, wager_id="w1"))
+    assert NO_WITHDRAW[game] in out[-1].reason
+    assert "w1" in table.machine.wagers
+
+
+def test_withdraw_while_betting(make) -> None:
+    """Before the close a wager may be withdrawn (RWS-NC3P 5.8 forbids it only after)."""
+    table = make("rws-nc-three-pictures")
+    table.open()
+    table.bet("1", "main")
+    out = table.send(cmd.WithdrawWager(**DEALER, wager_id="w1"))
+    assert isinstance(out[-1], ev.WagerWithdrawn)
+    assert table.machine.wagers == {}
+
+
+@pytest.mark.parametrize("game,side,clause", [
+    ("rws-nc-three-pictures", "tie", "RWS-NC3P 3.9"),
+    ("mbs-three-pictures", "three_pictures", "MBS-3P 3.3"),
+    ("mbs-royal-three-pictures", "royal_pictures", "MBS-R3P 3.5"),
+    ("rws-three-card-poker", "progressive", "RWS-3CP 3.4"),
+])
+def test_side_wager_needs_initial_wager(make, game, side, clause) -> None:
+    """A side wager may only stand on a box holding the initial wager it needs."""
+    table = make(game)
+    table.open()
+    out = table.bet("1", side, 500)
+    assert isinstance(out[0], ev.WagerRefused) and clause in out[0].reason
+
+
+def test_mbs_r3p_three_wagers_per_area(make) -> None:
+    """MBS-R3P 3.9: at most three wagers per playing area."""
+    table = make("mbs-royal-three-pictures")
+    table.open()
+    for _ in range(3):
+        assert isinstance(table.bet("1", "main")[0], ev.WagerAccepted)
+    out = table.bet("1", "main")
+    assert isinstance(out[0], ev.WagerRefused) and "MBS-R3P 3.9" in out[0].reason
+
+
+def test_rws_nc3p_excess_over_box_maximum_rejected(make) -> None:
+    """RWS-NC3P 5.1: bets beyond the box maximum noticed before the close are rejected."""
+    from controller.settlement.model import BetLimit
+
+    table = make("rws-nc-three-pictures", limits={"main": BetLimit(100, 1000)})
+    table.open()
+    assert isinstance(table.bet("1", "main", 800)[0], ev.WagerAccepted)
+    out = table.bet("1", "main", 300)
+    assert isinstance(out[0], ev.WagerRefused) and "RWS-NC3P 5.1" in out[0].reason
+
+
+def test_play_wager_cannot_be_placed_directly(make) -> None:
+    """RWS-3CP 3.8.2: the Play wager comes from a play decision after the deal."""
+    table = make("rws-three-card-poker")
+    table.open()
+    table.bet("1", "ante")
+    out = table.bet("1", "play")
+    assert isinstance(out[0], ev.WagerRefused) and "3.8.2" in out[0].reason
+
+
+@pytest.mark.parametrize("game,device", GAMES_AND_DEVICES)
+def test_supervisor_decision_needs_supervisor_role(make, game, device) -> None:
+    """Decisions the rules give a Pit Supervisor or above (RWS-NC3P 5.11, 5.17; MBS-R3P 6.1;
+    LIVE-3P T&C 1, 5, 6) are refused from a dealer, with the reason."""
+    table = make(game, device)
+    table.ready()
+    out = table.send(cmd.SupervisorDecision(**DEALER, action=cmd.SupervisorAction.VOID,
+                                            reason="try"))
+    assert isinstance(out[-1], ev.CommandRefused)
+    assert "Pit Supervisor" in out[-1].reason
+    assert table.state == "shuffled"
+
+
+def test_bad_inputs_are_refused_and_lose_nothing(make) -> None:
+    """An input the machine cannot use is refused with a reason; the round goes on."""
+    table = make("rws-nc-three-pictures")
+    table.open()
+    table.bet("1", "main")
+    for bad in (object(), cmd.PlaceWager(**DEALER, wager_id="x", position="1", bet="nope",
+                                         amount=5),
+                cmd.PlaceWager(**DEALER, wager_id="y", position="1", bet="main", amount=-5),
+                cmd.SettleRound(**DEALER), cmd.OpenRound(**DEALER)):
+        out = table.send(bad)
+        assert isinstance(out[-1], ev.CommandRefused), bad
+    assert list(table.machine.wagers) == ["w1"]
+    assert table.state == "betting"
