@@ -9,6 +9,7 @@ simulator then serves until SIGTERM, SIGINT or end of stdin. Lines on stdin driv
 from __future__ import annotations
 
 import argparse
+import os
 import select
 import signal
 import sys
@@ -109,18 +110,26 @@ def serve(args: argparse.Namespace) -> int:
             f"TCP {server.host}:{server.port}"
         print(where, flush=True)
         next_draw = time.monotonic() + args.autodraw if args.autodraw else None
+        # Read stdin's descriptor directly: select() on a buffered file misses lines that
+        # Python already pulled into its buffer, so several "draw" lines arriving together
+        # would be served late or lost.
+        stdin_fd = sys.stdin.fileno()
+        pending = b""
         try:
             while True:
                 wait = 0.5 if next_draw is None else max(0.0, next_draw - time.monotonic())
-                ready, _, _ = select.select([sys.stdin], [], [], wait)
+                ready, _, _ = select.select([stdin_fd], [], [], wait)
                 if ready:
-                    line = sys.stdin.readline()
-                    if not line:
+                    chunk = os.read(stdin_fd, 4096)
+                    if not chunk:
                         break  # stdin closed: the parent is gone
-                    try:
-                        _command(device, line)
-                    except FaultSpecError as error:
-                        print(f"firmware_sim: {error}", file=sys.stderr, flush=True)
+                    pending += chunk
+                    *lines, pending = pending.split(b"\n")
+                    for line in lines:
+                        try:
+                            _command(device, line.decode("utf-8", "replace"))
+                        except FaultSpecError as error:
+                            print(f"firmware_sim: {error}", file=sys.stderr, flush=True)
                 if next_draw is not None and time.monotonic() >= next_draw:
                     next_draw += args.autodraw
                     device.draw()

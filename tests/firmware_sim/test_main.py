@@ -69,6 +69,20 @@ def test_shoe_tcp_draw_from_stdin(spawn: list[subprocess.Popen[str]],
         assert next_event(events, CardRead).index_in_shoe == 1
 
 
+def test_several_draw_lines_at_once_each_deal(spawn: list[subprocess.Popen[str]],
+                                              events: queue.Queue[DeviceEvent]) -> None:
+    """Three `draw` lines written in one go deal three cards, in order: none is lost in a
+    read buffer while the simulator waits for more input."""
+    spawn.append(proc := _start("shoe", "--dialect", "framed", "--listen", "tcp:127.0.0.1:0"))
+    _, where = _first_line(proc).split(" ", 1)
+    with FramedShoe(f"socket://{where}", events):
+        next_event(events, DeviceOnline)
+        assert proc.stdin is not None
+        proc.stdin.write("draw\ndraw\ndraw\n")
+        proc.stdin.flush()
+        assert [next_event(events, CardRead).index_in_shoe for _ in range(3)] == [1, 2, 3]
+
+
 @pytest.mark.parametrize("dialect", ["scanner", "beetek"])
 def test_other_dialects_autodraw(spawn: list[subprocess.Popen[str]], dialect: str) -> None:
     """The scanner and Bee-Tek shoes serve too, and --autodraw sends bytes on its own."""
