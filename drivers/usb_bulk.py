@@ -21,6 +21,7 @@ import usb.util
 
 from drivers.errors import ConfigError, DeviceDisconnected, DriverTimeoutError, OpenFailed
 from drivers.transport import Transport
+from drivers.usb_find import find_device
 
 log = structlog.get_logger(__name__)
 
@@ -65,13 +66,8 @@ class UsbBulkTransport(Transport):
     def open(self) -> None:
         if self._dev is not None:
             return
-        try:
-            dev = usb.core.find(idVendor=self.vendor_id, idProduct=self.product_id,
-                                backend=self.backend, custom_match=self._match)
-        except (usb.core.USBError, ValueError) as e:
-            raise OpenFailed(f"cannot enumerate {self.url}: {e}") from e
-        if dev is None:
-            raise OpenFailed(f"no USB device {self.url} is attached")
+        dev = find_device(self.vendor_id, self.product_id, self.serial_number, self.backend,
+                          self.url)
         try:
             self._claim(dev)
         except usb.core.USBError as e:
@@ -79,14 +75,6 @@ class UsbBulkTransport(Transport):
             raise OpenFailed(f"cannot claim {self.url}: {e}") from e
         self._dev = dev
         log.debug("usb_open", url=self.url)
-
-    def _match(self, dev: Any) -> bool:
-        if self.serial_number is None:
-            return True
-        try:
-            return bool(usb.util.get_string(dev, dev.iSerialNumber) == self.serial_number)
-        except (usb.core.USBError, ValueError):
-            return False
 
     def _claim(self, dev: Any) -> None:
         try:

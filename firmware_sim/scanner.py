@@ -54,15 +54,7 @@ class ScannerShoeSim(SimShoe):
     def draw(self) -> Card | None:
         """Draw one card past the scanner; return the card dealt (None for a foreign card)."""
         with self._lock:
-            card: Card | None
-            if self.take_fault(FaultKind.FOREIGN):
-                card, code = None, self.foreign_deck.barcode_for(self.foreign_card())
-            elif self.dealt and self.take_fault(FaultKind.DUPLICATE):
-                card = self.dealt[0]
-                code = self.deck.barcode_for(card)
-            else:
-                card = self.next_card()
-                code = self.deck.barcode_for(card)
+            card, code = self.pick_barcode(self.deck, self.foreign_deck)
             if self.take_fault(FaultKind.NO_READ):
                 if self.no_read_text is not None:
                     self.output(self.line_for(self.no_read_text))

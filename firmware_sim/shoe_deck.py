@@ -22,6 +22,7 @@ from typing import Protocol
 import structlog
 
 from controller.games.cards import FULL_DECK, Card
+from drivers.decks import DeckMap
 from firmware_sim.faults import FaultKind, FaultSpec, FaultSpecError
 
 log = structlog.get_logger(__name__)
@@ -78,6 +79,18 @@ class SimShoe:
         return self._rng.choice(FULL_DECK)
 
     # faults -------------------------------------------------------------------------------------
+    def pick_barcode(self, deck: DeckMap, foreign_deck: DeckMap) -> tuple[Card | None, str]:
+        """The next card under a barcode reader and its code, with the card faults applied: a
+        ``foreign`` card carries another deck's id (returned as None: it is not of this deck),
+        a ``duplicate`` repeats the first card dealt. Call with the lock held."""
+        if self.take_fault(FaultKind.FOREIGN):
+            return None, foreign_deck.barcode_for(self.foreign_card())
+        if self.dealt and self.take_fault(FaultKind.DUPLICATE):
+            card = self.dealt[0]
+        else:
+            card = self.next_card()
+        return card, deck.barcode_for(card)
+
     def inject(self, fault: FaultSpec) -> None:
         """Arm ``fault`` for the next draw; a kind this device cannot produce is an error."""
         if fault.kind not in self.SUPPORTED:

@@ -89,28 +89,25 @@ def _edge(weighted: list[tuple[int, Resolution]], wagered: int) -> BetOdds:
     return BetOdds(Fraction(-ev, total * wagered), Fraction(wins, total))
 
 
+_PICTURES_RESOLVERS: dict[str, Callable[[GameRules, str, PicturesValue, PicturesValue],
+                                         Resolution]] = {
+    "main": lambda r, b, p, d: pictures_bets.resolve_main(r, STAKE, p, d, UNIT),
+    "win": lambda r, b, p, d: pictures_bets.resolve_live_win(r, STAKE, p, d, UNIT),
+    "lose": lambda r, b, p, d: pictures_bets.resolve_live_lose(r, STAKE, p, d, UNIT),
+    "tie": lambda r, b, p, d: pictures_bets.resolve_tie(r, STAKE, p, d, UNIT),
+    "royal_pictures": lambda r, b, p, d: pictures_bets.resolve_royal_pictures(r, STAKE, p, UNIT),
+    "three_pictures": lambda r, b, p, d: pictures_bets.resolve_three_pictures(
+        r, b, STAKE, p, UNIT),
+    "three_knights": lambda r, b, p, d: pictures_bets.resolve_three_pictures(
+        r, b, STAKE, p, UNIT),
+}
+"""The settlement resolver of each Three Pictures bet, as a function of (player, dealer)."""
+
+
 def _pictures_bet(rules: GameRules, bet: str) -> BetOdds:
-    resolve: Callable[[PicturesValue, PicturesValue], Resolution]
-    if bet == "main":
-        def resolve(p: PicturesValue, d: PicturesValue) -> Resolution:
-            return pictures_bets.resolve_main(rules, STAKE, p, d, UNIT)
-    elif bet == "win":
-        def resolve(p: PicturesValue, d: PicturesValue) -> Resolution:
-            return pictures_bets.resolve_live_win(rules, STAKE, p, d, UNIT)
-    elif bet == "lose":
-        def resolve(p: PicturesValue, d: PicturesValue) -> Resolution:
-            return pictures_bets.resolve_live_lose(rules, STAKE, p, d, UNIT)
-    elif bet == "tie":
-        def resolve(p: PicturesValue, d: PicturesValue) -> Resolution:
-            return pictures_bets.resolve_tie(rules, STAKE, p, d, UNIT)
-    elif bet == "royal_pictures":
-        def resolve(p: PicturesValue, d: PicturesValue) -> Resolution:
-            return pictures_bets.resolve_royal_pictures(rules, STAKE, p, UNIT)
-    else:
-        def resolve(p: PicturesValue, d: PicturesValue) -> Resolution:
-            return pictures_bets.resolve_three_pictures(rules, bet, STAKE, p, UNIT)
+    resolve = _PICTURES_RESOLVERS[bet]
     pairs = _rank_multiset_pairs()
-    return _edge([(w, resolve(p, d)) for (p, d), w in pairs.items()], STAKE)
+    return _edge([(w, resolve(rules, bet, p, d)) for (p, d), w in pairs.items()], STAKE)
 
 
 def _pair_plus(rules: GameRules) -> BetOdds:

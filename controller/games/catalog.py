@@ -51,6 +51,21 @@ def _three_pictures_main(
     )
 
 
+def _tie_and_three_pictures(cite: str, titles: tuple[str, str], tie_clause: str,
+                            three_pictures_clause: str, requires_clause: str
+                            ) -> tuple[BetSpec, BetSpec]:
+    """The Tie (8 to 1) and Three Pictures (16 to 1) side bets of RWS-NC3P and MBS-3P, which
+    differ only in their titles and clause numbers."""
+    return (
+        BetSpec("tie", titles[0], f"{cite} {tie_clause}",
+                (PayLine("tie", "Tie", f"{cite} 4.1", Odds(8, 1)),),
+                EIGHT_BOXES, requires="main", requires_clause=f"{cite} {requires_clause}"),
+        BetSpec("three_pictures", titles[1], f"{cite} {three_pictures_clause}",
+                (PayLine("three_pictures", "Three Pictures", f"{cite} 4.1", Odds(16, 1)),),
+                EIGHT_BOXES, requires="main", requires_clause=f"{cite} {requires_clause}"),
+    )
+
+
 RWS_NC3P = GameRules(
     id=GameId.RWS_NC3P,
     cite="RWS-NC3P",
@@ -64,12 +79,8 @@ RWS_NC3P = GameRules(
     bets=_bets(
         _three_pictures_main("RWS-NC3P", "3.13", "1.8, 4.1",
                              {"win": "3.13.1, 4.1", "lose": "3.13.2", "push": "3.13.3"}),
-        BetSpec("tie", "Tie Bet", "RWS-NC3P 1.18, 3.13.3, 3.13.4",
-                (PayLine("tie", "Tie", "RWS-NC3P 4.1", Odds(8, 1)),),
-                EIGHT_BOXES, requires="main", requires_clause="RWS-NC3P 3.9, 5.14"),
-        BetSpec("three_pictures", "Three Pictures Bet", "RWS-NC3P 1.17",
-                (PayLine("three_pictures", "Three Pictures", "RWS-NC3P 4.1", Odds(16, 1)),),
-                EIGHT_BOXES, requires="main", requires_clause="RWS-NC3P 3.9, 5.14"),
+        *_tie_and_three_pictures("RWS-NC3P", ("Tie Bet", "Three Pictures Bet"),
+                                 "1.18, 3.13.3, 3.13.4", "1.17", "3.9, 5.14"),
     ),
     tie_rule=TieRule.SAME_POINT_TOTAL,
     six_point_odds=SIX_POINTS,
@@ -90,12 +101,8 @@ MBS_3P = GameRules(
     bets=_bets(
         _three_pictures_main("MBS-3P", "3.7, 3.12, 3.13", "4.1",
                              {"win": "3.7, 3.12, 4.1", "lose": "3.7, 3.12", "push": "3.13"}),
-        BetSpec("tie", "Tie bet", "MBS-3P 1.1.3, 3.13.1",
-                (PayLine("tie", "Tie", "MBS-3P 4.1", Odds(8, 1)),),
-                EIGHT_BOXES, requires="main", requires_clause="MBS-3P 3.3"),
-        BetSpec("three_pictures", "Three Pictures bet", "MBS-3P 1.1.2",
-                (PayLine("three_pictures", "Three Pictures", "MBS-3P 4.1", Odds(16, 1)),),
-                EIGHT_BOXES, requires="main", requires_clause="MBS-3P 3.3"),
+        *_tie_and_three_pictures("MBS-3P", ("Tie bet", "Three Pictures bet"),
+                                 "1.1.3, 3.13.1", "1.1.2", "3.3"),
     ),
     tie_rule=TieRule.SAME_POINT_TOTAL,
     six_point_odds=SIX_POINTS,

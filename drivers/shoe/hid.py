@@ -31,6 +31,7 @@ from drivers.shoe.hid_codec import REPORT_SIZE, HidKeyboardCodec
 from drivers.shoe.scanner_codec import NO_READ_TEXT
 from drivers.shoe.tracker import ShoeTracker
 from drivers.transport import Transport
+from drivers.usb_find import find_device
 
 log = structlog.get_logger(__name__)
 
@@ -71,13 +72,7 @@ class HidTransport(Transport):
     def open(self) -> None:
         if self._dev is not None:
             return
-        try:
-            dev = usb.core.find(idVendor=self.vendor_id, idProduct=self.product_id,
-                                backend=self.backend, custom_match=self._serial_matches)
-        except usb.core.USBError as e:
-            raise OpenFailed(f"cannot enumerate {self.url}: {e}") from e
-        if dev is None:
-            raise OpenFailed(f"no USB device {self.url}")
+        dev = find_device(self.vendor_id, self.product_id, self.serial, self.backend, self.url)
         try:
             self._setup(dev)
         except usb.core.USBError as e:
@@ -86,9 +81,6 @@ class HidTransport(Transport):
             raise OpenFailed(f"cannot open {self.url}: {e}") from e
         self._dev = dev
         log.debug("hid_open", url=self.url, interface=self._intf, endpoint=hex(self._ep))
-
-    def _serial_matches(self, dev: usb.core.Device) -> bool:
-        return self.serial is None or dev.serial_number == self.serial
 
     def _setup(self, dev: usb.core.Device) -> None:
         try:

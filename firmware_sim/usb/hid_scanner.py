@@ -86,15 +86,7 @@ class HidScannerSim(SimUsbDevice, SimShoe):
     def draw(self) -> Card | None:
         """Draw one card under the scanner; returns the card dealt (None for a foreign card)."""
         with self._lock:
-            card: Card | None
-            if self.take_fault(FaultKind.FOREIGN):
-                card, code = None, self.foreign_deck.barcode_for(self.foreign_card())
-            elif self.dealt and self.take_fault(FaultKind.DUPLICATE):
-                card = self.dealt[0]
-                code = self.deck.barcode_for(card)
-            else:
-                card = self.next_card()
-                code = self.deck.barcode_for(card)
+            card, code = self.pick_barcode(self.deck, self.foreign_deck)
             if self.take_fault(FaultKind.NO_READ):
                 if self.no_read_text is not None:
                     self.type_code(self.no_read_text)

@@ -10,7 +10,7 @@ from typing import TypeVar
 
 import pytest
 
-from drivers.events import DeviceEvent, DeviceOnline
+from drivers.events import DeviceEvent
 from firmware_sim.framed import FramedSimDevice, bind_server
 from firmware_sim.serve import PtyServer, TcpServer
 
