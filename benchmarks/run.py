@@ -9,7 +9,9 @@ comparison is side by side in the same run and reported as a ratio:
 * ``settle``: full 8-box RWS-NC3P rounds settled per second (main, tie and three pictures on
   every box), and 7-box RWS-3CP rounds.
 * ``odds``: wall time of ``tablectl odds`` for every game. Goal: all games under 30 s on 2 cores.
-* ``latency``: device latency (from the drivers' benchmark module, when present).
+* ``latency``: from the last byte written into a pty to the typed event (``benchmarks/latency.py``).
+* ``journal``: journal records per second with and without fsync, and the latency the journal
+  adds per card (``benchmarks/journal.py``).
 
 Run: ``python benchmarks/run.py [--json] [--only eval,settle,odds,latency]``.
 """
@@ -157,13 +159,14 @@ def bench_latency() -> dict[str, Any]:
 def bench_journal() -> dict[str, Any]:
     try:
         module = importlib.import_module("benchmarks.journal")
-    except ImportError:
-        return {"note": "journal benchmark not present yet"}
+    except ImportError as error:
+        return {"note": f"journal benchmark unavailable: {error}"}
     return module.measure_journal()  # type: ignore[no-any-return]
 
 
 SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "eval": bench_eval, "settle": bench_settle, "odds": bench_odds, "latency": bench_latency,
+    "journal": bench_journal,
 }
 
 

@@ -1,0 +1,265 @@
+"""One journal record: its fields, its canonical JSON form, its hash and its HMAC.
+
+A record is one line of JSON. Its ``hash`` is SHA-256 over the canonical JSON of every other
+field except ``hmac``; its ``prev`` is the previous record's ``hash``. Because the canonical form
+is defined byte for byte (see ``docs/journal.md``), an auditor can recompute every hash with any
+JSON library and ``sha256``, without this code. The optional ``hmac`` is HMAC-SHA256 over the
+same bytes with a secret key: anyone can recompute a hash after rewriting a record, only the key
+holder can recompute the HMAC.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac as hmac_lib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from decimal import Decimal
+from enum import Enum
+from fractions import Fraction
+from pathlib import PurePath
+from typing import Any
+
+from controller.games.cards import Card
+from controller.journal.errors import JournalFormatError, JournalValueError
+
+FORMAT_VERSION = 1
+"""``v`` of every record; bumped only if the canonical form or the field set changes."""
+
+GENESIS_HASH = "0" * 64
+"""``prev`` of the very first record (seq 1) of a journal."""
+
+FIRST_SEQ = 1
+
+BODY_KEYS = frozenset(
+    {"v", "seq", "ts", "mono_ns", "table", "round", "event", "actor", "payload", "prev"}
+)
+"""The fields the hash covers: every field of a record except ``hash`` and ``hmac``."""
+
+RECORD_KEYS = BODY_KEYS | {"hash"}
+OPTIONAL_KEYS = frozenset({"hmac"})
+
+
+def canonical_json(value: Any) -> str:
+    """The canonical JSON text of an already-jsonable value: keys sorted by code point, no
+    whitespace, non-ASCII characters as themselves (``ensure_ascii=False``), no NaN/Infinity.
+
+    Sorting and fixed separators make the bytes a function of the values alone, so a hash
+    computed at the table can be recomputed anywhere.
+    """
+    try:
+        return json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, ValueError) as error:
+        raise JournalValueError(f"value is not canonical JSON: {error}") from error
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """UTF-8 of :func:`canonical_json`; what the hash and the HMAC are computed over."""
+    return canonical_json(value).encode("utf-8")
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, Enum):
+        key = key.value
+    if isinstance(key, str):
+        return key
+    if isinstance(key, int) and not isinstance(key, bool):
+        return str(key)
+    raise JournalValueError(f"mapping key {key!r} is not a string, an int or an Enum")
+
+
+def to_jsonable(value: Any) -> Any:
+    """Turn a payload value into plain JSON values, deterministically.
+
+    Cards become their two-character code (``TD``) so a journal line reads like the table;
+    Enums their value; frozen dataclasses (device events, round events) a mapping of their
+    init fields (derived fields such as ``Card.index`` are left out); tuples and lists lists;
+    sets sorted lists; ``Fraction`` ``"n/d"`` and ``Decimal`` its string, so that no money
+    value ever passes through a float. Anything else is refused rather than guessed at.
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, Enum):
+        return to_jsonable(value.value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise JournalValueError(f"cannot journal the non-finite float {value!r}")
+        return value
+    if isinstance(value, Card):
+        return value.code
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: to_jsonable(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if f.init
+        }
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = _key(key)
+            if name in out:
+                raise JournalValueError(f"mapping key {name!r} appears twice after conversion")
+            out[name] = to_jsonable(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(item) for item in value]
+    if isinstance(value, (set, frozenset)):
+        items = [to_jsonable(item) for item in value]
+        return sorted(items, key=canonical_json)
+    if isinstance(value, Fraction):
+        return f"{value.numerator}/{value.denominator}"
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, PurePath):
+        return str(value)
+    raise JournalValueError(f"cannot journal a value of type {type(value).__name__}")
+
+
+def event_type_of(value: object) -> str:
+    """The journal event type of a typed event: its class name in snake_case
+    (``CardAssigned`` -> ``card_assigned``), so the table's events need no separate names."""
+    name = type(value).__name__
+    return "".join(f"_{c.lower()}" if c.isupper() and i else c.lower()
+                   for i, c in enumerate(name))
+
+
+def format_ts(moment: datetime) -> str:
+    """UTC, microseconds, ``Z``: ``2025-06-01T20:15:03.120456Z``. Fixed width so that the
+    text sorts as the time does; a naive datetime is refused (it has no zone to convert)."""
+    if moment.tzinfo is None:
+        raise JournalValueError("journal timestamps need an aware datetime (UTC)")
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_ts(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+
+
+def compute_hash(body: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``body`` (the record without hash and hmac)."""
+    return hashlib.sha256(canonical_bytes(body)).hexdigest()
+
+
+def compute_hmac(key: bytes, body: Mapping[str, Any]) -> str:
+    """HMAC-SHA256 (hex) of the same canonical bytes the hash covers."""
+    return hmac_lib.new(key, canonical_bytes(body), hashlib.sha256).hexdigest()
+
+
+def hmac_matches(key: bytes, body: Mapping[str, Any], claimed: str) -> bool:
+    """Constant-time comparison, so a verifier cannot be used as an HMAC oracle by timing."""
+    return hmac_lib.compare_digest(compute_hmac(key, body), claimed)
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One sealed journal record. ``payload`` is plain JSON values (see :func:`to_jsonable`);
+    treat it as read-only: the hash was computed over it."""
+
+    seq: int
+    ts: str
+    mono_ns: int
+    table_id: str
+    round_id: str | None
+    event_type: str
+    actor: str | None
+    payload: Mapping[str, Any]
+    prev_hash: str
+    hash: str
+    hmac: str | None = None
+    version: int = FORMAT_VERSION
+
+    @property
+    def time(self) -> datetime:
+        return parse_ts(self.ts)
+
+    def body(self) -> dict[str, Any]:
+        """The hashed fields, under their JSON names."""
+        return {
+            "v": self.version,
+            "seq": self.seq,
+            "ts": self.ts,
+            "mono_ns": self.mono_ns,
+            "table": self.table_id,
+            "round": self.round_id,
+            "event": self.event_type,
+            "actor": self.actor,
+            "payload": self.payload,
+            "prev": self.prev_hash,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.body()
+        out["hash"] = self.hash
+        if self.hmac is not None:
+            out["hmac"] = self.hmac
+        return out
+
+    def line(self) -> str:
+        """The record's line in the file, without the newline."""
+        return canonical_json(self.to_dict())
+
+    @classmethod
+    def _trusted(cls, data: Mapping[str, Any]) -> Record:
+        """Build from a dict this process just sealed (no re-validation on the hot path)."""
+        return cls(
+            seq=data["seq"], ts=data["ts"], mono_ns=data["mono_ns"], table_id=data["table"],
+            round_id=data["round"], event_type=data["event"], actor=data["actor"],
+            payload=data["payload"], prev_hash=data["prev"], hash=data["hash"],
+            hmac=data.get("hmac"), version=data["v"],
+        )
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Record:
+        """Rebuild a record from a parsed line, checking field names and types (not the hash:
+        that is :func:`seal_matches`' job). Raise :class:`JournalFormatError` naming the field."""
+        keys = set(data)
+        missing = RECORD_KEYS - keys
+        extra = keys - RECORD_KEYS - OPTIONAL_KEYS
+        if missing:
+            raise JournalFormatError(f"record lacks field(s) {', '.join(sorted(missing))}")
+        if extra:
+            raise JournalFormatError(f"record has unknown field(s) {', '.join(sorted(extra))}")
+        checks: tuple[tuple[str, tuple[type, ...], bool], ...] = (
+            ("v", (int,), False), ("seq", (int,), False), ("ts", (str,), False),
+            ("mono_ns", (int,), False), ("table", (str,), False), ("round", (str,), True),
+            ("event", (str,), False), ("actor", (str,), True), ("payload", (dict,), False),
+            ("prev", (str,), False), ("hash", (str,), False), ("hmac", (str,), True),
+        )
+        for name, types, nullable in checks:
+            value = data.get(name)
+            if value is None and (nullable or name not in data):
+                continue
+            if isinstance(value, bool) or not isinstance(value, types):
+                raise JournalFormatError(f"field {name!r} has the wrong type")
+        if data["v"] != FORMAT_VERSION:
+            raise JournalFormatError(f"unsupported record format version {data['v']!r}")
+        try:
+            parse_ts(data["ts"])
+        except ValueError as error:
+            raise JournalFormatError(f"field 'ts' is not a UTC timestamp: {data['ts']!r}") \
+                from error
+        return cls._trusted(data)
+
+
+def seal(body: dict[str, Any], hmac_key: bytes | None) -> dict[str, Any]:
+    """Add ``hash`` (and ``hmac`` when keyed) to a record body; returns the full record dict."""
+    sealed = dict(body)
+    data = canonical_bytes(body)  # once: the hash and the HMAC cover the same bytes
+    sealed["hash"] = hashlib.sha256(data).hexdigest()
+    if hmac_key is not None:
+        sealed["hmac"] = hmac_lib.new(hmac_key, data, hashlib.sha256).hexdigest()
+    return sealed
