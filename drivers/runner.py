@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import structlog
 
-from drivers.errors import ConfigError, DeviceDisconnected, DriverError, OpenFailed
+from drivers.errors import ConfigError, DeviceDisconnected, DriverError
 from drivers.events import DeviceEvent, DeviceOffline, DeviceOnline, LinkError
 from drivers.transport import Transport
 
@@ -152,7 +152,11 @@ class DeviceRunner(ABC):
         while not self._stop.is_set():
             try:
                 self.transport.open()
-            except (OpenFailed, DriverError) as error:
+            except Exception as error:  # noqa: BLE001 - an open that fails in any way is retried
+                if not isinstance(error, DriverError):
+                    # A transport bug, not a device state: log it loudly, but keep the reader
+                    # alive and keep retrying, as for any device that cannot be opened.
+                    self.log.exception("open_failed_unexpectedly", error=repr(error))
                 self.last_error = str(error)
                 self._hook("on_disconnected", str(error))
                 self._stop.wait(delay)

@@ -196,3 +196,22 @@ def test_bad_backoff_is_config_error(events: queue.Queue[DeviceEvent]) -> None:
 
     with pytest.raises(ConfigError, match="backoff"):
         Recorder("x", SerialTransport("loop://"), events, backoff=(2.0, 0.1))
+
+
+def test_unexpected_open_error_keeps_the_reader_alive(events: queue.Queue[DeviceEvent]) -> None:
+    """A transport whose open() raises something outside the drivers' error tree is reported
+    offline and retried with backoff; the reader thread does not die of it."""
+    attempts = threading.Semaphore(0)
+
+    class Broken(SerialTransport):
+        def open(self) -> None:
+            attempts.release()
+            raise RuntimeError("transport bug")
+
+    runner = Recorder("broken", Broken("loop://"), events, backoff=(0.01, 0.02))
+    with runner:
+        for _ in range(3):
+            assert attempts.acquire(timeout=WAIT), "the reader stopped retrying"
+        assert runner.running
+    offline = events.get(timeout=WAIT)
+    assert isinstance(offline, DeviceOffline) and "transport bug" in offline.reason
