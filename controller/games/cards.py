@@ -83,9 +83,16 @@ class Card:
     suit: Suit
     index: int = field(init=False, compare=False, repr=False, hash=False)
     """A dense 0..51 index (suit-major), precomputed because evaluators index tables by it."""
+    first_offset: int = field(init=False, compare=False, repr=False, hash=False)
+    """``index * 52 * 52``: this card's offset as the first of three in a 52**3 table."""
+    second_offset: int = field(init=False, compare=False, repr=False, hash=False)
+    """``index * 52``: this card's offset as the second of three in a 52**3 table."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "index", _SUIT_ORDER[self.suit] * 13 + (int(self.rank) - 2))
+        index = _SUIT_ORDER[self.suit] * 13 + (int(self.rank) - 2)
+        object.__setattr__(self, "index", index)
+        object.__setattr__(self, "first_offset", index * 52 * 52)
+        object.__setattr__(self, "second_offset", index * 52)
 
     @property
     def code(self) -> str:

@@ -112,7 +112,7 @@ def _build_table() -> list[PokerValue | None]:
         value = evaluate_values(a.rank, b.rank, c.rank, a.suit is b.suit is c.suit)
         value = interned.setdefault(value.strength, value)
         for x, y, z in permutations(hand):
-            table[(x.index * 52 + y.index) * 52 + z.index] = value
+            table[x.first_offset + y.second_offset + z.index] = value
     return table
 
 
@@ -128,7 +128,7 @@ def evaluate(cards: Sequence[Card], _table: list[PokerValue | None] = _TABLE) ->
         a, b, c = cards
     except ValueError:
         raise HandError(f"a Three Card Poker hand has three cards, got {len(cards)}") from None
-    value = _table[(a.index * 52 + b.index) * 52 + c.index]
+    value = _table[a.first_offset + b.second_offset + c.index]
     if value is None:
         raise HandError(f"a hand cannot hold the same card twice: {a} {b} {c}")
     return value
