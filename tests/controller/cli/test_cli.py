@@ -221,3 +221,18 @@ def test_python_dash_m_controller_entry_point() -> None:
     assert bad.returncode == 2
     assert len(bad.stderr.strip().splitlines()) == 1
     assert "QX" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_output_into_a_closed_pipe_is_not_an_error() -> None:
+    """``tablectl games | head -1``: when the reader goes away the command stops quietly, with
+    no traceback on stderr and a zero exit."""
+    proc = subprocess.Popen([sys.executable, "-m", "controller", "games"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away after one line, as `head -1` does
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 0, err
+    assert first.startswith(b"rws-nc-three-pictures")
+    assert "Traceback" not in err and err == ""
