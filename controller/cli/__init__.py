@@ -26,8 +26,10 @@ COMMAND_MODULES = (
     "controller.cli.rank",
     "controller.cli.settle",
     "controller.cli.odds",
+    "controller.cli.bench",
     "controller.cli.probe",
     "controller.cli.journal",
+    "controller.cli.run",
 )
 
 

@@ -1,0 +1,82 @@
+"""``tablectl run [--config PATH] [--check]``: the table service (systemd runs this).
+
+A bad config is one line naming the file, the key and the problem, exit 2: the service refuses
+to start rather than run a table on a guess. ``--check`` only validates (exit 0 when good), for
+``ExecStartPre=`` or an operator editing ``/etc/tablectl/tablectl.toml``.
+
+Without ``--config`` the embedded simulated bench table runs, but only on a machine with no
+table hardware: if a udev name of a table device exists, running the bench there would be a
+mistake, so it refuses and asks for the config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from controller.service.app import Service
+from controller.service.config import ServiceConfig, default_bench_config, load_config
+from controller.service.errors import ConfigError
+
+HARDWARE_PATHS: tuple[Path, ...] = (Path("/dev/table-shuffler"), Path("/dev/table-shoe"))
+"""udev names given by systemd/99-tablectl.rules: their presence means a real table."""
+DEFAULT_CONFIG_HINT = "/etc/tablectl/tablectl.toml"
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("run", help="run the table service (systemd runs this)")
+    parser.add_argument("--config", metavar="PATH",
+                        help="TOML config (docs/service.md); without it, the simulated bench "
+                             "table on a machine with no table hardware")
+    parser.add_argument("--check", action="store_true",
+                        help="only validate the config and exit")
+    parser.set_defaults(func=run)
+
+
+def resolve_config(path: str | None) -> ServiceConfig:
+    if path is not None:
+        return load_config(path)
+    present = [str(p) for p in HARDWARE_PATHS if p.exists()]
+    if present:
+        raise ConfigError("(no --config)", None,
+                          f"table hardware is present ({', '.join(present)}); refusing to run "
+                          f"the simulated bench table here: pass --config {DEFAULT_CONFIG_HINT}")
+    return default_bench_config()
+
+
+def describe(config: ServiceConfig) -> str:
+    device = config.device
+    how = device.kind.value + (f"/{device.dialect.value}" if device.dialect else "")
+    return (f"table {config.table_id}, game {config.game.value}, boxes {' '.join(config.boxes)}, "
+            f"{how} at {device.url}, journal {config.journal.directory} "
+            f"({config.journal.durability.value}), control {config.control.socket}")
+
+
+def run(args: argparse.Namespace) -> int:
+    config = resolve_config(args.config)
+    if args.check:
+        print(f"config OK: {config.source}: {describe(config)}")
+        return 0
+    if args.config is None:
+        print(f"tablectl run: no --config: the simulated bench table ({describe(config)})",
+              file=sys.stderr)
+    service = Service(config)
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        service.request_stop()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        service.start()
+        try:
+            service.wait()
+        finally:
+            service.stop()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0

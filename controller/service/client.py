@@ -1,0 +1,134 @@
+"""The control-socket client: what ``tablectl`` client commands and the tests speak.
+
+Blocking and simple on purpose: one request, one reply. :meth:`ControlClient.request` returns the
+result or raises :class:`CommandRefused` carrying the server's :class:`ErrorCode` and reason;
+:meth:`ControlClient.watch` subscribes and yields round events until the service hangs up.
+Connection problems are one-line :class:`ControlError` s (no service, no permission).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from controller.errors import TablectlError
+from controller.service.errors import ControlError
+from controller.service.protocol import ErrorCode, encode
+
+
+class CommandRefused(TablectlError):
+    """The service answered ``ok: false``; ``code`` is the :class:`ErrorCode`."""
+
+    def __init__(self, code: ErrorCode | str, message: str) -> None:
+        self.code = ErrorCode(code) if code in ErrorCode._value2member_map_ else code
+        self.message = message
+        super().__init__(f"refused ({getattr(self.code, 'value', self.code)}): {message}")
+
+
+class ControlClient:
+    """A blocking client: ``request(verb, args)`` returns the result or raises
+    :class:`CommandRefused`; ``watch()`` yields events."""
+
+    def __init__(self, path: str | Path, *, timeout: float | None = 5.0) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+        self._sock: socket.socket | None = None
+        self._buffer = bytearray()
+        self._next_id = 0
+        self._eof = False
+
+    def connect(self) -> ControlClient:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(str(self.path))
+        except FileNotFoundError:
+            sock.close()
+            raise ControlError(f"control socket {self.path}: not found (is tablectl running?)") \
+                from None
+        except PermissionError:
+            sock.close()
+            raise ControlError(f"control socket {self.path}: permission denied (your account "
+                               "must be in the socket's group)") from None
+        except OSError as error:
+            sock.close()
+            raise ControlError(f"control socket {self.path}: {error.strerror or error}") \
+                from error
+        self._sock = sock
+        return self
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def __enter__(self) -> ControlClient:
+        return self.connect() if self._sock is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def send_line(self, line: bytes) -> None:
+        if self._sock is None:
+            self.connect()
+        assert self._sock is not None
+        self._sock.sendall(line if line.endswith(b"\n") else line + b"\n")
+
+    def read_message(self) -> dict[str, Any]:
+        """The next JSON line from the server; :class:`ControlError` if it hangs up."""
+        assert self._sock is not None, "not connected"
+        while (end := self._buffer.find(b"\n")) < 0:
+            try:
+                chunk = self._sock.recv(65536)
+            except TimeoutError:
+                raise ControlError(f"control socket {self.path}: no answer within "
+                                   f"{self.timeout} s") from None
+            if not chunk:
+                self._eof = True
+                raise ControlError(f"control socket {self.path}: the service closed the "
+                                   "connection")
+            self._buffer += chunk
+        line = bytes(self._buffer[:end])
+        del self._buffer[:end + 1]
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ControlError(f"control socket {self.path}: not protocol: {line[:80]!r}") \
+                from error
+        if not isinstance(message, dict):
+            raise ControlError(f"control socket {self.path}: not protocol: {line[:80]!r}")
+        return message
+
+    def request(self, verb: str, args: Mapping[str, Any] | None = None, *,
+                actor: str | None = None) -> dict[str, Any]:
+        self._next_id += 1
+        message: dict[str, Any] = {"id": self._next_id, "verb": verb, "args": dict(args or {})}
+        if actor is not None:
+            message["actor"] = actor
+        self.send_line(encode(message))
+        reply = self.read_message()
+        if not reply.get("ok"):
+            error = reply.get("error") or {}
+            raise CommandRefused(str(error.get("code", "?")), str(error.get("message", reply)))
+        result = reply.get("result")
+        return result if isinstance(result, dict) else {}
+
+    def watch(self) -> Iterator[dict[str, Any]]:
+        """Subscribe now (refusal raises here) and return the events, ending when the service
+        closes the connection."""
+        self.request("watch")
+        return self._events()
+
+    def _events(self) -> Iterator[dict[str, Any]]:
+        while True:
+            try:
+                message = self.read_message()
+            except ControlError:
+                if self._eof:
+                    return
+                raise
+            if "event" in message:
+                yield message["event"]

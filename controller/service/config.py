@@ -1,0 +1,433 @@
+"""The service configuration: one TOML file (``tomllib``) -> frozen values, checked once.
+
+The service refuses to start on a bad config rather than run a table on a guess, so every check
+happens here, before any device is opened, and every error is one :class:`ConfigError` line
+naming the file, the dotted key (``limits.tie.max``) and the problem. Unknown keys are errors.
+Every key is documented in ``docs/service.md``; ``systemd/tablectl.example.toml`` is a complete
+example that the tests load.
+
+Relative paths (journal directory, HMAC key file, control socket) are resolved against the
+directory of the config file, so a config and its key can travel together.
+
+:func:`default_bench_config` is the embedded configuration of the simulated bench table, used by
+``tablectl run`` without ``--config`` on a machine with no table hardware. It is TOML text read
+by the same loader, so it can never drift out of what the loader accepts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from controller.games.catalog import GAMES
+from controller.games.rules import GameId, GameRules
+from controller.journal.policy import Durability
+from controller.service.errors import ConfigError
+from controller.service.tomlread import Section
+from controller.settlement.model import BetLimit, ProgressiveConfig
+
+DEFAULT_CONTROL_SOCKET = Path("/run/tablectl/control.sock")
+DEFAULT_OPERATORS_GROUP = "tablectl-operators"
+DEFAULT_SURVEILLANCE_GROUP = "tablectl-surveillance"
+DEFAULT_SOCKET_GROUP = "tablectl-control"
+DEFAULT_RETENTION_DAYS = 365
+BENCH_SOURCE = "<embedded bench config>"
+
+_TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_GROUP = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
+_USB_HID = re.compile(r"^usb:[0-9a-fA-F]{4}:[0-9a-fA-F]{4}(:[^:/\s]+)?$")
+_USB_BULK = re.compile(r"^usb://[0-9a-fA-F]{4}:[0-9a-fA-F]{4}(/\S+)?$")
+_SOCKET_URL = re.compile(r"^socket://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$")
+SIM_URL = "sim"
+"""Device URL meaning "the firmware_sim device of this kind, started in-process"."""
+
+
+class DeviceKind(str, Enum):
+    """How cards reach the hands (the table's ``DealingDevice``)."""
+
+    SHUFFLER = "shuffler"
+    SHOE = "shoe"
+    LIVE = "live"
+    """The LIVE-3P studio procedure (4 burn cards, face up P1 -> P2 -> P3 -> Banker), read by a
+    shoe; required for, and only for, live-three-pictures."""
+
+
+class ShoeDialect(str, Enum):
+    """The shoe's byte format; the values are those of ``drivers.shoe.ShoeDialect``."""
+
+    FRAMED = "framed"
+    SCANNER = "scanner"
+    BEETEK = "beetek"
+    HID = "hid"
+
+
+_DECK_DIALECTS = frozenset({ShoeDialect.SCANNER, ShoeDialect.HID})
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceConfig:
+    kind: DeviceKind
+    url: str
+    """A serial path (``/dev/table-shuffler``), ``socket://host:port``, ``usb:VID:PID[:SERIAL]``
+    (HID scanner), ``usb://VVVV:PPPP[/SERIAL]`` (framed device on USB bulk) or ``sim``."""
+    dialect: ShoeDialect | None = None
+    deck: str | None = None
+    """Barcode deck map (name or path) for the scanner and hid dialects."""
+
+    @property
+    def simulated(self) -> bool:
+        return self.url == SIM_URL
+
+
+@dataclass(frozen=True, slots=True)
+class JournalConfig:
+    directory: Path
+    durability: Durability = Durability.MONEY
+    hmac_key_file: Path | None = None
+    retention_days: int = DEFAULT_RETENTION_DAYS
+
+
+@dataclass(frozen=True, slots=True)
+class TcpListenerConfig:
+    """An explicitly configured TCP listener: watch-only (a TCP peer has no credentials)."""
+
+    host: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class ControlConfig:
+    socket: Path = DEFAULT_CONTROL_SOCKET
+    socket_group: str | None = DEFAULT_SOCKET_GROUP
+    """Group of the socket file (mode 0660); ``None`` keeps the service's own group."""
+    operators_group: str = DEFAULT_OPERATORS_GROUP
+    surveillance_group: str = DEFAULT_SURVEILLANCE_GROUP
+    tcp: TcpListenerConfig | None = None
+    """Off unless ``[control.tcp]`` is in the file."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceConfig:
+    source: str
+    """The file it came from (or :data:`BENCH_SOURCE`), for messages."""
+    table_id: str
+    game: GameId
+    boxes: tuple[str, ...]
+    device: DeviceConfig
+    journal: JournalConfig
+    limits: Mapping[str, BetLimit] = field(default_factory=lambda: MappingProxyType({}))
+    rounding_unit: int = 1
+    progressive: ProgressiveConfig | None = None
+    control: ControlConfig = ControlConfig()
+
+    @property
+    def rules(self) -> GameRules:
+        return GAMES[self.game.value]
+
+    def layout(self) -> Any:
+        """The table's ``TableLayout`` for this config (the seam to ``controller.table``)."""
+        from controller.table.layout import DealingDevice, TableLayout
+
+        return TableLayout(game=self.game, device=DealingDevice(self.device.kind.value),
+                           boxes=self.boxes, limits=self.limits,
+                           rounding_unit=self.rounding_unit, table_id=self.table_id,
+                           progressive=self.progressive or ProgressiveConfig())
+
+
+def load_config(path: str | Path) -> ServiceConfig:
+    """Read and check the config file at ``path``; any problem is one :class:`ConfigError`."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(path, None, f"cannot read: {error.strerror or error}") from error
+    return parse_config(raw, source=str(path), base=path.resolve().parent)
+
+
+def parse_config(text: str | bytes, *, source: str, base: Path | None = None) -> ServiceConfig:
+    """Check TOML ``text``; ``base`` resolves relative paths (default: the working directory)."""
+    try:
+        data = tomllib.loads(text.decode("utf-8") if isinstance(text, bytes) else text)
+    except UnicodeDecodeError as error:
+        raise ConfigError(source, None, f"not UTF-8 text ({error.reason})") from error
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(source, None, f"not valid TOML: {error}") from error
+    return _Reader(source, base or Path.cwd()).read(Section(source, "", data))
+
+
+class _Reader:
+    def __init__(self, source: str, base: Path) -> None:
+        self.source = source
+        self.base = base
+
+    def path(self, section: Section, name: str, value: str) -> Path:
+        if "\0" in value:
+            raise section.error(name, "must not contain a NUL character")
+        candidate = Path(value).expanduser()
+        return candidate if candidate.is_absolute() else self.base / candidate
+
+    def read(self, root: Section) -> ServiceConfig:
+        table = root.section("table", required=True)
+        assert table is not None
+        table_id = table.string("id")
+        if not _TABLE_ID.match(table_id):
+            raise table.error("id", f"{table_id!r}: use 1-64 letters, digits, '.', '_' or '-'")
+        game_id = table.string("game")
+        if game_id not in GAMES:
+            raise table.error("game", f"unknown game {game_id!r}; known games: "
+                                      f"{', '.join(GAMES)}")
+        rules = GAMES[game_id]
+        boxes = self._boxes(table, rules)
+        rounding_unit = table.integer("rounding_unit", 1, minimum=1, unit="minor")
+        table.finish()
+
+        device_section = root.section("device", required=True)
+        assert device_section is not None
+        device = self._device(device_section, rules)
+        if rules.id is GameId.LIVE_3P and boxes != rules.positions:
+            raise table.error("boxes", "LIVE-3P always deals all three Player hands "
+                                       f"({', '.join(rules.positions)}); leave boxes out")
+
+        limits = self._limits(root.section("limits"), rules)
+        progressive = self._progressive(root.section("progressive"), rules)
+        journal_section = root.section("journal", required=True)
+        assert journal_section is not None
+        journal = self._journal(journal_section)
+        control = self._control(root.section("control"))
+        root.finish()
+        return ServiceConfig(source=self.source, table_id=table_id, game=rules.id, boxes=boxes,
+                             device=device, journal=journal,
+                             limits=MappingProxyType(limits), rounding_unit=rounding_unit,
+                             progressive=progressive, control=control)
+
+    def _boxes(self, table: Section, rules: GameRules) -> tuple[str, ...]:
+        boxes = table.strings("boxes", rules.positions)
+        if not boxes:
+            raise table.error("boxes", "must name at least one box")
+        unknown = [box for box in boxes if box not in rules.positions]
+        if unknown:
+            raise table.error("boxes", f"{rules.cite} has no box {unknown[0]!r}; its positions "
+                                       f"are {', '.join(rules.positions)}")
+        if len(set(boxes)) != len(boxes):
+            raise table.error("boxes", "a box is listed twice")
+        return tuple(p for p in rules.positions if p in boxes)  # dealing (clockwise) order
+
+    def _device(self, section: Section, rules: GameRules) -> DeviceConfig:
+        kind_text = section.string("kind")
+        try:
+            kind = DeviceKind(kind_text)
+        except ValueError:
+            raise section.error("kind", f"unknown device kind {kind_text!r}; use one of "
+                                        f"{', '.join(k.value for k in DeviceKind)}") from None
+        if rules.id is GameId.LIVE_3P and kind is not DeviceKind.LIVE:
+            raise section.error("kind", "live-three-pictures is dealt by the LIVE studio "
+                                        "procedure: kind must be 'live'")
+        if rules.id is not GameId.LIVE_3P and kind is DeviceKind.LIVE:
+            raise section.error("kind", f"'live' is the LIVE-3P procedure, not {rules.cite}; "
+                                        "use 'shuffler' or 'shoe'")
+        dialect: ShoeDialect | None = None
+        if kind is DeviceKind.SHUFFLER:
+            if "dialect" in section:
+                raise section.error("dialect", "only a shoe has a dialect (the shuffler speaks "
+                                               "the framed protocol)")
+        else:
+            text = section.string("dialect")
+            try:
+                dialect = ShoeDialect(text)
+            except ValueError:
+                raise section.error("dialect", f"unknown shoe dialect {text!r}; use one of "
+                                    f"{', '.join(d.value for d in ShoeDialect)}") from None
+        deck: str | None = None
+        if "deck" in section:
+            if dialect not in _DECK_DIALECTS:
+                raise section.error("deck", "only the scanner and hid dialects read barcodes "
+                                            "through a deck map")
+            deck = section.string("deck")
+        url = section.string("url")
+        self._check_url(section, url, dialect)
+        section.finish()
+        return DeviceConfig(kind=kind, url=url, dialect=dialect, deck=deck)
+
+    def _check_url(self, section: Section, url: str, dialect: ShoeDialect | None) -> None:
+        if url == SIM_URL:
+            return
+        if dialect is ShoeDialect.HID:
+            if not _USB_HID.match(url):
+                raise section.error("url", f"{url!r}: the hid dialect needs usb:VID:PID[:SERIAL] "
+                                           "with hex ids, e.g. usb:1209:5ca1")
+            return
+        if url.startswith("usb:"):
+            if _USB_HID.match(url):
+                raise section.error("url", f"{url!r} is a HID address; only the hid dialect "
+                                           "uses one (a framed device on USB is usb://VVVV:PPPP)")
+            if not _USB_BULK.match(url):
+                raise section.error("url", f"{url!r}: a USB bulk device is "
+                                           "usb://VVVV:PPPP[/SERIAL] with hex ids")
+            return
+        if url.startswith("socket://"):
+            match = _SOCKET_URL.match(url)
+            if match is None or not 1 <= int(match[2]) <= 65535:
+                raise section.error("url", f"{url!r}: expected socket://HOST:PORT")
+            return
+        if not url.startswith("/"):
+            raise section.error("url", f"{url!r}: expected an absolute device path "
+                                       "(/dev/table-shuffler), socket://HOST:PORT, "
+                                       "usb:VID:PID[:SERIAL], usb://VVVV:PPPP[/SERIAL] or sim")
+
+    def _limits(self, section: Section | None, rules: GameRules) -> dict[str, BetLimit]:
+        limits: dict[str, BetLimit] = {}
+        if section is None:
+            return limits
+        for bet in section.names():
+            sub = section.section(bet)
+            assert sub is not None
+            if bet not in rules.bets:
+                raise section.error(bet, f"{rules.cite} has no bet {bet!r}; its bets are "
+                                         f"{', '.join(rules.bets)}")
+            minimum = sub.integer("min", minimum=0, unit="minor")
+            maximum = sub.integer("max", minimum=1, unit="minor")
+            if maximum < minimum:
+                raise sub.error("max", f"{maximum} is below min {minimum}")
+            sub.finish()
+            limits[bet] = BetLimit(minimum, maximum)
+        section.finish()
+        return limits
+
+    def _progressive(self, section: Section | None, rules: GameRules
+                     ) -> ProgressiveConfig | None:
+        if section is None:
+            return None
+        if "progressive" not in rules.bets:
+            raise section.error(None, f"{rules.cite} has no progressive bet; remove "
+                                      "[progressive]")
+        default = ProgressiveConfig()
+        config = ProgressiveConfig(
+            stake=section.integer("stake", default.stake, minimum=1, unit="minor"),
+            seed=section.integer("seed", default.seed, minimum=0, unit="minor"),
+            contribution_per_mille=section.integer(
+                "contribution_per_mille", default.contribution_per_mille, minimum=0,
+                maximum=1000),
+        )
+        section.finish()
+        return config
+
+    def _journal(self, section: Section) -> JournalConfig:
+        directory = self.path(section, "directory", section.string("directory"))
+        text = section.string("durability", Durability.MONEY.value)
+        try:
+            durability = Durability(text)
+        except ValueError:
+            raise section.error("durability", f"unknown policy {text!r}; use one of "
+                                f"{', '.join(d.value for d in Durability)}") from None
+        key_text = section.string("hmac_key_file", None)
+        key_file = None if key_text is None else self.path(section, "hmac_key_file", key_text)
+        retention = section.integer("retention_days", DEFAULT_RETENTION_DAYS, minimum=1)
+        section.finish()
+        return JournalConfig(directory, durability, key_file, retention)
+
+    def _group(self, section: Section, name: str, default: str | None,
+               *, empty_ok: bool = False) -> str | None:
+        value = section.string(name, default, empty_ok=empty_ok)
+        if value is None or value == "":
+            return None
+        if not _GROUP.match(value):
+            raise section.error(name, f"{value!r} is not a group name")
+        return str(value)
+
+    def _control(self, section: Section | None) -> ControlConfig:
+        if section is None:
+            return ControlConfig()
+        socket_path = self.path(section, "socket",
+                                section.string("socket", str(DEFAULT_CONTROL_SOCKET)))
+        if len(os.fsencode(socket_path)) > 107:
+            raise section.error("socket", "path longer than the 107 bytes a Unix socket allows")
+        socket_group = self._group(section, "socket_group", DEFAULT_SOCKET_GROUP, empty_ok=True)
+        operators = self._group(section, "operators_group", DEFAULT_OPERATORS_GROUP)
+        surveillance = self._group(section, "surveillance_group", DEFAULT_SURVEILLANCE_GROUP)
+        if operators == surveillance:
+            raise section.error("surveillance_group", "must differ from operators_group, or "
+                                                      "surveillance could command the table")
+        tcp = self._tcp(section.section("tcp"))
+        section.finish()
+        assert operators is not None and surveillance is not None
+        return ControlConfig(socket_path, socket_group, operators, surveillance, tcp)
+
+    def _tcp(self, section: Section | None) -> TcpListenerConfig | None:
+        if section is None:
+            return None
+        listen = section.string("listen")
+        host, _, port_text = listen.rpartition(":")
+        host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+        if not host or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+            raise section.error("listen", f"{listen!r}: expected HOST:PORT, e.g. 127.0.0.1:7420")
+        section.finish()
+        return TcpListenerConfig(host, int(port_text))
+
+
+BENCH_CONFIG_TOML = """\
+# The simulated bench table: firmware_sim devices started in-process, no hardware.
+[table]
+id = "bench-1"
+game = "rws-three-card-poker"
+rounding_unit = 1
+
+[device]
+kind = "shuffler"
+url = "sim"
+
+[limits.ante]
+min = 500
+max = 50000
+
+[limits.pair_plus]
+min = 500
+max = 10000
+
+[progressive]
+stake = 500
+seed = 1000000
+contribution_per_mille = 150
+
+[journal]
+directory = {journal}
+durability = "none"
+retention_days = 365
+
+[control]
+socket = {socket}
+socket_group = ""
+"""
+
+
+def bench_runtime_dir() -> Path:
+    """Where the bench table puts its control socket: ``$XDG_RUNTIME_DIR/tablectl`` or a
+    per-user directory under the temp dir (``/run/tablectl`` needs systemd's RuntimeDirectory)."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime:
+        return Path(runtime) / "tablectl"
+    return Path(tempfile.gettempdir()) / f"tablectl-{os.getuid()}"
+
+
+def bench_state_dir() -> Path:
+    """Where the bench table keeps its journal: ``$XDG_STATE_HOME/tablectl`` (XDG default)."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "tablectl"
+
+
+def default_bench_config(*, runtime_dir: Path | None = None,
+                         state_dir: Path | None = None) -> ServiceConfig:
+    """The embedded config of the simulated bench table (``tablectl run`` without --config)."""
+    runtime = runtime_dir or bench_runtime_dir()
+    state = state_dir or bench_state_dir()
+    text = BENCH_CONFIG_TOML.format(journal=json.dumps(str(state / "bench-journal")),
+                                    socket=json.dumps(str(runtime / "control.sock")))
+    return parse_config(text, source=BENCH_SOURCE)

@@ -1,0 +1,30 @@
+"""Errors of the service layer, all :class:`TablectlError` so the CLI prints one line, exit 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from controller.errors import TablectlError
+
+
+class ConfigError(TablectlError, ValueError):
+    """A configuration file that cannot be used; names the file, the key and the problem.
+
+    ``key`` is the dotted path (``limits.tie.max``); it is ``None`` for problems of the file as
+    a whole (unreadable, not TOML).
+    """
+
+    def __init__(self, source: str | Path, key: str | None, problem: str) -> None:
+        self.source = str(source)
+        self.key = key
+        self.problem = problem
+        where = f"{self.source}: {key}" if key else self.source
+        super().__init__(f"{where}: {problem}")
+
+
+class ServiceError(TablectlError, RuntimeError):
+    """The service cannot start or run as configured (socket path in use, unknown group)."""
+
+
+class ControlError(TablectlError, RuntimeError):
+    """The control socket could not be reached, or answered something that is not protocol."""

@@ -1,0 +1,270 @@
+"""The control-socket protocol: JSON lines, the verbs, their arguments and who may send them.
+
+One UTF-8 JSON object per line (``\\n``), at most :data:`MAX_LINE_BYTES`. A request::
+
+    {"id": 7, "verb": "wager.place", "args": {"wager_id": "w1", "position": "3",
+     "bet": "ante", "amount": 500}, "actor": "dealer:1042"}
+
+``id`` (string or integer) comes back in the reply so a client can match them; ``args`` is an
+object (may be left out when the verb takes none); ``actor`` says who, at the table, gave the
+command (``dealer:<id>``, ``supervisor:<id>``) for the journal, while the socket's peer
+credentials say which account sent it. Any other field is refused, like an unknown config key.
+
+A reply is ``{"id": 7, "ok": true, "result": {...}}`` or ``{"id": 7, "ok": false, "error":
+{"code": "forbidden", "message": "..."}}``; ``id`` is ``null`` when the request was too broken to
+have one. After ``watch`` is accepted the server streams ``{"id": <the watch id>, "event":
+{...}}`` lines (round events) until the client disconnects. Full reference: docs/service.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Any
+
+MAX_LINE_BYTES = 64 * 1024
+REQUEST_FIELDS = frozenset({"id", "verb", "args", "actor"})
+
+
+class Access(str, Enum):
+    """What a verb does to the table, which decides who may send it."""
+
+    READ = "read"
+    """Looks only (watch, status, list): surveillance may."""
+    COMMAND = "command"
+    """Changes the table or the money: operators (and root) only."""
+
+
+class Role(str, Enum):
+    """What a connected peer may do, decided once at connect from its credentials."""
+
+    NONE = "none"
+    SURVEILLANCE = "surveillance"
+    OPERATOR = "operator"
+    ROOT = "root"
+
+    def may(self, access: Access) -> bool:
+        if self in (Role.OPERATOR, Role.ROOT):
+            return True
+        return self is Role.SURVEILLANCE and access is Access.READ
+
+
+class ErrorCode(str, Enum):
+    MALFORMED = "malformed"
+    """Not a JSON object, a field of the wrong type, an unknown field."""
+    TOO_LONG = "too_long"
+    UNKNOWN_VERB = "unknown_verb"
+    BAD_ARGS = "bad_args"
+    """A missing, unknown or mistyped argument."""
+    FORBIDDEN = "forbidden"
+    """The verb is not permitted for the peer's group."""
+    REFUSED = "refused"
+    """The table refused the command (wrong state, outside the limits, not a card ...)."""
+    UNAVAILABLE = "unavailable"
+    """The service cannot do this now (e.g. no table wired in this build)."""
+    INTERNAL = "internal"
+
+
+class Refusal(Exception):
+    """A request answered with ``ok: false``; raised by the protocol checks and by handlers."""
+
+    def __init__(self, code: ErrorCode, message: str, request_id: RequestId = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.request_id = request_id
+
+
+RequestId = str | int | None
+
+
+def _text(value: object) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def _integer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _text_list(value: object) -> bool:
+    return isinstance(value, list) and all(_text(v) for v in value)
+
+
+def _pairs(value: object) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(v, list) and len(v) == 2 and all(_text(x) for x in v) for v in value)
+
+
+def _hands(value: object) -> bool:
+    return isinstance(value, dict) and all(_text(k) and _text_list(v) for k, v in value.items())
+
+
+class ArgType(str, Enum):
+    TEXT = "text"
+    INTEGER = "integer"
+    BOOLEAN = "boolean"
+    CARDS = "cards"
+    """A list of card codes, e.g. ["QD", "KS"]."""
+    PAIR = "pair"
+    """Exactly two positions, e.g. ["2", "5"]."""
+    MOVES = "moves"
+    """A list of [from, to] position pairs."""
+    HANDS = "hands"
+    """An object position -> list of card codes."""
+
+    def check(self, value: object) -> bool:
+        return _CHECKS[self](value)
+
+
+_CHECKS: Mapping[ArgType, Callable[[object], bool]] = MappingProxyType({
+    ArgType.TEXT: _text,
+    ArgType.INTEGER: _integer,
+    ArgType.BOOLEAN: lambda v: isinstance(v, bool),
+    ArgType.CARDS: _text_list,
+    ArgType.PAIR: lambda v: _text_list(v) and len(v) == 2,  # type: ignore[arg-type]
+    ArgType.MOVES: _pairs,
+    ArgType.HANDS: _hands,
+})
+
+_TYPE_WORDS = {
+    ArgType.TEXT: "a non-empty string", ArgType.INTEGER: "an integer (minor units for money)",
+    ArgType.BOOLEAN: "true or false", ArgType.CARDS: "a list of card codes",
+    ArgType.PAIR: "a list of exactly two positions", ArgType.MOVES: "a list of [from, to] pairs",
+    ArgType.HANDS: "an object of position -> list of card codes",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    name: str
+    type: ArgType
+    required: bool = True
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class VerbSpec:
+    verb: str
+    access: Access
+    summary: str
+    args: tuple[Arg, ...] = ()
+    streams: bool = False
+
+    def check_args(self, args: Mapping[str, Any], request_id: RequestId) -> None:
+        """Refuse (``bad_args``) a missing, unknown, mistyped or out-of-choice argument."""
+        known = {arg.name: arg for arg in self.args}
+        takes = ", ".join(known) or "no arguments"
+        for name in args:
+            if name not in known:
+                raise Refusal(ErrorCode.BAD_ARGS, f"{self.verb}: unknown argument {name!r} "
+                                                  f"(it takes {takes})", request_id)
+        for arg in self.args:
+            if arg.name not in args:
+                if arg.required:
+                    raise Refusal(ErrorCode.BAD_ARGS, f"{self.verb}: missing argument "
+                                  f"{arg.name!r} (it takes {takes})", request_id)
+                continue
+            value = args[arg.name]
+            if not arg.type.check(value):
+                raise Refusal(ErrorCode.BAD_ARGS, f"{self.verb}: argument {arg.name!r} must be "
+                                                  f"{_TYPE_WORDS[arg.type]}, got {value!r}",
+                              request_id)
+            if arg.choices and value not in arg.choices:
+                raise Refusal(ErrorCode.BAD_ARGS, f"{self.verb}: argument {arg.name!r} must be "
+                                                  f"one of {', '.join(arg.choices)}, got {value!r}",
+                              request_id)
+
+
+_REASON = Arg("reason", ArgType.TEXT, required=False)
+
+VERBS: Mapping[str, VerbSpec] = MappingProxyType({spec.verb: spec for spec in (
+    VerbSpec("round.open", Access.COMMAND, "open a round: place your bets"),
+    VerbSpec("round.close", Access.COMMAND, "close the betting: no more bets"),
+    VerbSpec("round.status", Access.READ, "the table's state, round and devices"),
+    VerbSpec("wager.place", Access.COMMAND, "place a wager on the layout", (
+        Arg("wager_id", ArgType.TEXT), Arg("position", ArgType.TEXT), Arg("bet", ArgType.TEXT),
+        Arg("amount", ArgType.INTEGER), Arg("player", ArgType.TEXT, required=False),
+        Arg("seated", ArgType.BOOLEAN, required=False))),
+    VerbSpec("wager.list", Access.READ, "the wagers of the current round"),
+    VerbSpec("decide", Access.COMMAND, "a player's play or fold (RWS-3CP 3.8)", (
+        Arg("position", ArgType.TEXT), Arg("choice", ArgType.TEXT, choices=("play", "fold")))),
+    VerbSpec("supervisor.void", Access.COMMAND, "void the round", (
+        Arg("reason", ArgType.TEXT), Arg("clause", ArgType.TEXT, required=False))),
+    VerbSpec("supervisor.reconstruct", Access.COMMAND, "confirm a reconstruction", (
+        Arg("moves", ArgType.MOVES, required=False), Arg("hands", ArgType.HANDS, required=False),
+        _REASON)),
+    VerbSpec("supervisor.order", Access.COMMAND, "the order of simultaneously drawn cards",
+             (Arg("cards", ArgType.CARDS), _REASON)),
+    VerbSpec("supervisor.swap", Access.COMMAND, "swap the hands of two positions",
+             (Arg("positions", ArgType.PAIR), _REASON)),
+    VerbSpec("watch", Access.READ, "stream the round events", streams=True),
+)})
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: str | int
+    verb: str
+    args: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    actor: str | None = None
+
+    @property
+    def spec(self) -> VerbSpec:
+        return VERBS[self.verb]
+
+    def to_json(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"id": self.id, "verb": self.verb, "args": dict(self.args)}
+        if self.actor is not None:
+            message["actor"] = self.actor
+        return message
+
+
+def decode_request(line: bytes) -> Request:
+    """Parse and check one request line; :class:`Refusal` says exactly what is wrong."""
+    try:
+        message = json.loads(line)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise Refusal(ErrorCode.MALFORMED, f"not a JSON line: {error}") from None
+    if not isinstance(message, dict):
+        raise Refusal(ErrorCode.MALFORMED, "a request is a JSON object with id, verb and args")
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+        raise Refusal(ErrorCode.MALFORMED, "missing or bad 'id' (a string or an integer)")
+    unknown = sorted(set(message) - REQUEST_FIELDS)
+    if unknown:
+        raise Refusal(ErrorCode.MALFORMED, f"unknown field {unknown[0]!r} (a request has "
+                                           f"{', '.join(sorted(REQUEST_FIELDS))})", request_id)
+    verb = message.get("verb")
+    if not isinstance(verb, str):
+        raise Refusal(ErrorCode.MALFORMED, "missing or bad 'verb' (a string)", request_id)
+    if verb not in VERBS:
+        raise Refusal(ErrorCode.UNKNOWN_VERB, f"unknown verb {verb!r}; verbs are "
+                                              f"{', '.join(VERBS)}", request_id)
+    args = message.get("args", {})
+    if not isinstance(args, dict):
+        raise Refusal(ErrorCode.MALFORMED, "'args' must be a JSON object", request_id)
+    actor = message.get("actor")
+    if actor is not None and not _text(actor):
+        raise Refusal(ErrorCode.MALFORMED, "'actor' must be a non-empty string", request_id)
+    VERBS[verb].check_args(args, request_id)
+    return Request(request_id, verb, MappingProxyType(args), actor)
+
+
+def encode(message: Mapping[str, Any]) -> bytes:
+    """One compact JSON line."""
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def ok_reply(request_id: RequestId, result: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {"id": request_id, "ok": True, "result": dict(result or {})}
+
+
+def error_reply(request_id: RequestId, code: ErrorCode, message: str) -> dict[str, Any]:
+    return {"id": request_id, "ok": False, "error": {"code": code.value, "message": message}}
+
+
+def event_message(watch_id: RequestId, event: Mapping[str, Any]) -> dict[str, Any]:
+    return {"id": watch_id, "event": dict(event)}

@@ -1,0 +1,49 @@
+"""Fixtures for the service tests: configs written to real files, real sockets in tmp_path."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from controller.service.config import ServiceConfig, parse_config
+
+MINIMAL = """\
+[table]
+id = "T1"
+game = "rws-nc-three-pictures"
+
+[device]
+kind = "shuffler"
+url = "/dev/table-shuffler"
+
+[journal]
+directory = "/var/lib/tablectl/journal"
+"""
+
+
+def service_toml(tmp: Path) -> str:
+    """A valid config whose socket and journal live under ``tmp`` and whose socket keeps the
+    process's own group (tests cannot create system groups)."""
+    return MINIMAL.replace("/var/lib/tablectl/journal", str(tmp / "journal")) + (
+        f'\n[control]\nsocket = "{tmp / "control.sock"}"\nsocket_group = ""\n')
+
+
+@pytest.fixture(name="service_config")
+def fixture_service_config(tmp_path: Path) -> ServiceConfig:
+    return parse_config(service_toml(tmp_path), source=str(tmp_path / "tablectl.toml"))
+
+
+@pytest.fixture(name="notify_socket")
+def fixture_notify_socket(tmp_path: Path) -> Iterator[tuple[str, socket.socket]]:
+    """A real datagram socket standing in for systemd's NOTIFY_SOCKET: (address, receiver)."""
+    path = tmp_path / "notify"
+    receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    receiver.bind(str(path))
+    receiver.settimeout(5.0)
+    try:
+        yield str(path), receiver
+    finally:
+        receiver.close()

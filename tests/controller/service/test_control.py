@@ -1,0 +1,295 @@
+"""The control socket over a real Unix socket in tmp_path, with real SO_PEERCRED.
+
+Tests cannot create system groups, so the group lookup is injected (``groups_of``) and the
+superuser list emptied; the uid and gid it is asked about come from the kernel.
+"""
+
+from __future__ import annotations
+
+import grp
+import json
+import os
+import socket
+import stat
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.errors import WagerError
+from controller.service.control import (
+    AccessPolicy,
+    CommandRefused,
+    ControlClient,
+    ControlServer,
+    Peer,
+)
+from controller.service.errors import ControlError, ServiceError
+from controller.service.protocol import MAX_LINE_BYTES, ErrorCode, Request, Role
+
+OPERATORS = "tablectl-operators"
+SURVEILLANCE = "tablectl-surveillance"
+
+
+@dataclass
+class Groups:
+    """The injected group lookup: which groups the peer is in, and who was asked about."""
+
+    names: frozenset[str] = frozenset()
+    asked: list[tuple[int, int]] = field(default_factory=list)
+
+    def __call__(self, uid: int, gid: int) -> frozenset[str]:
+        self.asked.append((uid, gid))
+        return self.names
+
+
+@dataclass
+class Recorder:
+    """A handler that records what reached it and answers with the verb."""
+
+    seen: list[tuple[Request, Peer]] = field(default_factory=list)
+    fail_with: Exception | None = None
+
+    def __call__(self, request: Request, peer: Peer) -> Mapping[str, Any]:
+        self.seen.append((request, peer))
+        if self.fail_with is not None:
+            raise self.fail_with
+        return {"verb": request.verb, "args": dict(request.args)}
+
+
+@pytest.fixture(name="groups")
+def fixture_groups() -> Groups:
+    return Groups()
+
+
+@pytest.fixture(name="handler")
+def fixture_handler() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture(name="server")
+def fixture_server(tmp_path: Path, groups: Groups, handler: Recorder) -> Iterator[ControlServer]:
+    policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=groups, superusers=frozenset())
+    with ControlServer(tmp_path / "control.sock", handler, policy) as server:
+        yield server
+
+
+@pytest.fixture(name="client")
+def fixture_client(server: ControlServer) -> Iterator[ControlClient]:
+    with ControlClient(server.path) as client:
+        yield client
+
+
+def _connect(server: ControlServer, groups: Groups, *names: str) -> ControlClient:
+    groups.names = frozenset(names)
+    return ControlClient(server.path).connect()
+
+
+def test_operator_commands_reach_the_handler(server: ControlServer, groups: Groups,
+                                             handler: Recorder) -> None:
+    """An operator's command reaches the table handler with the kernel's credentials."""
+    with _connect(server, groups, OPERATORS) as client:
+        result = client.request("wager.place", {"wager_id": "w1", "position": "3",
+                                                "bet": "ante", "amount": 500},
+                                actor="dealer:1042")
+    assert result == {"verb": "wager.place", "args": {"wager_id": "w1", "position": "3",
+                                                      "bet": "ante", "amount": 500}}
+    request, peer = handler.seen[0]
+    assert request.actor == "dealer:1042"
+    assert (peer.uid, peer.gid, peer.pid) == (os.getuid(), os.getgid(), os.getpid())
+    assert peer.role is Role.OPERATOR
+    assert groups.asked == [(os.getuid(), os.getgid())]
+
+
+def test_surveillance_may_only_watch_status_and_list(server: ControlServer, groups: Groups,
+                                                     handler: Recorder) -> None:
+    """Surveillance reads; a command is refused naming the verb and the group."""
+    with _connect(server, groups, SURVEILLANCE) as client:
+        assert client.request("round.status") == {"verb": "round.status", "args": {}}
+        assert client.request("wager.list")["verb"] == "wager.list"
+        with pytest.raises(CommandRefused) as caught:
+            client.request("round.open")
+        assert client.request("watch") == {"watching": True}
+    assert caught.value.code is ErrorCode.FORBIDDEN
+    assert "round.open not permitted" in caught.value.message
+    assert SURVEILLANCE in caught.value.message and "may only watch" in caught.value.message
+    assert [request.verb for request, _ in handler.seen] == ["round.status", "wager.list"]
+
+
+def test_a_peer_in_neither_group_may_do_nothing(server: ControlServer, groups: Groups,
+                                                handler: Recorder) -> None:
+    with _connect(server, groups, "users") as client:
+        for verb in ("watch", "round.status"):
+            with pytest.raises(CommandRefused, match=f"{verb} not permitted: uid {os.getuid()}"
+                                                     f".* is in neither {OPERATORS}"):
+                client.request(verb)
+    assert handler.seen == []
+
+
+def test_root_and_the_service_user_may_do_all(tmp_path: Path, handler: Recorder) -> None:
+    """With the default policy the service's own uid (root here or tablectl) is a superuser."""
+    policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=Groups())
+    with ControlServer(tmp_path / "c.sock", handler, policy), \
+            ControlClient(tmp_path / "c.sock") as client:
+        client.request("supervisor.void", {"reason": "foreign card", "clause": "RWS-3CP 5.1.1"})
+    assert handler.seen[0][1].role is Role.ROOT
+
+
+@pytest.mark.parametrize(("line", "code", "message"), [
+    (b"{not json", "malformed", "not a JSON line"),
+    (b'{"id": 9, "verb": "round.explode"}', "unknown_verb", "unknown verb 'round.explode'"),
+    (b'{"id": 9, "verb": "decide", "args": {"position": "1"}}', "bad_args",
+     "missing argument 'choice'"),
+])
+def test_invalid_requests_are_refused_and_the_connection_lives(
+        server: ControlServer, groups: Groups, line: bytes, code: str, message: str) -> None:
+    """A refusal says why, and the client can carry on on the same connection."""
+    with _connect(server, groups, OPERATORS) as client:
+        client.send_line(line)
+        reply = client.read_message()
+        assert reply["ok"] is False
+        assert reply["error"]["code"] == code and message in reply["error"]["message"]
+        assert client.request("round.status")["verb"] == "round.status"
+
+
+def test_table_refusal_and_internal_errors(server: ControlServer, groups: Groups,
+                                           handler: Recorder) -> None:
+    """A TablectlError from the table is 'refused' with its message; a bug is 'internal'
+    without details, and the server keeps serving."""
+    with _connect(server, groups, OPERATORS) as client:
+        handler.fail_with = WagerError("RWS-3CP has no bet 'tie'")
+        with pytest.raises(CommandRefused, match=r"refused \(refused\): RWS-3CP has no bet"):
+            client.request("wager.place", {"wager_id": "w", "position": "1", "bet": "tie",
+                                           "amount": 5})
+        handler.fail_with = RuntimeError("bug")
+        with pytest.raises(CommandRefused) as caught:
+            client.request("round.open")
+        assert caught.value.code is ErrorCode.INTERNAL and "bug" not in caught.value.message
+        handler.fail_with = None
+        assert client.request("round.open")["verb"] == "round.open"
+
+
+def test_watch_streams_published_events(server: ControlServer, groups: Groups) -> None:
+    """Every watcher gets every event, in order, tagged with its watch request id."""
+    with _connect(server, groups, SURVEILLANCE) as first, \
+            _connect(server, groups, OPERATORS) as second:
+        for client in (first, second):
+            client.request("watch")  # subscribed once the reply is back
+        publisher = threading.Thread(target=lambda: [
+            server.publish({"event": "card_assigned", "n": n}) for n in range(50)])
+        publisher.start()
+        publisher.join()
+        for client in (first, second):
+            got = [client.read_message() for _ in range(50)]
+            assert [m["event"]["n"] for m in got] == list(range(50))
+            assert {m["id"] for m in got} == {client._next_id}
+        assert server.watchers == 2
+
+
+def test_watch_iterator_ends_when_the_server_stops(tmp_path: Path, groups: Groups,
+                                                   handler: Recorder) -> None:
+    """watch() yields events and ends quietly when the service shuts down."""
+    policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=groups, superusers=frozenset())
+    server = ControlServer(tmp_path / "c.sock", handler, policy)
+    server.start()
+    groups.names = frozenset({SURVEILLANCE})
+    with ControlClient(server.path) as client:
+        events = client.watch()
+        server.publish({"event": "round_opened"})
+        assert next(events) == {"event": "round_opened"}
+        server.stop()
+        assert list(events) == []
+
+
+def test_a_watcher_that_never_reads_is_dropped(server: ControlServer, groups: Groups) -> None:
+    """A stuck surveillance client cannot make the service buffer without bound."""
+    with _connect(server, groups, SURVEILLANCE) as client:
+        client.request("watch")
+        blob = "x" * 100_000
+        for n in range(40):
+            server.publish({"event": "big", "n": n, "blob": blob})
+        with pytest.raises(ControlError, match="closed the connection"):
+            while True:
+                client.read_message()
+        assert server.watchers == 0
+
+
+def test_socket_file_mode_and_group(tmp_path: Path, handler: Recorder) -> None:
+    """The socket file is 0660 and belongs to the configured group."""
+    group = grp.getgrgid(os.getgid()).gr_name
+    policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=Groups())
+    with ControlServer(tmp_path / "c.sock", handler, policy, socket_group=group) as server:
+        info = os.stat(server.path)
+        assert stat.S_ISSOCK(info.st_mode)
+        assert stat.S_IMODE(info.st_mode) == 0o660
+        assert info.st_gid == os.getgid()
+    assert not (tmp_path / "c.sock").exists()
+
+
+def test_unknown_socket_group_refuses_to_start(tmp_path: Path, handler: Recorder) -> None:
+    """A socket group that does not exist is a clear start-up error, not a world-open socket."""
+    policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=Groups())
+    server = ControlServer(tmp_path / "c.sock", handler, policy, socket_group="no-such-grp-x")
+    with pytest.raises(ServiceError, match="group 'no-such-grp-x' does not exist"):
+        server.start()
+    server.stop()
+
+
+def test_stale_socket_is_replaced_but_a_live_one_is_not(tmp_path: Path,
+                                                         handler: Recorder) -> None:
+    """A socket file left by a killed service is removed; a running service is not usurped."""
+    path = tmp_path / "c.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stale:
+        stale.bind(str(path))  # bound, never listening: what a killed process leaves
+    policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=Groups())
+    with ControlServer(path, handler, policy):
+        second = ControlServer(path, handler, policy)
+        with pytest.raises(ServiceError, match="another tablectl is listening"):
+            second.start()
+        second.stop()
+        assert path.exists()  # the first server's socket survives the refused second
+
+
+def test_refuses_to_replace_a_file_that_is_no_socket(tmp_path: Path, handler: Recorder) -> None:
+    """A misconfigured socket path never deletes somebody's file."""
+    path = tmp_path / "c.sock"
+    path.write_text("precious")
+    server = ControlServer(path, handler, AccessPolicy(OPERATORS, SURVEILLANCE))
+    with pytest.raises(ServiceError, match="exists and is not a socket"):
+        server.start()
+    server.stop()
+    assert path.read_text() == "precious"
+
+
+def test_overlong_line_is_refused_and_closed(server: ControlServer, groups: Groups) -> None:
+    """A line over 64 KiB is refused (too_long) and the connection closed: no unbounded buffer."""
+    with _connect(server, groups, OPERATORS) as client:
+        client.send_line(b"x" * (MAX_LINE_BYTES + 10))
+        reply = client.read_message()
+        assert reply["error"]["code"] == "too_long" and reply["id"] is None
+        with pytest.raises(ControlError, match="closed the connection"):
+            client.read_message()
+
+
+def test_client_errors_are_one_line(tmp_path: Path) -> None:
+    """No service: the client says so instead of a traceback."""
+    with pytest.raises(ControlError, match=r"not found \(is tablectl running\?\)"):
+        ControlClient(tmp_path / "absent.sock").connect()
+
+
+def test_tcp_listener_is_watch_only(tmp_path: Path, handler: Recorder) -> None:
+    """A TCP peer has no credentials, so it may only read, never command."""
+    policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=Groups())
+    with ControlServer(tmp_path / "c.sock", handler, policy, tcp=("127.0.0.1", 0)) as server:
+        assert server.tcp_address is not None
+        with socket.create_connection(server.tcp_address, timeout=5) as sock, \
+                sock.makefile("rwb") as stream:
+            stream.write(b'{"id": 1, "verb": "round.open"}\n{"id": 2, "verb": "watch"}\n')
+            stream.flush()
+            refused, watching = json.loads(stream.readline()), json.loads(stream.readline())
+    assert refused["error"]["code"] == "forbidden" and "tcp peer 127.0.0.1" in \
+        refused["error"]["message"]
+    assert watching == {"id": 2, "ok": True, "result": {"watching": True}}

@@ -1,0 +1,165 @@
+"""systemd/tablectl.service and systemd/99-tablectl.rules: required directives, hardening score,
+``systemd-analyze verify``, and agreement with the config defaults and the install guide."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from controller.service.config import DEFAULT_CONTROL_SOCKET, load_config
+
+ROOT = Path(__file__).resolve().parents[2]
+UNIT = ROOT / "systemd" / "tablectl.service"
+RULES = ROOT / "systemd" / "99-tablectl.rules"
+INSTALL_DOC = ROOT / "docs" / "install-raspberry-pi.md"
+MAX_EXPOSURE = 2.0
+SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
+needs_systemd_analyze = pytest.mark.skipif(
+    SYSTEMD_ANALYZE is None,
+    reason="systemd-analyze not installed (Debian: apt-get install systemd)")
+
+
+def parse_unit(text: str) -> dict[str, dict[str, list[str]]]:
+    """A unit file as section -> key -> every value (systemd allows repeated keys, which
+    configparser would reject or overwrite)."""
+    sections: dict[str, dict[str, list[str]]] = {}
+    current: dict[str, list[str]] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = sections.setdefault(line[1:-1], {})
+            continue
+        assert current is not None, f"key outside a section: {line}"
+        key, _, value = line.partition("=")
+        current.setdefault(key.strip(), []).append(value.strip())
+    return sections
+
+
+@pytest.fixture(name="service", scope="module")
+def fixture_service() -> dict[str, list[str]]:
+    return parse_unit(UNIT.read_text(encoding="utf-8"))["Service"]
+
+
+def _one(service: dict[str, list[str]], key: str) -> str:
+    values = service.get(key)
+    assert values, f"{key}= missing"
+    return values[-1]
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("Type", "notify"), ("NotifyAccess", "main"), ("Restart", "on-failure"),
+    ("User", "tablectl"), ("Group", "tablectl"),
+    ("StateDirectory", "tablectl"), ("RuntimeDirectory", "tablectl"),
+    ("ConfigurationDirectory", "tablectl"), ("DevicePolicy", "closed"),
+    ("IPAddressDeny", "any"), ("NoNewPrivileges", "yes"), ("CapabilityBoundingSet", ""),
+    ("ProtectSystem", "strict"), ("UMask", "0077"),
+])
+def test_required_directive(service: dict[str, list[str]], key: str, value: str) -> None:
+    """The unit carries each directive issue 6 requires (notify, user, directories, sandbox)."""
+    assert _one(service, key) == value
+
+
+def test_watchdog_is_set(service: dict[str, list[str]]) -> None:
+    """A hung table thread stops the pings and systemd restarts the service."""
+    match = re.fullmatch(r"(\d+)s", _one(service, "WatchdogSec"))
+    assert match and 2 <= int(match[1]) <= 60
+
+
+def test_only_table_devices_and_no_network(service: dict[str, list[str]]) -> None:
+    """Device access only to the table's devices; sockets only AF_UNIX (+ netlink for udev)."""
+    allowed = {value.split()[0] for value in service["DeviceAllow"]}
+    assert {"/dev/table-shuffler", "/dev/table-shoe"} <= allowed
+    assert allowed <= {"/dev/table-shuffler", "/dev/table-shoe", "char-usb_device",
+                       "char-ttyUSB", "char-ttyACM"}
+    families = set(_one(service, "RestrictAddressFamilies").split())
+    assert "AF_UNIX" in families and families <= {"AF_UNIX", "AF_NETLINK"}
+    assert "tablectl-devices" in _one(service, "SupplementaryGroups").split()
+
+
+def test_paths_agree_with_config_and_install_guide(service: dict[str, list[str]]) -> None:
+    """The unit, the config defaults, the example config and the install guide name the same
+    directories and the same executable."""
+    exec_start = _one(service, "ExecStart").split()
+    assert exec_start[0] == "/opt/tablectl/current/bin/tablectl"
+    assert exec_start[1:] == ["run", "--config", "/etc/tablectl/tablectl.toml"]
+    assert DEFAULT_CONTROL_SOCKET.parent == Path("/run") / _one(service, "RuntimeDirectory")
+    example = load_config(ROOT / "systemd" / "tablectl.example.toml")
+    state = Path("/var/lib") / _one(service, "StateDirectory")
+    assert state in example.journal.directory.parents
+    assert example.control.socket_group in _one(service, "SupplementaryGroups").split()
+    guide = INSTALL_DOC.read_text(encoding="utf-8")
+    for needle in ("/opt/tablectl/current", "/etc/tablectl/tablectl.toml", "99-tablectl.rules",
+                   "tablectl-devices", "tablectl-control", "libusb-1.0-0", "python3-venv"):
+        assert needle in guide, needle
+
+
+@needs_systemd_analyze
+def test_security_exposure_at_most_2() -> None:
+    """systemd-analyze security --offline=yes scores the unit 2.0 or less."""
+    result = subprocess.run([SYSTEMD_ANALYZE, "security", "--offline=yes", str(UNIT)],
+                            capture_output=True, text=True, timeout=60, check=False)
+    match = re.search(r"Overall exposure level for tablectl\.service: (\d+\.\d+)",
+                      result.stdout + result.stderr)
+    assert match, result.stdout + result.stderr
+    assert float(match[1]) <= MAX_EXPOSURE, result.stdout
+
+
+@needs_systemd_analyze
+def test_verify_is_clean(tmp_path: Path) -> None:
+    """systemd-analyze verify reports nothing. It checks that ExecStart= exists, and
+    /opt/tablectl is not installed here, so a copy points it at /usr/bin/true."""
+    text = UNIT.read_text(encoding="utf-8").replace("/opt/tablectl/current/bin/tablectl",
+                                                    "/usr/bin/true")
+    copy = tmp_path / "tablectl.service"
+    copy.write_text(text, encoding="utf-8")
+    result = subprocess.run([SYSTEMD_ANALYZE, "verify", str(copy)], capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert result.returncode == 0 and not result.stdout.strip() and not result.stderr.strip(), \
+        result.stdout + result.stderr
+
+
+_RULE_ITEM = re.compile(r'^\s*([A-Z_]+(?:\{[^}]+\})?)\s*(==|!=|\+=|-=|:=|=)\s*"([^"]*)"\s*$')
+
+
+def parse_rules(text: str) -> list[dict[str, tuple[str, str]]]:
+    """Each rule line as key -> (operator, value); fails on anything that is not udev syntax."""
+    rules = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        rule = {}
+        for item in line.split(", "):
+            match = _RULE_ITEM.match(item)
+            assert match, f"line {number}: not a udev key: {item!r}"
+            rule[match[1]] = (match[2], match[3])
+        rules.append(rule)
+    return rules
+
+
+def test_udev_rules() -> None:
+    """Stable names by vendor, product and serial; group tablectl-devices, mode 0660, and
+    ModemManager kept off every port."""
+    rules = parse_rules(RULES.read_text(encoding="utf-8"))
+    assert len(rules) >= 3
+    names = set()
+    for rule in rules:
+        attrs = "ATTRS" if "SUBSYSTEM" in rule and rule["SUBSYSTEM"][1] == "tty" else "ATTR"
+        for key in ("idVendor", "idProduct", "serial"):
+            operator, value = rule[f"{attrs}{{{key}}}"]
+            assert operator == "==" and value
+        assert re.fullmatch(r"[0-9a-f]{4}", rule[f"{attrs}{{idVendor}}"][1])
+        assert rule["GROUP"] == ("=", "tablectl-devices")
+        assert rule["MODE"] == ("=", "0660")
+        assert rule["ENV{ID_MM_DEVICE_IGNORE}"] == ("=", "1")
+        if "SYMLINK" in rule:
+            assert rule["SYMLINK"][0] == "+="
+            names.add(rule["SYMLINK"][1])
+    assert names == {"table-shuffler", "table-shoe"}
+    assert any(rule.get("ENV{DEVTYPE}") == ("==", "usb_device") for rule in rules), \
+        "a rule for the USB HID scanner's usb device node"
