@@ -35,6 +35,7 @@ from controller.analysis.odds import game_odds  # noqa: E402
 from controller.games import poker  # noqa: E402
 from controller.games.cards import FULL_DECK  # noqa: E402
 from controller.games.catalog import GAMES, get_game  # noqa: E402
+from controller.logsetup import configure_logging  # noqa: E402
 from controller.settlement import RoundInput, Wager, settle  # noqa: E402
 
 
@@ -181,7 +182,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--only", default=",".join(SECTIONS),
                         help=f"comma-separated sections of {', '.join(SECTIONS)}")
+    parser.add_argument("--log-level", default="WARNING",
+                        help="operational log level; debug logs every frame and slows the run")
     args = parser.parse_args(argv)
+    configure_logging(args.log_level)
     chosen = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = [s for s in chosen if s not in SECTIONS]
     if unknown:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from firmware_sim.faults import FaultSpec, FaultSpecError, parse_fault
+from controller.logsetup import configure_logging
 from firmware_sim.serve import PtyServer, TcpServer
 
 EXIT_USAGE = 2
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("device", choices=("shuffler", "shoe"))
     parser.add_argument("--dialect", choices=("framed", "scanner", "beetek"), default="framed",
                         help="shoe output format (default framed)")
+    parser.add_argument("--log-level", default="WARNING", help="operational log level (stderr)")
     parser.add_argument("--listen", default="pty", help="pty or tcp:HOST:PORT (port 0 picks one)")
     parser.add_argument("--seed", type=int, default=None, help="reproducible shuffles")
     parser.add_argument("--fault", type=_fault, action="append", default=[], metavar="SPEC",
@@ -141,6 +143,8 @@ def serve(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Logs go to stderr: stdout carries the "PTY <path>" / "TCP <host:port>" line.
+    configure_logging(args.log_level)
     if args.autodraw is not None and (args.device != "shoe" or args.autodraw <= 0):
         parser.error("--autodraw needs 'shoe' and a positive number of seconds")
     try:
