@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "controller.cli.probe",
     "controller.cli.journal",
     "controller.cli.run",
+    "controller.cli.client",
 )
 
 

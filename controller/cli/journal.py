@@ -1,8 +1,11 @@
-"""``tablectl journal verify|rounds``: surveillance's tools for the journal.
+"""``tablectl journal verify|rounds|show|recall|replay``: surveillance's tools for the journal.
 
 ``verify`` exits 0 when the journal is intact, 1 when it found damage (naming the first bad
 file, line, sequence number and kind), 2 when it could not do its job (unreadable file, bad key
-file). ``rounds`` is provisional until the table's round events are final.
+file). ``replay`` exits 0 when every recorded decision and settlement is reproduced by the rules
+from the recorded inputs, 1 on any divergence (each named by its sequence number). The review
+verbs read ``PATH...`` or, by default, the journal directory (``--dir``, default
+``/var/lib/tablectl/journal``).
 """
 
 from __future__ import annotations
@@ -12,12 +15,18 @@ import sys
 from typing import Any
 
 from controller.cli.output import print_json, print_table
+from controller.journal.errors import JournalFormatError
 from controller.journal.keys import load_hmac_key
 from controller.journal.reader import iter_records
-from controller.journal.rounds import summarise_rounds
+from controller.journal.record import canonical_json
+from controller.journal.replay import replay_records
+from controller.journal.rounds import RoundSummary, recall, round_timeline, summarise_rounds
 from controller.journal.verify import VerifyReport, verify
 
 EXIT_DAMAGED = 1
+EXIT_DIVERGED = 1
+DEFAULT_DIR = "/var/lib/tablectl/journal"
+RECALL_GAMES = 10
 
 
 def register(subparsers: Any) -> None:
@@ -31,10 +40,36 @@ def register(subparsers: Any) -> None:
                        help="accept an excerpt whose start nothing vouches for")
     check.add_argument("--json", action="store_true", help="print JSON")
     check.set_defaults(func=run_verify)
-    rounds = actions.add_parser("rounds", help="one row per round (provisional)")
-    rounds.add_argument("paths", nargs="+", metavar="PATH", help="journal files or directories")
-    rounds.add_argument("--json", action="store_true", help="print JSON")
-    rounds.set_defaults(func=run_rounds)
+
+    def review(name: str, help_text: str, func: Any) -> argparse.ArgumentParser:
+        sub = actions.add_parser(name, help=help_text)
+        sub.add_argument("--dir", default=DEFAULT_DIR,
+                         help=f"journal directory when no PATH is given (default {DEFAULT_DIR})")
+        sub.add_argument("--json", action="store_true", help="print JSON")
+        sub.set_defaults(func=func)
+        return sub
+
+    rounds = review("rounds", "one row per round", run_rounds)
+    rounds.add_argument("paths", nargs="*", metavar="PATH", help="journal files or directories")
+    show = review("show", "one round's full timeline", run_show)
+    show.add_argument("round", metavar="ROUND", help="round id (as in `rounds`)")
+    show.add_argument("paths", nargs="*", metavar="PATH", help="journal files or directories")
+    last = review("recall", f"the last {RECALL_GAMES} games (game recall)", run_recall)
+    last.add_argument("paths", nargs="*", metavar="PATH", help="journal files or directories")
+    again = review("replay", "re-run the recorded inputs through the rules and compare",
+                   run_replay)
+    again.add_argument("paths", nargs="*", metavar="PATH", help="journal files or directories")
+
+
+def _paths(args: argparse.Namespace) -> list[str]:
+    return list(args.paths) or [args.dir]
+
+
+def _records(args: argparse.Namespace) -> list[Any]:
+    try:
+        return list(iter_records(_paths(args)))
+    except JournalFormatError as error:
+        raise JournalFormatError(f"{error} (run `tablectl journal verify`)") from error
 
 
 def _print_report(report: VerifyReport) -> None:
@@ -67,17 +102,74 @@ def run_verify(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_rounds(args: argparse.Namespace) -> int:
-    rows = summarise_rounds(iter_records(args.paths))
-    if args.json:
-        print_json({"provisional": True, "rounds": [row.to_dict() for row in rows]})
-        return 0
+def _cards(row: RoundSummary) -> str:
+    return "; ".join(f"{pos}: {' '.join(cards)}" for pos, cards in row.cards.items()) or "-"
+
+
+def _overrides(row: RoundSummary) -> str:
+    return "; ".join(f"{o['actor']} {o['action']}" + (f" ({o['clause']})" if o["clause"] else "")
+                     for o in row.overrides) or "-"
+
+
+def _print_rows(rows: list[RoundSummary]) -> None:
     print_table(
-        ("round", "first", "last", "game", "cards", "burns", "outcome"),
-        [(row.round_id, row.first_ts, row.last_ts, row.game or "-",
-          "; ".join(f"{pos}: {' '.join(cards)}" for pos, cards in row.cards.items()) or "-",
-          " ".join(row.burns) or "-",
-          (f"void ({row.void['reason']}, {row.void['clause']})" if row.void else
-           "settled" if row.settled else "open")) for row in rows],
+        ("round", "first", "last", "game", "cards", "burns", "outcome", "overrides"),
+        [(row.round_id, row.first_ts, row.last_ts, row.game or "-", _cards(row),
+          " ".join(row.burns) or "-", row.outcome, _overrides(row)) for row in rows],
     )
+
+
+def run_rounds(args: argparse.Namespace) -> int:
+    rows = summarise_rounds(_records(args))
+    if args.json:
+        print_json({"rounds": [row.to_dict() for row in rows]})
+    else:
+        _print_rows(rows)
+    return 0
+
+
+def run_recall(args: argparse.Namespace) -> int:
+    rows = recall(_records(args), RECALL_GAMES)
+    if args.json:
+        print_json({"games": [row.to_dict() for row in rows]})
+    else:
+        _print_rows(rows)
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    timeline = round_timeline(_records(args), args.round)
+    if not timeline:
+        print(f"tablectl journal: no records of round {args.round!r}", file=sys.stderr)
+        return EXIT_DAMAGED
+    if args.json:
+        print_json({"round": args.round, "records": [r.to_dict() for r in timeline]})
+        return 0
+    for record in timeline:
+        payload = dict(record.payload)
+        payload.pop("round", None)
+        print(f"{record.seq:>8}  {record.ts}  {record.event_type:<22} {record.actor or '-':<18} "
+              f"{canonical_json(payload)}")
+    return 0
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    report = replay_records(_records(args))
+    if args.json:
+        print_json(report.to_dict())
+    elif report.ok:
+        print(f"OK: {report.inputs} input(s) replayed in {report.sessions} session(s); "
+              f"{report.outputs_checked} output(s) reproduced, of which {report.money_checked} "
+              f"money decision(s) and {report.settlements_checked} settlement(s)/void(s)")
+    else:
+        print(f"DIVERGED: {len(report.divergences)} divergence(s) after {report.inputs} input(s)")
+        for divergence in report.divergences:
+            print(f"  {divergence.describe()}")
+    if report.unrecorded_tail and not args.json:
+        print(f"  note: {report.unrecorded_tail} output(s) of the last input are not recorded "
+              f"(journal cut off mid-input; recovery records them)")
+    if not report.ok:
+        print(f"tablectl journal: replay diverged at {report.divergences[0].describe()}",
+              file=sys.stderr)
+        return EXIT_DIVERGED
     return 0

@@ -1,9 +1,10 @@
-"""One summary row per round, read generically from records that carry a round id.
+"""One summary row per round, for ``tablectl journal rounds`` and ``recall``.
 
-PROVISIONAL: the table machine's round events are still being written, so this reads only the
-shapes documented in ``docs/journal.md`` (``card_assigned``/``cards_assigned``, ``card_burned``,
-``round_voided``, ``round_settled``) and ignores what it does not know. It will be replaced by a
-summary built from the table's own event types, which is also where ``show``/``recall`` belong.
+Read from the table's output records (``round_opened`` with its provenance, ``card_assigned``
+in deal order, ``burn_card``, ``round_settled``/``round_voided`` with the settlement,
+``supervisor_decided``) and from input records of supervisors (overrides and who made them).
+Records of other shapes that carry a round id (``cards_assigned``, ``card_burned``) are read too,
+so excerpts written by other tools still summarise.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from controller.journal.record import Record
 
 CARD_EVENTS = frozenset({"card_assigned", "cards_assigned"})
 BURN_EVENTS = frozenset({"card_burned", "cards_burned", "burn_card"})
+ENDED = frozenset({"round_settled", "round_voided"})
 
 
 @dataclass(slots=True)
@@ -33,13 +35,32 @@ class RoundSummary:
     burns: list[str] = field(default_factory=list)
     void: dict[str, Any] | None = None
     settled: bool = False
+    results: list[dict[str, Any]] = field(default_factory=list)
+    overrides: list[dict[str, Any]] = field(default_factory=list)
+    provenance: dict[str, Any] | None = None
+    recovered: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ended(self) -> bool:
+        return self.settled or self.void is not None
+
+    @property
+    def outcome(self) -> str:
+        if self.void is not None:
+            return f"void ({self.void['reason']}; {self.void['clause']})"
+        if self.settled:
+            net = sum(int(r.get("net", 0)) for r in self.results)
+            return f"settled: {len(self.results)} wager(s), player net {net:+d}"
+        return "open"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "round": self.round_id, "first_seq": self.first_seq, "last_seq": self.last_seq,
             "first_ts": self.first_ts, "last_ts": self.last_ts, "game": self.game,
             "events": self.events, "cards": self.cards, "burns": self.burns,
-            "void": self.void, "settled": self.settled,
+            "void": self.void, "settled": self.settled, "outcome": self.outcome,
+            "results": self.results, "overrides": self.overrides,
+            "provenance": self.provenance, "recovered": self.recovered,
         }
 
 
@@ -87,6 +108,42 @@ def summarise_rounds(records: Iterable[Record]) -> list[RoundSummary]:
         elif record.event_type == "round_voided":
             summary.void = {"reason": payload.get("reason"), "clause": payload.get("clause"),
                             "seq": record.seq}
+            summary.results = _results(payload)
         elif record.event_type == "round_settled":
             summary.settled = True
+            summary.results = _results(payload)
+        elif record.event_type == "round_opened":
+            summary.provenance = payload.get("provenance")
+        elif record.event_type == "supervisor_decided":
+            summary.overrides.append({"seq": record.seq, "actor": payload.get("actor"),
+                                      "action": payload.get("action"),
+                                      "clause": payload.get("clause"),
+                                      "reason": payload.get("reason")})
+        elif record.event_type == "input_command" and (record.actor or "").startswith(
+                "supervisor:") and payload.get("type") != "SupervisorDecision":
+            summary.overrides.append({"seq": record.seq, "actor": record.actor,
+                                      "action": payload.get("type"), "clause": None,
+                                      "reason": None})
+        elif record.event_type == "recovery_completed":
+            summary.recovered.append({"seq": record.seq, "decision": payload.get("decision"),
+                                      "clause": payload.get("clause")})
     return list(rounds.values())
+
+
+def _results(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+    settlement = payload.get("settlement")
+    if not isinstance(settlement, Mapping):
+        return []
+    return [{"wager": r.get("wager_id"), "outcome": r.get("outcome"), "net": r.get("net"),
+             "rule": r.get("rule")} for r in settlement.get("results", [])
+            if isinstance(r, Mapping)]
+
+
+def round_timeline(records: Iterable[Record], round_id: str) -> list[Record]:
+    """Every record of one round, in chain order: inputs, outputs, recovery."""
+    return [record for record in records if record.round_id == round_id]
+
+
+def recall(records: Iterable[Record], count: int = 10) -> list[RoundSummary]:
+    """The last ``count`` games that ended (settled or voided), oldest first."""
+    return [row for row in summarise_rounds(records) if row.ended][-count:]

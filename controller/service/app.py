@@ -1,14 +1,18 @@
-"""The service's lifecycle: start the parts in order, report health to systemd, stop cleanly.
+"""The service's lifecycle: wire drivers -> table -> settlement -> journal, report health to
+systemd, stop cleanly.
 
-:class:`Service` is the seam where drivers -> table -> settlement -> journal will be wired (they
-are being written alongside). Today it starts the control socket with a handler that answers
-``round.status``/``wager.list`` and refuses commands as ``unavailable``, and one health thread
-that sends READY, STATUS and WATCHDOG.
+:meth:`Service.start` does, in order, and refuses to go on at the first problem (one line, no
+traceback): load the HMAC key (least privilege, :mod:`.keyfile`); open the journal; apply
+retention; **recover** the table from the journal (:func:`controller.journal.recovery.recover`:
+replay, then the game's power-failure clause for an interrupted round); start the table thread
+(:mod:`.tablethread`), the device (a real driver, or a firmware_sim device on a pty for ``url =
+"sim"``, :mod:`.devices`) and its operator (:mod:`.dealer`); then the control socket with the
+:class:`~controller.service.handler.TableHandler`; and only then READY=1. Every round event is
+journaled first (JournaledTable), then published to ``watch`` connections.
 
-Health is a *probe*, not a timer: the health thread pings the watchdog only when ``probe()``
-reports the table alive. Wired to the table, ``probe`` will put a no-op on the table thread's
-queue and wait for it (bounded), so a hung table thread stops the pings and systemd restarts
-the service (``WatchdogSec=``), after which the journal's recovery runs.
+Health is a *probe*, not a timer: the health thread pings the watchdog only when the table
+thread passes a marker put on its queue within a bounded time, so a hung table thread stops the
+pings and systemd restarts the service (``WatchdogSec=``), whose recovery continues the round.
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ class Health:
 
 
 class UnwiredHandler:
-    """The control handler until the table is wired: answers reads, refuses commands clearly."""
+    """A handler with no table (``Service(config, handler=UnwiredHandler(config))``, for tests
+    of the lifecycle alone): answers reads, refuses commands clearly."""
 
     def __init__(self, config: ServiceConfig) -> None:
         self.config = config
@@ -55,12 +60,20 @@ class UnwiredHandler:
         if request.verb == "wager.list":
             return {"wagers": []}
         raise Refusal(ErrorCode.UNAVAILABLE,
-                      f"{request.verb}: no table is wired into this service build yet",
+                      f"{request.verb}: no table is wired into this service",
                       request.id)
 
 
+def _starting(request: Request, peer: Peer) -> Mapping[str, Any]:
+    raise Refusal(ErrorCode.UNAVAILABLE, f"{request.verb}: the service is starting (journal "
+                  "recovery); try again in a moment", request.id)
+
+
 class Service:
-    """``Service(config)``; ``start()``, then ``wait()`` (or your own loop), then ``stop()``."""
+    """``Service(config)``; ``start()``, then ``wait()`` (or your own loop), then ``stop()``.
+
+    With ``handler`` given the service runs that handler and wires no table (lifecycle tests);
+    otherwise :meth:`start` wires the table (:class:`~controller.service.wiring.Wiring`)."""
 
     def __init__(self, config: ServiceConfig, *, handler: Handler | None = None,
                  policy: AccessPolicy | None = None, notifier: Notifier | None = None,
@@ -69,25 +82,39 @@ class Service:
         self.config = config
         self.notifier = notifier or Notifier()
         control = config.control
+        self._handler: Handler = handler or _starting
+        self.wire = handler is None
+        self.wiring: Any = None
         self.server = ControlServer(
-            control.socket, handler or UnwiredHandler(config),
-            policy or AccessPolicy(control.operators_group, control.surveillance_group),
+            control.socket, self._dispatch,
+            policy or AccessPolicy(control.operators_group, control.surveillance_group,
+                                   supervisors_group=control.supervisors_group),
             socket_group=control.socket_group,
             tcp=(control.tcp.host, control.tcp.port) if control.tcp else None)
-        self.probe = probe or self._unwired_probe
+        self._probe = probe
         self.interval = watchdog_interval(environ) or IDLE_HEALTH_SECONDS
+        self.probe_seconds = max(0.5, min(self.interval / 2, 5.0))
+        """How long the table thread may take to pass the liveness marker."""
         self._stop = threading.Event()
         self._health = threading.Thread(target=self._health_loop, name="service-health",
                                         daemon=True)
         self.ready = threading.Event()
         """Set once READY=1 has been sent (start-up complete)."""
 
-    def _unwired_probe(self) -> Health:
+    def _dispatch(self, request: Request, peer: Peer) -> Mapping[str, Any] | None:
+        return self._handler(request, peer)
+
+    def probe(self) -> Health:
+        if self._probe is not None:
+            return self._probe()
+        if self.wiring is not None:
+            return self.wiring.health(self.probe_seconds)
         return Health(True, f"table {self.config.table_id} ({self.config.game.value}): "
                             "control socket up, table not wired")
 
     def start(self) -> None:
-        """Start the control socket, then the health thread that reports READY."""
+        """Wire the table (recovery included), start the control socket, then the health
+        thread that reports READY. On any failure what was started is stopped again."""
         socket_dir = self.config.control.socket.parent
         if not socket_dir.exists():  # systemd's RuntimeDirectory= makes it; the bench does not
             socket_dir.mkdir(mode=0o700, parents=True)
@@ -95,7 +122,21 @@ class Service:
         if owner not in (0, os.getuid()):  # e.g. a /tmp directory planted by another user
             raise ServiceError(f"control socket directory {socket_dir} belongs to uid {owner}, "
                                "not to this service; refusing to listen there")
+        # The socket first: it refuses a second service on the same table (which must never
+        # open the same journal); until the table is wired, requests are "unavailable".
         self.server.start()
+        if self.wire:
+            from controller.service.wiring import Wiring  # imports the table, drivers, sims
+
+            try:
+                self.wiring = Wiring(self.config, self.server.publish)
+                self.wiring.start()
+            except BaseException:
+                self.wiring = None
+                self.server.stop()
+                raise
+            assert self.wiring.handler is not None
+            self._handler = self.wiring.handler
         self._health.start()
         log.info("service started", table=self.config.table_id, config=self.config.source)
 
@@ -113,7 +154,13 @@ class Service:
         if self._health.is_alive():
             self._health.join()
         self.server.stop()
+        self._close_wiring()
         log.info("service stopped", table=self.config.table_id)
+
+    def _close_wiring(self) -> None:
+        if self.wiring is not None:
+            self.wiring.close()
+            self.wiring = None
 
     def __enter__(self) -> Service:
         self.start()

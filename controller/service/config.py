@@ -38,6 +38,7 @@ from controller.settlement.model import BetLimit, ProgressiveConfig
 DEFAULT_CONTROL_SOCKET = Path("/run/tablectl/control.sock")
 DEFAULT_OPERATORS_GROUP = "tablectl-operators"
 DEFAULT_SURVEILLANCE_GROUP = "tablectl-surveillance"
+DEFAULT_SUPERVISORS_GROUP = "tablectl-supervisors"
 DEFAULT_SOCKET_GROUP = "tablectl-control"
 DEFAULT_RETENTION_DAYS = 365
 BENCH_SOURCE = "<embedded bench config>"
@@ -112,6 +113,8 @@ class ControlConfig:
     operators_group: str = DEFAULT_OPERATORS_GROUP
     surveillance_group: str = DEFAULT_SURVEILLANCE_GROUP
     tcp: TcpListenerConfig | None = None
+    supervisors_group: str = DEFAULT_SUPERVISORS_GROUP
+    """Members command as Pit Supervisors; operators (dealers) may not take their decisions."""
     """Off unless ``[control.tcp]`` is in the file."""
 
 
@@ -353,13 +356,19 @@ class _Reader:
         socket_group = self._group(section, "socket_group", DEFAULT_SOCKET_GROUP, empty_ok=True)
         operators = self._group(section, "operators_group", DEFAULT_OPERATORS_GROUP)
         surveillance = self._group(section, "surveillance_group", DEFAULT_SURVEILLANCE_GROUP)
+        supervisors = self._group(section, "supervisors_group", DEFAULT_SUPERVISORS_GROUP)
         if operators == surveillance:
             raise section.error("surveillance_group", "must differ from operators_group, or "
                                                       "surveillance could command the table")
+        if supervisors in (operators, surveillance):
+            raise section.error("supervisors_group", "must differ from operators_group and "
+                                "surveillance_group, or a dealer could take a supervisor's "
+                                "decisions")
         tcp = self._tcp(section.section("tcp"))
         section.finish()
-        assert operators is not None and surveillance is not None
-        return ControlConfig(socket_path, socket_group, operators, surveillance, tcp)
+        assert operators is not None and surveillance is not None and supervisors is not None
+        return ControlConfig(socket_path, socket_group, operators, surveillance, tcp,
+                             supervisors)
 
     def _tcp(self, section: Section | None) -> TcpListenerConfig | None:
         if section is None:

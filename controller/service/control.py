@@ -104,6 +104,8 @@ class AccessPolicy:
     operators_group: str
     surveillance_group: str
     groups_of: GroupsOf = system_groups_of
+    supervisors_group: str | None = None
+    """Members command as Pit Supervisors (the table accepts their supervisor decisions)."""
     superusers: frozenset[int] = field(default_factory=lambda: frozenset({0, os.getuid()}))
     """uids that may do everything: root and the service's own user."""
 
@@ -111,6 +113,8 @@ class AccessPolicy:
         if uid in self.superusers:
             return Role.ROOT
         groups = self.groups_of(uid, gid)
+        if self.supervisors_group is not None and self.supervisors_group in groups:
+            return Role.SUPERVISOR
         if self.operators_group in groups:
             return Role.OPERATOR
         if self.surveillance_group in groups:
@@ -123,8 +127,10 @@ class AccessPolicy:
         if peer.role.may(spec.access):
             return None
         if peer.role is Role.NONE:
-            return (f"{request.verb} not permitted: {peer.describe()} is in neither "
-                    f"{self.operators_group} nor {self.surveillance_group}")
+            groups = [g for g in (self.supervisors_group, self.operators_group,
+                                  self.surveillance_group) if g]
+            return (f"{request.verb} not permitted: {peer.describe()} is in none of "
+                    f"{', '.join(groups)}")
         return (f"{request.verb} not permitted: it is a command, and {peer.describe()} is in "
                 f"{self.surveillance_group}, which may only watch, round.status and wager.list")
 

@@ -44,10 +44,13 @@ class Role(str, Enum):
     NONE = "none"
     SURVEILLANCE = "surveillance"
     OPERATOR = "operator"
+    """A dealer: commands the table; the table refuses a supervisor's decision from them."""
+    SUPERVISOR = "supervisor"
+    """A Pit Supervisor or above: commands, including the decisions the rules give them."""
     ROOT = "root"
 
     def may(self, access: Access) -> bool:
-        if self in (Role.OPERATOR, Role.ROOT):
+        if self in (Role.OPERATOR, Role.SUPERVISOR, Role.ROOT):
             return True
         return self is Role.SURVEILLANCE and access is Access.READ
 
@@ -183,6 +186,10 @@ _REASON = Arg("reason", ArgType.TEXT, required=False)
 VERBS: Mapping[str, VerbSpec] = MappingProxyType({spec.verb: spec for spec in (
     VerbSpec("round.open", Access.COMMAND, "open a round: place your bets"),
     VerbSpec("round.close", Access.COMMAND, "close the betting: no more bets"),
+    VerbSpec("round.shuffled", Access.COMMAND,
+             "the dealer confirms the deck was shuffled (a shoe table; a shuffler reports it)"),
+    VerbSpec("round.reveal", Access.COMMAND, "the dealer reveals the dealer's hand"),
+    VerbSpec("round.settle", Access.COMMAND, "settle the round (after the reveal)"),
     VerbSpec("round.status", Access.READ, "the table's state, round and devices"),
     VerbSpec("wager.place", Access.COMMAND, "place a wager on the layout", (
         Arg("wager_id", ArgType.TEXT), Arg("position", ArgType.TEXT), Arg("bet", ArgType.TEXT),
@@ -191,6 +198,12 @@ VERBS: Mapping[str, VerbSpec] = MappingProxyType({spec.verb: spec for spec in (
     VerbSpec("wager.list", Access.READ, "the wagers of the current round"),
     VerbSpec("decide", Access.COMMAND, "a player's play or fold (RWS-3CP 3.8)", (
         Arg("position", ArgType.TEXT), Arg("choice", ArgType.TEXT, choices=("play", "fold")))),
+    VerbSpec("option", Access.COMMAND, "a player's option after a dealing error or an "
+             "interruption (RWS-NC3P 5.7, MBS-R3P 5.7, 5.13.1)", (
+        Arg("position", ArgType.TEXT), Arg("choice", ArgType.TEXT,
+                                           choices=("continue", "withdraw")),
+        Arg("player", ArgType.TEXT, required=False))),
+    VerbSpec("supervisor.continue", Access.COMMAND, "continue the held round", (_REASON,)),
     VerbSpec("supervisor.void", Access.COMMAND, "void the round", (
         Arg("reason", ArgType.TEXT), Arg("clause", ArgType.TEXT, required=False))),
     VerbSpec("supervisor.reconstruct", Access.COMMAND, "confirm a reconstruction", (

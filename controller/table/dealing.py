@@ -40,6 +40,8 @@ class Deal:
     partial: int = 0
     """Cards already given to the current set step (a shuffler set read card by card)."""
     dealt: int = 0
+    order: list[Card] = field(default_factory=list)
+    """Cards delivered to hands, in the order they came (for a LIVE-3P burn reconstruction)."""
 
     def __post_init__(self) -> None:
         for step in self.plan:
@@ -79,6 +81,7 @@ class Deal:
         step = self.plan[self.cursor]
         hand = self.hands[step.position]
         hand.append(card)
+        self.order.append(card)
         self.dealt += 1
         self.partial += 1
         if self.partial >= step.cards:
@@ -95,10 +98,33 @@ class Deal:
         hand = self.hands[step.position]
         first = len(hand)
         hand.extend(cards)
+        self.order.extend(cards)
         self.dealt += len(cards)
         self.cursor += 1
         return [Delivery(step.position, tuple(cards), first, True,
                          wrong_count=len(hand) != CARDS_PER_HAND)]
+
+    def rebuild_after_extra_burns(self) -> list[Delivery]:
+        """LIVE-3P T&C 1 reconstruction: burns beyond the target were the first cards of the
+        deal; put every card back in its intended sequential order (RWS-NC3P 1.13 defines
+        reconstruction the same way) and return the deliveries, re-made from the start."""
+        extra = self.burns[self.burn_target:]
+        sequence = [*extra, *self.order]
+        del self.burns[self.burn_target:]
+        for hand in self.hands.values():
+            hand.clear()
+        self.order, self.cursor, self.partial, self.dealt = [], 0, 0, 0
+        return [self.deliver_card(card) for card in sequence if not self.complete]
+
+    def drop_position(self, position: str) -> int:
+        """A hand removed from play receives nothing more: its remaining steps leave the plan, so
+        the cards still to come go to the remaining boxes in order (RWS-NC3P 3.12 deals only to
+        boxes in play; 5.9 removes the hand). Returns how many deliveries were dropped."""
+        keep_to = self.cursor + (1 if self.partial else 0)
+        rest = [step for step in self.plan[keep_to:] if step.position != position]
+        dropped = len(self.plan) - keep_to - len(rest)
+        self.plan = (*self.plan[:keep_to], *rest)
+        return dropped
 
     def move_hands(self, moves: Sequence[tuple[str, str]]) -> None:
         """Reconstruction by moving complete hands (RWS-NC3P 5.5.4): a permutation of hands."""

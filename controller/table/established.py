@@ -14,14 +14,17 @@ other (both hands may be waiting for the same card). The search stops at the sec
 
 Choices (docs/table.md): only WIN and LOSE establish an outcome (a push or a return is not
 "won or lost"); an RWS-3CP player who has not yet decided may still fold (3.8.1), so both branches
-count; the progressive wager is decided only in the plain cases (own hand certain to pay, or the
-own hand complete and no other Ante box able to make A-K-Q suited): conservative, never wrong
-about a wager it calls decided.
+count for the Ante, Play and Pair Plus. The progressive wager is exact too: its result depends on
+its own hand (3.11, 4.4) and, for a seated player, on the Envy Bonus hands (A-K-Q suited) of the
+other boxes holding an Ante that the player does not own (3.12, 3.13); a fold does not touch it
+(settlement: ``poker.resolve_progressive``). Every combination of the own hand's pay line and the
+other hands' envy classes is looked at, counted only when some completion of every hand involved
+is pairwise disjoint, and resolved by settlement's own function at the current meter.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from itertools import combinations
 
 from controller.games import pictures, poker
@@ -102,25 +105,75 @@ def _outcomes_two(rules: GameRules, wager: Wager, own: dict[_Key, list[int]],
                     return
 
 
-def _progressive(wager: Wager, own: dict[_Key, list[int]],
-                 others: Iterator[dict[_Key, list[int]]]) -> Outcome | None:
-    pays = {key[1] is not None for key in own}
-    if pays == {True}:
-        return Outcome.WIN
-    if len(own) == 1 and pays == {False}:
-        if not any(key[1] in ("akq_spades", "akq_suited") for other in others for key in other):
-            return Outcome.LOSE
-    return None
+_ENVY_LINES = ("akq_spades", "akq_suited")
+
+
+def _line_groups(cards: Sequence[Card], unseen: Sequence[Card]
+                 ) -> dict[str | None, tuple[poker_bets.ProgressiveHand, list[int]]]:
+    """Completions of one hand grouped by progressive pay line: line -> (a hand, masks)."""
+    missing = 3 - len(cards)
+    groups: dict[str | None, tuple[poker_bets.ProgressiveHand, list[int]]] = {}
+    for extra in combinations(unseen, max(missing, 0)):
+        hand = (*cards, *extra)[:3]
+        value = poker_bets.ProgressiveHand(
+            poker.evaluate(hand), hand[0].suit if hand[0].suit is hand[1].suit is hand[2].suit
+            else None)
+        groups.setdefault(value.line_key, (value, []))[1].append(_mask(extra))
+    return groups
+
+
+def _disjoint(lists: Sequence[list[int]], used: int = 0) -> bool:
+    """Some choice of one mask per list, pairwise disjoint (smallest lists first)."""
+    if not lists:
+        return True
+    first, rest = lists[0], lists[1:]
+    return any(mask & used == 0 and _disjoint(rest, used | mask) for mask in first)
+
+
+def _progressive(rules: GameRules, wager: Wager, own: Sequence[Card],
+                 others: Sequence[Sequence[Card]], unseen: Sequence[Card], jackpot: int
+                 ) -> set[Outcome]:
+    """Every realisable result of a progressive wager (stops at the second one)."""
+    seated = wager.seated is not False
+    own_groups = _line_groups(own, unseen)
+    envy_classes: list[dict[str | None, list[int]]] = []
+    if seated:
+        for cards in others:
+            classes: dict[str | None, list[int]] = {}
+            for line, (_, masks) in _line_groups(cards, unseen).items():
+                classes.setdefault(line if line in _ENVY_LINES else None, []).extend(masks)
+            envy_classes.append(classes)
+    found: set[Outcome] = set()
+
+    def walk(index: int, chosen: list[tuple[str | None, list[int]]]) -> bool:
+        if index == len(envy_classes):
+            for hand, masks in own_groups.values():
+                triggers = [key for key, _ in chosen if key is not None]
+                outcome = poker_bets.resolve_progressive(rules, wager.amount, hand, jackpot,
+                                                         triggers, seated).outcome
+                if outcome in found:
+                    continue
+                if _disjoint(sorted([masks, *(m for _, m in chosen)], key=len)):
+                    found.add(outcome)
+                    if len(found) > 1:
+                        return True
+            return False
+        return any(walk(index + 1, [*chosen, (key, masks)])
+                   for key, masks in envy_classes[index].items())
+
+    walk(0, [])
+    return found
 
 
 def decided_outcomes(rules: GameRules, hands: Mapping[str, Sequence[Card]],
                      unseen: Collection[Card], wagers: Sequence[Wager],
-                     played: Mapping[str, bool | None] | None = None
+                     played: Mapping[str, bool | None] | None = None, jackpot: int = 0
                      ) -> dict[str, Outcome | None]:
     """Each wager's certain outcome, or None when the unseen cards can still change it.
 
     ``hands`` holds every hand being dealt (complete or not); ``played`` (RWS-3CP) says per Ante
-    box whether the player played (True), folded (False) or has not decided (None).
+    box whether the player played (True), folded (False) or has not decided (None);
+    ``jackpot`` is the progressive meter the round would settle at (RWS-3CP 4.4).
     """
     played = played or {}
     pool = sorted(unseen)
@@ -134,6 +187,16 @@ def decided_outcomes(rules: GameRules, hands: Mapping[str, Sequence[Card]],
     result: dict[str, Outcome | None] = {}
     for wager in wagers:
         found: set[Outcome] = set()
+        if wager.bet == "progressive":  # a fold does not touch it (3.8.1 lists Ante, Pair Plus)
+            owners = {w.position for w in wagers if w.bet == "ante" and wager.player is not None
+                      and w.player == wager.player}
+            others = [hands.get(w, ()) for w in sorted({x.position for x in wagers
+                                                         if x.bet == "ante"})
+                      if w != wager.position and w not in owners]
+            found = _progressive(rules, wager, hands.get(wager.position, ()), others, pool,
+                                 jackpot)
+            result[wager.id] = found.pop() if len(found) == 1 else None
+            continue
         decision: bool | None = True
         if rules.family is Family.THREE_CARD_POKER and wager.bet != "play" and any(
                 w.position == wager.position and w.bet == "ante" for w in wagers):
@@ -143,15 +206,7 @@ def decided_outcomes(rules: GameRules, hands: Mapping[str, Sequence[Card]],
         if decision is False:
             result[wager.id] = Outcome.LOSE
             continue
-        if wager.bet == "progressive":
-            others = (groups(w.position) for w in wagers
-                      if w.bet == "ante" and w.position != wager.position)
-            certain = _progressive(wager, groups(wager.position), others)
-            if certain is not None:
-                found.add(certain)
-            else:
-                found.update((Outcome.WIN, Outcome.LOSE))
-        elif wager.bet in _TWO_HAND:
+        if wager.bet in _TWO_HAND:
             _outcomes_two(rules, wager, groups(wager.position), groups(rules.dealer), found)
         else:
             for key in groups(wager.position):

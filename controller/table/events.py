@@ -197,6 +197,19 @@ class RoundSettled(RoundEvent):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SettlementCorrected(RoundEvent):
+    """A settled round corrected before the next round commenced: a wrong count noticed after
+    settlement (RWS-NC3P 5.9, 5.5.5; MBS-R3P 5.5; RWS-3CP 5.1.5 reach until the next round).
+    ``settlement`` replaces the round's earlier one; ``voided`` when the whole round is void."""
+
+    clause: str
+    reason: str
+    settlement: Settlement
+    voided: bool
+    position: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CommandRefused(RoundEvent):
     command: str
     reason: str

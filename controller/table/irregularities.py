@@ -105,6 +105,32 @@ def previous_round(rules: GameRules) -> Ruling:
                   "noticed after the next round began: previous outcomes stand")
 
 
+_UNTIL_NEXT_ROUND = {
+    (GameId.RWS_NC3P, Kind.WRONG_COUNT_PLAYER): (Action.REMOVE_HAND, "RWS-NC3P 5.9"),
+    (GameId.RWS_NC3P, Kind.WRONG_COUNT_DEALER): (Action.VOID, "RWS-NC3P 5.5.5"),
+    (GameId.MBS_R3P, Kind.WRONG_COUNT_PLAYER): (Action.REMOVE_HAND, "MBS-R3P 5.5"),
+    (GameId.RWS_3CP, Kind.WRONG_COUNT_DEALER): (Action.VOID, "RWS-3CP 5.1.5"),
+}
+"""The only clauses that reach past settlement: each says "provided that this is noticed before
+the commencement of the next round". Every other irregularity is "found during the Round of
+play", which concludes when the settlement is made (RWS-NC3P 1.14), so a settled round stands."""
+_CONCLUDED = {GameId.RWS_NC3P: "RWS-NC3P 1.14, 5.6", GameId.MBS_3P: "MBS-3P 5.1.2",
+              GameId.MBS_R3P: "MBS-R3P 5.1.2", GameId.RWS_3CP: "RWS-3CP 5.1.1",
+              GameId.LIVE_3P: "LIVE-3P (no clause; house: a settled round stands)"}
+
+
+def after_settlement(rules: GameRules, kind: Kind) -> Ruling:
+    """An irregularity of the round just settled, noticed before the next round commenced."""
+    entry = _UNTIL_NEXT_ROUND.get((rules.id, kind))
+    if entry is not None:
+        action, clause = entry
+        return Ruling(action, clause, "noticed after settlement, before the next round "
+                      "commenced: the settlement is corrected")
+    return Ruling(Action.STANDS, _CONCLUDED[rules.id],
+                  "the round concluded at settlement; only a wrong count reaches until the next "
+                  "round: the settlement stands")
+
+
 def rule(rules: GameRules, kind: Kind, ctx: Context) -> Ruling:
     """The ruling for ``kind`` in game ``rules`` at the moment described by ``ctx``."""
     game = rules.id
@@ -249,10 +275,15 @@ def _after_game(rules: GameRules, game: GameId, ctx: Context) -> Ruling:
 
 
 def _jammed(rules: GameRules, game: GameId, ctx: Context) -> Ruling:
+    """A jam is cleared by the dealer; it is not by itself an interruption that "affects the
+    continuation" (RWS-NC3P 5.4): a supervisor decides. If it does stop the round, the dealer
+    reports an interruption once the hold is decided and 5.4 / 5.13 apply."""
     if game is GameId.LIVE_3P:
         return Ruling(Action.SUPERVISOR, "LIVE-3P T&C 6",
                       "cards jammed in the shuffler: management may void", _VOID_OR_CONTINUE)
-    return _interruption(rules, game, ctx)
+    return Ruling(Action.SUPERVISOR, _GENERAL[game],
+                  "shuffler jammed: a supervisor has it cleared and dealing continues, or voids"
+                  + (" (outcome established)" if ctx.established else ""), _VOID_OR_CONTINUE)
 
 
 def _interruption(rules: GameRules, game: GameId, ctx: Context) -> Ruling:

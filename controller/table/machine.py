@@ -18,19 +18,34 @@ from types import MappingProxyType
 import structlog
 from transitions import Machine, MachineError
 
-from controller.errors import TablectlError, WagerError
+from controller.errors import TablectlError
 from controller.games.cards import Card
 from controller.games.rules import Family, GameId
-from controller.settlement import RoundInput, Settlement, TableMemory, Wager, settle, void_round
+from controller.settlement import (
+    RoundInput,
+    Settlement,
+    TableMemory,
+    Wager,
+    settle,
+    void_round,
+)
 from controller.settlement.model import Outcome, Result
 from controller.settlement.validate import check_wager
 from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.dealing import Deal, Delivery
 from controller.table.established import decided_outcomes, is_established
-from controller.table.irregularities import Action, Context, Phase, Ruling, general, rule
+from controller.table.irregularities import (
+    Action,
+    Context,
+    Phase,
+    Ruling,
+    after_settlement,
+    general,
+    rule,
+)
 from controller.table.irregularities import previous_round as previous_round_ruling
-from controller.table.layout import TableLayout
+from controller.table.layout import DealingDevice, TableLayout
 from controller.table.procedure import burn_cards, deal_plan, receiving_boxes
 from drivers import events as dev
 
@@ -111,7 +126,14 @@ class RoundMachine:
         self._emit_to = emit
         self.number = 0
         self.deck_blocked: str | None = None
+        self.offline: dict[str, str] = {}
+        """Devices reported offline and not yet back: "No more bets" waits for them."""
         self._shuffle_pending = False
+        self._echoes: set[tuple[str, Kind]] = set()
+        """(device, kind) already reported by a card event: the fault the same device raises
+        next for it (shuffler exposed bit, Bee-Tek E3/E5 alarm after the card) is one event."""
+        self._settled_from: TableMemory | None = None
+        self._corrected = False
         self._reset_round()
         self.machine = Machine(model=self, states=RoundState, initial=S.IDLE, queued=True,
                                auto_transitions=False, model_attribute="state")
@@ -120,6 +142,7 @@ class RoundMachine:
         add("close_bets", S.BETTING, S.SHUFFLED, conditions="is_shuffled")
         add("close_bets", S.BETTING, S.CLOSED)
         add("confirm_shuffle", S.CLOSED, S.SHUFFLED, conditions="deck_usable")
+        add("lose_shuffle", S.SHUFFLED, S.CLOSED)
         add("start_burn", S.SHUFFLED, S.BURN, conditions="must_burn")
         add("start_deal", [S.SHUFFLED, S.BURN], S.DEALING)
         add("finish_deal", S.DEALING, S.DECISIONS, conditions="needs_decisions")
@@ -149,6 +172,9 @@ class RoundMachine:
         self.source: RoundState = S.IDLE
         self.swapped = False
         self.last_settlement: Settlement | None = None
+        self._echoes = set()
+        self._settled_from = None
+        self._corrected = False
 
     # -- conditions (pure predicates) ------------------------------------------------------
     def is_shuffled(self) -> bool:
@@ -299,6 +325,10 @@ class RoundMachine:
     def _cmd_CloseBets(self, command: cmd.CloseBets) -> None:
         if self.state is not S.BETTING:
             raise Refused(f"bets are not open (state {self.state.value})")
+        if self.offline:
+            devices = ", ".join(f"{name} ({why})" for name, why in sorted(self.offline.items()))
+            raise Refused(f"dealing device offline: {devices}; bets stay open until it returns "
+                          f"(a round closed now could not be dealt)")
         receiving = receiving_boxes(self.rules, self.layout.boxes, self.wagers.values())
         self.deal = Deal(deal_plan(self.rules, self.layout.device, receiving),
                          burn_cards(self.layout.device), self.rules.dealer)
@@ -348,7 +378,9 @@ class RoundMachine:
         clause = rule(self.rules, Kind.DECK_COUNT, self._context()).clause
         self.deck_blocked = detail
         self.emit(ev.DeckBlocked(round=self.number, reason=detail, clause=clause))
-        if self.state in _IN_ROUND and self.state is not S.VOIDED:
+        # During betting nothing is dealt from the deck yet: blocking it is enough, and the
+        # round deals once the deck is replaced or counted.
+        if self.state in _IN_ROUND and self.state not in (S.VOIDED, S.BETTING):
             self._irregularity(Kind.DECK_COUNT, detail=detail)
 
     def _cmd_PlayerDecision(self, command: cmd.PlayerDecision) -> None:
@@ -389,6 +421,7 @@ class RoundMachine:
     def _cmd_SettleRound(self, command: cmd.SettleRound) -> None:
         if self.state is not S.REVEALED:
             raise Refused(f"the round cannot be settled in state {self.state.value}")
+        self._settled_from = self.memory
         settlement, hands = self._settlement()
         self.settle_round()
         self.memory = settlement.memory
@@ -448,6 +481,9 @@ class RoundMachine:
         self._after_resume()
 
     def _cmd_ReportIrregularity(self, command: cmd.ReportIrregularity) -> None:
+        if self.state is S.SETTLED and command.round_number in (None, self.number):
+            self._after_settlement(command)
+            return
         if command.round_number is not None and command.round_number != self.number \
                 or self.state in _NO_ROUND:
             ruling = previous_round_ruling(self.rules)
@@ -467,6 +503,53 @@ class RoundMachine:
         self._irregularity(command.kind, position=position, handled=command.handled,
                            exposed_before_drop=command.exposed_before_drop,
                            detail=command.details)
+
+    def _after_settlement(self, command: cmd.ReportIrregularity) -> None:
+        """A wrong count noticed after settlement but before the next round: RWS-NC3P 5.9 and
+        5.5.5, MBS-R3P 5.5 and RWS-3CP 5.1.5 still apply ("provided that this is noticed before
+        the commencement of the next round"), so the settlement is corrected; anything else
+        stands. Reversing a settlement is a supervisor's decision."""
+        ruling = after_settlement(self.rules, command.kind)
+        if ruling.action is Action.STANDS:
+            self.emit(ev.IrregularityRuled(round=self.number, kind=command.kind.value,
+                                           action=ruling.action.value, clause=ruling.clause,
+                                           note=ruling.note))
+            return
+        if command.role is not cmd.Role.SUPERVISOR:
+            raise Refused(f"correcting a settled round ({ruling.clause}) is a Pit Supervisor's "
+                          f"decision; {command.actor} acts as {command.role.value}")
+        if self._corrected:
+            raise Refused(f"round {self.number} was already voided after settlement")
+        assert self.deal is not None and self._settled_from is not None
+        position = command.position
+        if ruling.action is Action.REMOVE_HAND and (
+                position is None or position == self.rules.dealer
+                or not self.deal.hands.get(position) or position in self.removed):
+            raise Refused(f"{command.kind.value} needs a box that was dealt a hand in play, got "
+                          f"{position!r}")
+        self.emit(ev.IrregularityRuled(round=self.number, kind=command.kind.value,
+                                       action=ruling.action.value, clause=ruling.clause,
+                                       note=ruling.note))
+        if ruling.action is Action.VOID:
+            returned = (f"{ruling.clause}; RWS-NC3P 5.15" if self.rules.id is GameId.RWS_NC3P
+                        else ruling.clause)
+            settlement = void_round(tuple(self.wagers.values()), returned, self._settled_from)
+            self._corrected = True
+        else:
+            assert position is not None
+            self.removed[position] = ruling.clause
+            self.emit(ev.HandRemoved(round=self.number, position=position,
+                                     clause=ruling.clause))
+            self.memory = self._settled_from
+            settlement, _ = self._settlement()
+        self.memory = settlement.memory
+        self.last_settlement = settlement
+        self.emit(ev.SettlementCorrected(round=self.number, clause=ruling.clause,
+                                         reason=command.details or ruling.note,
+                                         settlement=settlement,
+                                         voided=ruling.action is Action.VOID,
+                                         position=position if ruling.action is not Action.VOID
+                                         else None))
 
     def _cmd_SupervisorDecision(self, command: cmd.SupervisorDecision) -> None:
         action = command.action
@@ -505,6 +588,11 @@ class RoundMachine:
         if action is cmd.SupervisorAction.RECONSTRUCT and (command.moves or command.hands):
             self.emit(ev.HandsMoved(round=self.number, moves=command.moves,
                                     clause=hold.ruling.clause))
+        rebuilt: list[Delivery] = []
+        if action is cmd.SupervisorAction.RECONSTRUCT and hold.kind is Kind.BURN_ERROR:
+            assert self.deal is not None
+            rebuilt = self.deal.rebuild_after_extra_burns()
+            self.emit(ev.HandsMoved(round=self.number, moves=(), clause=hold.ruling.clause))
         if action is cmd.SupervisorAction.NOT_RECONSTRUCTABLE:
             declined = hold.ruling.declined or Action.VOID
             if declined is Action.VOID:
@@ -515,6 +603,7 @@ class RoundMachine:
             self._after_resume()
             return
         self.resume()
+        self._assigned(rebuilt)
         for event in ordered:
             self._device(event)
         if hold.ruling.then is Action.PLAYER_OPTIONS and self.state in _RESUMABLE:
@@ -568,13 +657,22 @@ class RoundMachine:
             self._in_round_irregularity(event, Kind.FOREIGN_CARD,
                                         f"foreign card {event.barcode} {event.deck_id or ''}")
         elif isinstance(event, dev.NoRead):
+            self._echoes.add((event.device, Kind.NO_READ))
             self._in_round_irregularity(event, Kind.NO_READ, "card not identified")
         elif isinstance(event, dev.DoubleFeed):
             self._in_round_irregularity(event, Kind.SIMULTANEOUS_DRAW, "two cards drawn together")
         elif isinstance(event, dev.FaultRaised):
             kind = _FAULT_KINDS.get(event.fault)
-            if kind is Kind.DECK_COUNT:
+            if kind is Kind.DECK_COUNT and self.deck_blocked is not None:
+                # the shuffler's fault bit echoes the count it already reported in ShuffleDone
+                self._note(event, f"fault {event.fault.value} {event.detail} (deck already "
+                           f"blocked)")
+            elif kind is Kind.DECK_COUNT:
                 self._deck_count_wrong(f"{event.device}: {event.fault.value} {event.detail}")
+            elif kind is not None and (event.device, kind) in self._echoes:
+                # the device flagged the card (or reported the no-read) AND raises the fault
+                self._echoes.discard((event.device, kind))
+                self._note(event, f"fault {event.fault.value} {event.detail} (already counted)")
             elif kind is Kind.EXPOSED_CARD and self.state in (S.BURN, S.DEALING):
                 self.exposed += 1
                 self._irregularity(kind, detail=event.detail)
@@ -585,8 +683,14 @@ class RoundMachine:
                     self._in_round_irregularity(event, kind, event.detail)
             else:
                 self._note(event, f"fault {event.fault.value} {event.detail}")
-        elif isinstance(event, (dev.DeviceOffline, dev.DeviceRebooted)):
+        elif isinstance(event, dev.DeviceOffline):
+            self.offline[event.device] = event.reason or "offline"
             self._interruption(event, Kind.INTERRUPTION)
+        elif isinstance(event, dev.DeviceRebooted):
+            self._rebooted(event)
+        elif isinstance(event, dev.DeviceOnline):
+            self.offline.pop(event.device, None)
+            self._note(event, type(event).__name__)
         else:
             self._note(event, type(event).__name__)
 
@@ -599,9 +703,28 @@ class RoundMachine:
             return
         self._irregularity(kind, detail=detail)
 
+    def _rebooted(self, event: dev.DeviceRebooted) -> None:
+        """A rebooted shuffler has lost its deck (and any shuffle not yet dealt from), so a
+        shuffle confirmed before the deal no longer counts; during the deal it is an
+        interruption like any other (RWS-NC3P 5.4, MBS-R3P 5.13)."""
+        lost = self.layout.device is DealingDevice.SHUFFLER and \
+            self.state not in (S.BURN, S.DEALING, S.DECISIONS, S.DEALT, S.REVEALED, S.HOLD,
+                               S.OPTIONS)
+        if lost and (self.shuffled or self._shuffle_pending):
+            self.shuffled = self._shuffle_pending = False
+            if self.state is S.SHUFFLED:
+                self.lose_shuffle()  # nothing dealt yet: back to waiting for a shuffle
+            self._note(event, "DeviceRebooted: the shuffle before it is lost; shuffle again")
+            return
+        self._interruption(event, Kind.INTERRUPTION)
+
     def _interruption(self, event: dev.DeviceEvent, kind: Kind) -> None:
         if self.state not in _DEALING_PHASES:
-            self._note(event, f"{kind.value}: {type(event).__name__}")
+            what = type(event).__name__
+            if self.state is S.BETTING and isinstance(event, dev.DeviceOffline):
+                what += (": no card dealt, nothing established; the round continues when the "
+                         "device returns, No more bets waits for it")
+            self._note(event, f"{kind.value}: {what}")
             return
         self._irregularity(kind, detail=f"{event.device}: {type(event).__name__}")
 
@@ -629,6 +752,7 @@ class RoundMachine:
         deal.mark_seen((card,))
         self._assigned([deal.deliver_card(card)])
         if event.exposed:
+            self._echoes.add((event.device, Kind.EXPOSED_CARD))
             self.exposed += 1
             self._irregularity(Kind.EXPOSED_CARD, detail=card.code, first_card=first)
         self._maybe_finish_deal()
@@ -643,6 +767,7 @@ class RoundMachine:
         deliveries = deal.deliver_set(event.cards)
         self._assigned(deliveries)
         for _ in event.exposed:
+            self._echoes.add((event.device, Kind.EXPOSED_CARD))
             self.exposed += 1
             self._irregularity(Kind.EXPOSED_CARD, detail="exposed in set", first_card=first)
             if self.state not in (S.DEALING, S.BURN):
@@ -757,7 +882,11 @@ class RoundMachine:
                                               if p in self.decisions else None)
                                           for p in self.ante_positions()}
         wagers = [w for w in self.active_wagers() if w.position not in self.removed]
-        decided = decided_outcomes(self.rules, deal.hands, deal.unseen(), wagers, played)
+        progressive = self.layout.progressive
+        meter = self.memory.progressive_jackpot + sum(
+            w.amount for w in wagers if w.bet == "progressive"
+        ) * progressive.contribution_per_mille // 1000  # as settlement computes it
+        decided = decided_outcomes(self.rules, deal.hands, deal.unseen(), wagers, played, meter)
         established = is_established(decided)
         clause = {GameId.RWS_NC3P: "RWS-NC3P 5.4", GameId.MBS_R3P: "MBS-R3P 5.13"}.get(
             self.rules.id, general(self.rules, "interruption").clause)
@@ -812,6 +941,8 @@ class RoundMachine:
         if position in self.removed:
             return
         self.removed[position] = clause
+        if self.deal is not None and position != self.rules.dealer:
+            self.deal.drop_position(position)  # the cards still to come go to the boxes in play
         self.emit(ev.HandRemoved(round=self.number, position=position, clause=clause))
 
     def _void(self, reason: str, clause: str) -> None:

@@ -23,6 +23,7 @@ from controller.table.machine import RoundMachine
 log = structlog.get_logger("controller.table")
 
 Subscriber = Callable[[ev.RoundEvent], None]
+Tap = Callable[[object], None]
 _STOP = object()
 
 
@@ -34,12 +35,18 @@ class Table:
         self.layout = layout
         self.inputs: queue.Queue[object] = queue.Queue()
         self.subscribers: list[Subscriber] = list(subscribers)
+        self.taps: list[Tap] = []
         self.machine = RoundMachine(layout, self._publish, memory)
         self._thread: threading.Thread | None = None
 
     def subscribe(self, subscriber: Subscriber) -> None:
         """Add a subscriber before :meth:`start` (the list is read by the table thread)."""
         self.subscribers.append(subscriber)
+
+    def tap(self, tap: Tap) -> None:
+        """Add, before :meth:`start`, a callable that sees every input just before the table
+        thread handles it (the surveillance journal records inputs in handling order)."""
+        self.taps.append(tap)
 
     def put(self, item: object) -> None:
         """Thread-safe: queue a command or device event for the table thread."""
@@ -71,6 +78,11 @@ class Table:
             item = self.inputs.get()
             if item is _STOP:
                 return
+            for tap in self.taps:
+                try:
+                    tap(item)
+                except Exception:  # a failing recorder must not stop the table
+                    log.exception("input tap failed", tap=repr(tap), input=type(item).__name__)
             self.process(item)
 
     def start(self) -> Table:

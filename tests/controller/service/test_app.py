@@ -43,14 +43,18 @@ def test_service_reports_ready_watchdog_and_stopping(
     service = Service(service_config, notifier=Notifier(address), environ=FAST_WATCHDOG)
     with service:
         first = receiver.recv(4096)
-        assert first.startswith(b"READY=1\nSTATUS=table T1 (rws-nc-three-pictures)")
+        # the configured device is absent here: the status line says so, the service runs
+        assert first.startswith(b"READY=1\nSTATUS=table T1 idle, shuffler offline (cannot "
+                                b"open /dev/table-shuffler")
         assert service.ready.wait(5)
         with ControlClient(service_config.control.socket) as client:
             status = client.request("round.status")
-            assert (status["table"], status["state"]) == ("T1", "not_wired")
+            assert (status["table"], status["state"]) == ("T1", "idle")
+            client.request("round.open")
             with pytest.raises(CommandRefused) as caught:
-                client.request("round.open")
-        assert caught.value.code is ErrorCode.UNAVAILABLE
+                client.request("round.close")
+        assert caught.value.code is ErrorCode.REFUSED
+        assert "dealing device offline: shuffler" in caught.value.message
         assert receiver.recv(4096) == b"WATCHDOG=1"
     assert _datagrams_until(receiver, b"STOPPING=1")[-1] == b"STOPPING=1\nSTATUS=stopping"
     assert not service_config.control.socket.exists()
@@ -132,7 +136,7 @@ def test_tablectl_run_as_systemd_would(tmp_path: Path, notify_socket: tuple[str,
     try:
         assert receiver.recv(4096).startswith(b"READY=1\nSTATUS=table ")
         with ControlClient(control) as client:
-            assert client.request("round.status")["state"] == "not_wired"
+            assert client.request("round.status")["state"] == "idle"
         process.send_signal(signal.SIGTERM)
         assert _datagrams_until(receiver, b"STOPPING=1")
         _, err = process.communicate(timeout=10)

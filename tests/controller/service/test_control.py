@@ -124,7 +124,7 @@ def test_a_peer_in_neither_group_may_do_nothing(server: ControlServer, groups: G
     with _connect(server, groups, "users") as client:
         for verb in ("watch", "round.status"):
             with pytest.raises(CommandRefused, match=f"{verb} not permitted: uid {os.getuid()}"
-                                                     f".* is in neither {OPERATORS}"):
+                                                     f".* is in none of {OPERATORS}"):
                 client.request(verb)
     assert handler.seen == []
 

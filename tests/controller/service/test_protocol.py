@@ -30,13 +30,14 @@ def test_verb_list() -> None:
     """The verbs of issue 6; only watch/status/list are reads."""
     assert set(VERBS) == {"round.open", "round.close", "round.status", "wager.place",
                           "wager.list", "decide", "supervisor.void", "supervisor.reconstruct",
-                          "supervisor.order", "supervisor.swap", "watch"}
+                          "supervisor.order", "supervisor.swap", "watch", "round.shuffled",
+                          "round.reveal", "round.settle", "option", "supervisor.continue"}
     reads = {verb for verb, spec in VERBS.items() if spec.access is Access.READ}
     assert reads == {"watch", "round.status", "wager.list"}
 
 
 @pytest.mark.parametrize(("role", "read", "command"), [
-    (Role.ROOT, True, True), (Role.OPERATOR, True, True),
+    (Role.ROOT, True, True), (Role.OPERATOR, True, True), (Role.SUPERVISOR, True, True),
     (Role.SURVEILLANCE, True, False), (Role.NONE, False, False)])
 def test_roles(role: Role, read: bool, command: bool) -> None:
     """Surveillance only watches; operators and root command; anyone else nothing."""

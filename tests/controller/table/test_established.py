@@ -9,7 +9,7 @@ from controller.table.established import decided_outcomes, is_established
 from tests.controller.table.conftest import cards
 
 
-def _unseen(*hands):  # noqa: ANN002, ANN202
+def _unseen(*hands):
     seen = {c for hand in hands for c in hand}
     return [c for c in FULL_DECK if c not in seen]
 
@@ -75,3 +75,79 @@ def test_live_pair_plus_on_the_banker() -> None:
     decided = decided_outcomes(LIVE_3P, {"banker": banker}, _unseen(banker),
                                [Wager("pp", "banker", "pair_plus", 100)])
     assert decided == {"pp": Outcome.WIN}
+
+
+def _brute_progressive(hands, wager, wagers, jackpot):
+    """Every completion of the incomplete hands, settled by settlement itself."""
+    from itertools import permutations
+
+    from controller.settlement import RoundInput, TableMemory, settle
+    from controller.settlement.model import ProgressiveConfig
+
+    seen = {c for hand in hands.values() for c in hand}
+    pool = [c for c in FULL_DECK if c not in seen]
+    missing = [(p, 3 - len(h)) for p, h in hands.items() if len(h) < 3]
+    need = sum(n for _, n in missing)
+    outcomes = set()
+    for extra in permutations(pool, need):
+        full, i = {p: tuple(h) for p, h in hands.items()}, 0
+        for position, n in missing:
+            full[position] = full[position] + extra[i:i + n]
+            i += n
+        result = settle(RoundInput(rules=RWS_3CP, hands=full, wagers=tuple(wagers),
+                                   memory=TableMemory(progressive_jackpot=jackpot),
+                                   progressive=ProgressiveConfig(stake=500)))
+        outcomes.add(next(r.outcome for r in result.results if r.wager_id == wager))
+    return outcomes
+
+
+def test_progressive_lost_only_once_no_envy_hand_can_be_made() -> None:
+    """RWS-3CP 3.11-3.12: a seated player's progressive with a dead hand is lost only when no
+    other Ante box can still make A-K-Q suited (Envy Bonus). While AH KH wait for QH it is
+    undecided; once QH is seen (in the dealer's hand) it is conclusively lost."""
+    own, other = cards("2C", "7D", "9H"), cards("AH", "KH")
+    wagers = [Wager("a1", "1", "ante", 500, "p1"), Wager("g", "1", "progressive", 500, "p1"),
+              Wager("a2", "2", "ante", 500, "p2"), Wager("d", "2", "play", 500, "p2")]
+    hands = {"1": own, "2": other, "dealer": cards("3S", "4S", "6C")}
+    decided = decided_outcomes(RWS_3CP, hands, _unseen(*hands.values()), wagers,
+                               {"1": True, "2": True}, jackpot=10**6)
+    assert decided["g"] is None
+    hands["dealer"] = cards("3S", "QH", "6C")
+    decided = decided_outcomes(RWS_3CP, hands, _unseen(*hands.values()), wagers,
+                               {"1": True, "2": True}, jackpot=10**6)
+    assert decided["g"] is Outcome.LOSE
+
+
+def test_progressive_not_lost_by_a_fold() -> None:
+    """A fold loses the Ante and Pair Plus (3.8.1) but not the progressive: a folded straight
+    still wins it (3.11), so the progressive is decided WIN, not LOSE."""
+    own = cards("5C", "6D", "7H")
+    wagers = [Wager("a1", "1", "ante", 500, "p1"), Wager("g", "1", "progressive", 500, "p1")]
+    hands = {"1": own, "dealer": ()}
+    decided = decided_outcomes(RWS_3CP, hands, _unseen(own), wagers, {"1": False}, jackpot=10**6)
+    assert decided == {"a1": Outcome.LOSE, "g": Outcome.WIN}
+
+
+def test_progressive_matches_brute_force() -> None:
+    """Exactness against every completion, settled by settlement: an own hand one card short
+    of a straight flush, another Ante box one card short of A-K-Q of spades, and a box of the
+    same player (whose A-K-Q would not give him an Envy Bonus, 3.12)."""
+    hands = {"1": cards("8S", "9S"), "2": cards("AS", "KS"), "3": cards("AD", "KD", "QD"),
+             "dealer": cards("2C", "3C", "4C")}
+    wagers = [Wager("a1", "1", "ante", 500, "p1", True), Wager("g", "1", "progressive", 500,
+                                                                 "p1", True),
+              Wager("a2", "2", "ante", 500, "p2"), Wager("a3", "3", "ante", 500, "p1")]
+    decided = decided_outcomes(RWS_3CP, hands, _unseen(*hands.values()), wagers,
+                               {"1": True, "2": True, "3": True}, jackpot=10**6)
+    brute = _brute_progressive(hands, "g", [*wagers, Wager("a1:play", "1", "play", 500, "p1"),
+                                            Wager("a2:play", "2", "play", 500, "p2"),
+                                            Wager("a3:play", "3", "play", 500, "p1")], 10**6)
+    assert decided["g"] == (brute.pop() if len(brute) == 1 else None)
+    hands["2"] = cards("AS", "KS", "2S")  # no envy hand possible; own hand still open
+    decided = decided_outcomes(RWS_3CP, hands, _unseen(*hands.values()), wagers,
+                               {"1": True, "2": True, "3": True}, jackpot=10**6)
+    assert decided["g"] is None
+    hands["1"] = cards("8S", "9S", "2D")  # dead own hand, no envy possible: lost
+    decided = decided_outcomes(RWS_3CP, hands, _unseen(*hands.values()), wagers,
+                               {"1": True, "2": True, "3": True}, jackpot=10**6)
+    assert decided["g"] is Outcome.LOSE

@@ -248,7 +248,8 @@ def test_dealt_incorrectly_after_handling_mbs_r3p_withdraw_option(make) -> None:
 
 def test_other_dealing_error_rws_options(make) -> None:
     """RWS-NC3P 5.7: any other dealing error gives every player the option to continue or have
-    the bet returned and the hand invalidated (5.7.3)."""
+    the bet returned and the hand invalidated (5.7.3). The invalidated box receives no more
+    cards: the rest go to box 2 and the dealer in order (3.12 deals only to boxes in play)."""
     table = make("rws-nc-three-pictures", "shoe")
     table.ready()
     events = table.card_events(standard_hands("rws-nc-three-pictures"))
@@ -259,8 +260,10 @@ def test_other_dealing_error_rws_options(make) -> None:
     table.send(cmd.PlayerOption(**DEALER, position="1", option=cmd.Option.WITHDRAW))
     table.send(cmd.CloseOptions(**DEALER))
     assert table.state == "dealing"
-    for event in events[4:]:
+    assert [s.position for s in table.machine.deal.plan[4:]] == ["2", "dealer", "2", "dealer"]
+    for event in (*events[4:6], *events[7:]):  # events[6] was box 1's third card
         table.send(event)
+    assert table.machine.deal.hands["1"] == list(cards("KS", "QH"))
     table.finish()
     results = {r.wager_id: r for r in table.last(ev.RoundSettled).settlement.results}
     assert results["w1"].outcome.value == "returned" and "5.7.3" in results["w1"].rule

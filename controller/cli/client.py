@@ -1,0 +1,235 @@
+"""Client verbs of the running service, over its Unix control socket (docs/service.md).
+
+``tablectl round open|close|shuffled|reveal|settle|status``, ``tablectl wager place|list``,
+``tablectl decide POS play|fold``, ``tablectl option POS continue|withdraw``,
+``tablectl supervisor continue|void|reconstruct|order|swap ...``, ``tablectl watch``.
+
+The socket is ``--socket PATH``, else the one named by ``--config PATH``, else the service's
+default (``/run/tablectl/control.sock``) when it exists, else the simulated bench table's.
+Exit status: 0 done; **1** the table (or the socket's access rules) refused, one line saying
+why; **2** a usage or connection problem (no service, bad arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from controller.errors import TablectlError
+from controller.service.client import CommandRefused, ControlClient
+from controller.service.config import DEFAULT_CONTROL_SOCKET, bench_runtime_dir, load_config
+from controller.service.errors import ControlError
+from controller.service.protocol import ErrorCode
+
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+_REFUSALS = {ErrorCode.REFUSED, ErrorCode.FORBIDDEN, ErrorCode.UNAVAILABLE}
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--socket", metavar="PATH", help="the service's control socket")
+    parser.add_argument("--config", metavar="PATH", help="take the socket from this config")
+    parser.add_argument("--actor", metavar="WHO",
+                        help="who at the table gives the command (e.g. dealer:1042), journaled")
+    parser.add_argument("--json", action="store_true", help="print the service's answer as JSON")
+    parser.add_argument("--timeout", type=float, default=10.0, help=argparse.SUPPRESS)
+
+
+def register(subparsers: Any) -> None:
+    round_ = subparsers.add_parser("round", help="open, close, reveal, settle a round; status")
+    round_.add_argument("action", choices=("open", "close", "shuffled", "reveal", "settle",
+                                           "status"))
+    _common(round_)
+    round_.set_defaults(func=run, verb=lambda a: (f"round.{a.action}", {}))
+
+    wager = subparsers.add_parser("wager", help="place a wager, or list this round's wagers")
+    wager_sub = wager.add_subparsers(dest="action", required=True)
+    place = wager_sub.add_parser("place", help="place a wager: POS BET AMOUNT (minor units)")
+    place.add_argument("position")
+    place.add_argument("bet")
+    place.add_argument("amount", type=int)
+    place.add_argument("--id", dest="wager_id", help="wager id (default: POS-BET)")
+    place.add_argument("--player")
+    place.add_argument("--seated", action="store_true")
+    _common(place)
+    place.set_defaults(func=run, verb=_wager_place)
+    listing = wager_sub.add_parser("list", help="this round's wagers")
+    _common(listing)
+    listing.set_defaults(func=run, verb=lambda a: ("wager.list", {}))
+
+    decide = subparsers.add_parser("decide", help="a player's play or fold (RWS-3CP 3.8)")
+    decide.add_argument("position")
+    decide.add_argument("choice", choices=("play", "fold"))
+    _common(decide)
+    decide.set_defaults(func=run, verb=lambda a: ("decide", {"position": a.position,
+                                                             "choice": a.choice}))
+
+    option = subparsers.add_parser("option", help="a player's option after a dealing error "
+                                                   "or interruption (continue or withdraw)")
+    option.add_argument("position")
+    option.add_argument("choice", choices=("continue", "withdraw"))
+    option.add_argument("--player")
+    _common(option)
+    option.set_defaults(func=run, verb=_option)
+
+    sup = subparsers.add_parser("supervisor", help="a Pit Supervisor's decision")
+    sup_sub = sup.add_subparsers(dest="action", required=True)
+    cont = sup_sub.add_parser("continue", help="continue the held round")
+    cont.add_argument("--reason", default=None)
+    void = sup_sub.add_parser("void", help="void the round: REASON [--clause C]")
+    void.add_argument("reason")
+    void.add_argument("--clause")
+    recon = sup_sub.add_parser("reconstruct", help="confirm a reconstruction "
+                                                   "[--move FROM:TO ...] [--hand POS=C1,C2,C3 ...]")
+    recon.add_argument("--move", action="append", default=[], metavar="FROM:TO")
+    recon.add_argument("--hand", action="append", default=[], metavar="POS=C1,C2,C3")
+    recon.add_argument("--reason", default=None)
+    order = sup_sub.add_parser("order", help="the order of simultaneously drawn cards")
+    order.add_argument("cards", nargs="+")
+    order.add_argument("--reason", default=None)
+    swap = sup_sub.add_parser("swap", help="swap the complete hands of two positions")
+    swap.add_argument("first")
+    swap.add_argument("second")
+    swap.add_argument("--reason", default=None)
+    for parser in (cont, void, recon, order, swap):
+        _common(parser)
+        parser.set_defaults(func=run, verb=_supervisor)
+
+    watch = subparsers.add_parser("watch", help="stream round events as JSON lines")
+    _common(watch)
+    watch.set_defaults(func=run_watch)
+
+
+# arguments -> (verb, args) -------------------------------------------------------------------
+def _wager_place(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    args: dict[str, Any] = {"wager_id": a.wager_id or f"{a.position}-{a.bet}",
+                            "position": a.position, "bet": a.bet, "amount": a.amount}
+    if a.player:
+        args["player"] = a.player
+    if a.seated:
+        args["seated"] = True
+    return "wager.place", args
+
+
+def _option(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    args = {"position": a.position, "choice": a.choice}
+    if a.player:
+        args["player"] = a.player
+    return "option", args
+
+
+def _supervisor(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    args: dict[str, Any] = {}
+    if getattr(a, "reason", None):
+        args["reason"] = a.reason
+    if a.action == "void" and a.clause:
+        args["clause"] = a.clause
+    elif a.action == "reconstruct":
+        if a.move:
+            args["moves"] = [_pair(m, ":", "--move FROM:TO") for m in a.move]
+        if a.hand:
+            hands = {}
+            for text in a.hand:
+                position, cards = _pair(text, "=", "--hand POS=C1,C2,C3")
+                hands[position] = [c for c in cards.split(",") if c]
+            args["hands"] = hands
+    elif a.action == "order":
+        args["cards"] = list(a.cards)
+    elif a.action == "swap":
+        args["positions"] = [a.first, a.second]
+    return f"supervisor.{a.action}", args
+
+
+def _pair(text: str, sep: str, form: str) -> list[str]:
+    left, found, right = text.partition(sep)
+    if not found or not left or not right:
+        raise TablectlError(f"{text!r}: expected {form}")
+    return [left, right]
+
+
+# running ---------------------------------------------------------------------------------------
+def socket_path(args: argparse.Namespace) -> Path:
+    if args.socket:
+        return Path(args.socket)
+    if args.config:
+        return load_config(args.config).control.socket
+    if DEFAULT_CONTROL_SOCKET.exists():
+        return DEFAULT_CONTROL_SOCKET
+    return bench_runtime_dir() / "control.sock"
+
+
+def _refused(args: argparse.Namespace, error: CommandRefused) -> int:
+    code = error.code
+    if code in _REFUSALS:
+        print(f"tablectl {args.command}: {getattr(code, 'value', code)}: {error.message}",
+              file=sys.stderr)
+        return EXIT_REFUSED
+    print(f"tablectl {args.command}: {error.message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def run(args: argparse.Namespace) -> int:
+    verb, request_args = args.verb(args)
+    try:
+        with ControlClient(socket_path(args), timeout=args.timeout) as client:
+            result = client.request(verb, request_args, actor=args.actor)
+    except CommandRefused as error:
+        return _refused(args, error)
+    except (ControlError, OSError) as error:
+        print(f"tablectl {args.command}: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        for line in describe(verb, result):
+            print(line)
+    return 0
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    """One JSON line per round event, flushed at once (for ``| jq`` and log shippers)."""
+    try:
+        with ControlClient(socket_path(args), timeout=None) as client:
+            for event in client.watch():
+                sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
+                sys.stdout.flush()
+    except CommandRefused as error:
+        return _refused(args, error)
+    except (ControlError, OSError) as error:
+        print(f"tablectl {args.command}: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0
+
+
+def describe(verb: str, result: Mapping[str, Any]) -> list[str]:
+    """Short human lines for an answer."""
+    if verb == "round.status":
+        lines = [f"table {result.get('table')} ({result.get('game')}): round "
+                 f"{result.get('round') or '-'} {result.get('state')}"]
+        device = result.get("device") or {}
+        if device:
+            lines.append(f"{device.get('name')}: {'online' if device.get('online') else 'offline'}"
+                         f" ({device.get('url')})" + (f"; {device['last_error']}"
+                                                      if device.get("last_error") else ""))
+        for key in ("held_for", "deck_blocked"):
+            if result.get(key):
+                lines.append(f"{key.replace('_', ' ')}: {result[key]}")
+        if result.get("decisions_due"):
+            lines.append(f"decisions due: {' '.join(result['decisions_due'])}")
+        for position, cards in (result.get("hands") or {}).items():
+            lines.append(f"  {position:>7}: {' '.join(cards)}")
+        return lines
+    if verb == "wager.list":
+        wagers = result.get("wagers") or []
+        lines = [f"round {result.get('round') or '-'} ({result.get('state')}): "
+                 f"{len(wagers)} wager(s)"]
+        lines += [f"  {w['id']:<16} box {w['position']:>3} {w['bet']:<14} {w['amount']:>8}"
+                  + (f"  {w['player']}" if w.get("player") else "") for w in wagers]
+        return lines
+    events = [e.get("type", "?") for e in result.get("events", [])]
+    return [f"accepted: round {result.get('round') or '-'}, now {result.get('state')}"
+            + (f" ({', '.join(events)})" if events else "")]

@@ -1,0 +1,299 @@
+"""The journaled table: the ONE table thread, recording every input before acting on it and
+every output before anyone else sees it.
+
+Recording order (docs/journal.md, "Recording order"), for each input taken from the queue:
+
+1. the input is appended as an ``input_command``/``input_device`` record; an input that decides
+   money (:data:`~controller.journal.codec.MONEY_INPUT_TYPES`) is fsynced under the ``money``
+   policy before step 2, so the table never acts on an input a power cut could erase;
+2. ``table.process(input)`` runs on this thread;
+3. every round event the table emits is appended as an output record by the first (and only)
+   table subscriber, the router; money-deciding outputs are fsynced under the ``money`` policy;
+4. only then does the router hand the event to the other subscribers (settlement displays, the
+   cage, the service). If the append fails the event goes nowhere: nobody acts on a decision that
+   is not in the journal.
+
+Because the journal holds every input before its outputs, a replay of the inputs through a fresh
+table (:mod:`controller.journal.replay`) regenerates the outputs exactly; that is what recovery
+and ``tablectl journal replay`` rely on.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import structlog
+
+from controller.journal.codec import (
+    MONEY_INPUT_TYPES,
+    actor_of,
+    encode_input,
+    encode_output,
+    journal_round,
+)
+from controller.journal.errors import JournalError
+from controller.journal.record import event_type_of
+from controller.journal.provenance import layout_to_json, plain, round_provenance, software
+from controller.journal.writer import JournalWriter
+from controller.settlement.model import TableMemory
+from controller.table import events as ev
+from controller.table.layout import TableLayout
+from controller.table.table import Table
+from drivers import events as dev
+
+log = structlog.get_logger("controller.journal.recorder")
+
+Subscriber = Callable[[ev.RoundEvent], None]
+SESSION_STARTED = "session_started"
+DEVICE_IDENTIFIED = "device_identified"
+_STOP = object()
+
+
+class Phase(str, Enum):
+    """Where the current round is, as the outputs tell it (for recovery and review)."""
+
+    NONE = "none"
+    BETTING = "betting"
+    CLOSED = "closed"
+    SHUFFLED = "shuffled"
+    DEALING = "dealing"
+    HOLD = "hold"
+    OPTIONS = "options"
+    DEALT = "dealt"
+    REVEALED = "revealed"
+    SETTLED = "settled"
+    VOIDED = "voided"
+
+
+@dataclass(slots=True)
+class RoundTracker:
+    """What the outputs say about the table: the current journal round, whether it is still
+    open, whether dealing is blocked, and the TableMemory the last settlement left.
+
+    Fed the same events live and in replay, so recovery knows what the recorder knew."""
+
+    base: int = 0
+    round: int = 0
+    phase: Phase = Phase.NONE
+    blocked: bool = False
+    memory: TableMemory = field(default_factory=TableMemory)
+    resumes_to: Phase = Phase.NONE
+    """The phase a hold or the players' options return to."""
+    options_pending: list[str] = field(default_factory=list)
+    """Boxes whose option (RWS-NC3P 5.7, MBS-R3P 5.7, 5.13.1) is still awaited."""
+
+    @property
+    def open(self) -> bool:
+        return self.phase not in (Phase.NONE, Phase.SETTLED, Phase.VOIDED)
+
+    def see(self, event: ev.RoundEvent) -> None:
+        number = journal_round(event.round, self.base)
+        if isinstance(event, ev.RoundOpened):
+            self.round, self.phase = number or 0, Phase.BETTING
+        elif isinstance(event, ev.DeckBlocked):
+            self.blocked = True
+        elif isinstance(event, ev.DeckReleased):
+            self.blocked = False
+        if number != self.round or not self.open:
+            return
+        if isinstance(event, ev.BetsClosed):
+            self.phase = Phase.CLOSED
+        elif isinstance(event, ev.ShuffleConfirmed) and self.phase is Phase.CLOSED:
+            self.phase = Phase.SHUFFLED
+        elif isinstance(event, ev.DealerRevealed):
+            self.phase = Phase.REVEALED
+        elif isinstance(event, (ev.CardAssigned, ev.BurnCard)):
+            self.phase = Phase.DEALING
+        elif isinstance(event, ev.DealComplete):
+            self.phase = Phase.DEALT
+        elif isinstance(event, ev.SupervisorRequired):
+            self._suspend(Phase.HOLD)
+        elif isinstance(event, ev.PlayerOptionsOffered):
+            self._suspend(Phase.OPTIONS)
+            self.options_pending = list(event.positions)
+        elif isinstance(event, ev.SupervisorDecided) and self.phase is Phase.HOLD:
+            self.phase = self.resumes_to
+        elif isinstance(event, ev.PlayerOptionTaken) and self.phase is Phase.OPTIONS:
+            if event.position in self.options_pending:
+                self.options_pending.remove(event.position)
+            if not self.options_pending:
+                self.phase = self.resumes_to
+        elif isinstance(event, ev.RoundSettled):
+            self.phase, self.memory = Phase.SETTLED, event.settlement.memory
+        elif isinstance(event, ev.RoundVoided):
+            self.phase, self.memory = Phase.VOIDED, event.settlement.memory
+
+
+    def _suspend(self, phase: Phase) -> None:
+        if self.phase not in (Phase.HOLD, Phase.OPTIONS):
+            self.resumes_to = self.phase
+        self.phase = phase
+        self.options_pending = []
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """One run of inputs through one Table instance: the unit a replay starts from."""
+
+    layout: TableLayout
+    base: int
+    memory: TableMemory
+
+
+class Router:
+    """The table's only subscriber: journal first, then the other subscribers. During a replay
+    it collects instead of recording (``collect`` set)."""
+
+    def __init__(self, recorder: JournaledTable | None = None) -> None:
+        self.recorder = recorder
+        self.collect: Callable[[ev.RoundEvent], None] | None = None
+
+    def __call__(self, event: ev.RoundEvent) -> None:
+        if self.collect is not None:
+            self.collect(event)
+            return
+        if self.recorder is None:
+            raise RuntimeError("router has no recorder")
+        self.recorder.record_output(event)
+
+
+class JournaledTable:
+    """A :class:`Table` behind a journal. ``put()`` inputs from any thread; ``start()`` the
+    table thread; ``close()`` stops it after the queued inputs. :meth:`process` does one input
+    on the calling thread (tests, recovery)."""
+
+    def __init__(self, writer: JournalWriter, session: Session, *, table: Table | None = None,
+                 router: Router | None = None, tracker: RoundTracker | None = None,
+                 devices: dict[str, dev.DeviceIdentity] | None = None) -> None:
+        self.writer = writer
+        self.session = session
+        self.layout = session.layout
+        self.router = router or Router()
+        self.router.recorder = self
+        self.router.collect = None
+        self.table = table or Table(session.layout, [self.router], session.memory)
+        self.tracker = tracker or RoundTracker(base=session.base, round=session.base,
+                                               memory=session.memory)
+        self.devices: dict[str, dev.DeviceIdentity] = dict(devices or {})
+        self.inputs: queue.Queue[object] = queue.Queue()
+        self.subscribers: list[Subscriber] = []
+        self.failures = 0
+        self._thread: threading.Thread | None = None
+
+    # -- construction ------------------------------------------------------------------------
+    @classmethod
+    def new_session(cls, writer: JournalWriter, layout: TableLayout, *, base: int = 0,
+                    memory: TableMemory = TableMemory(), reason: str = "started",
+                    devices: dict[str, dev.DeviceIdentity] | None = None) -> JournaledTable:
+        """Write ``session_started`` (layout, round base, TableMemory carried over) and return a
+        journaled fresh table."""
+        writer.append(SESSION_STARTED, {
+            "reason": reason, "round_base": base, "layout": layout_to_json(layout),
+            "memory": plain(memory), "software": software()}, money=True)
+        return cls(writer, Session(layout, base, memory), devices=devices)
+
+    # -- inputs ------------------------------------------------------------------------------
+    def put(self, item: object) -> None:
+        """Thread-safe: queue a command or device event for the table thread."""
+        self.inputs.put(item)
+
+    def identified(self, identity: dev.DeviceIdentity, device: str = "shuffler") -> None:
+        """Thread-safe: a device answered ``identify()``; recorded in order with the inputs and
+        named in the next round's opening record."""
+        self.inputs.put(_Identified(device, identity))
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        """Add a subscriber (before :meth:`start`); it sees events after they are journaled."""
+        self.subscribers.append(subscriber)
+
+    def process(self, item: object) -> None:
+        """Record one input (synced when it decides money), then let the table act on it."""
+        if isinstance(item, _Identified):
+            self.devices[item.device] = item.identity
+            self.writer.append(DEVICE_IDENTIFIED, {"device": item.device,
+                                                   "identity": item.identity})
+            return
+        if isinstance(item, dev.DeviceOnline) and item.identity is not None:
+            self.devices[item.device] = item.identity
+        event_type, payload = encode_input(item)
+        round_id = str(self.tracker.round) if self.tracker.open else None
+        self.writer.append(event_type, payload, round_id=round_id, actor=actor_of(item),
+                           money=payload["type"] in MONEY_INPUT_TYPES)
+        self.table.process(item)
+
+    def record_output(self, event: ev.RoundEvent, *, track: bool = True) -> None:
+        """Journal one round event, then hand it on. Raises (to the table, which logs it) when
+        the journal cannot take it, so no subscriber acts on an unrecorded event. ``track``
+        False: the tracker saw it already (recovery recording a replayed output)."""
+        if track:
+            self.tracker.see(event)
+        payload = encode_output(event, self.session.base)
+        if isinstance(event, ev.RoundOpened):
+            payload["provenance"] = round_provenance(self.layout, self.devices)
+        number = payload["round"]
+        self.writer.append(event_type_of(event), payload,
+                           round_id=None if number is None else str(number))
+        for subscriber in self.subscribers:
+            try:
+                subscriber(event)
+            except Exception:  # a broken display must not stop the table
+                log.exception("subscriber failed", subscriber=repr(subscriber))
+
+    # -- thread ------------------------------------------------------------------------------
+    def run(self) -> None:
+        """The table thread: one input at a time until :meth:`close`; nothing kills it."""
+        while True:
+            item = self.inputs.get()
+            if item is _STOP:
+                return
+            try:
+                self.process(item)
+            except JournalError as error:
+                # not recorded -> not acted on; the operator sees the log and the count
+                self.failures += 1
+                log.error("input not journaled; not acted on", input=type(item).__name__,
+                          error=str(error))
+            except Exception:
+                self.failures += 1
+                log.exception("input failed", input=type(item).__name__)
+
+    def start(self) -> JournaledTable:
+        if self._thread is not None:
+            raise RuntimeError("journaled table already started")
+        self._thread = threading.Thread(target=self.run, daemon=True,
+                                        name=f"table-{self.layout.table_id}")
+        self._thread.start()
+        return self
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop after the inputs already queued and join the thread (the writer stays open:
+        its owner closes it)."""
+        if self._thread is None:
+            return
+        self.inputs.put(_STOP)
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise RuntimeError("table thread did not stop")
+        self._thread = None
+
+    def __enter__(self) -> JournaledTable:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _Identified:
+    device: str
+    identity: dev.DeviceIdentity
+
+
+def output_record_payload(event: ev.RoundEvent, base: int) -> dict[str, Any]:
+    """The payload a replay compares with the record (the record minus ``provenance``)."""
+    return plain(encode_output(event, base))  # type: ignore[no-any-return]

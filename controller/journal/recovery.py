@@ -1,0 +1,194 @@
+"""Recovery after a restart: rebuild the table from the journal, then apply the game's
+power-failure clause to a round the restart interrupted.
+
+1. ``recovery_started`` is journaled (what was found: last seq, inputs replayed, divergences).
+2. The last session's INPUT records are replayed through a fresh Table (:mod:`.replay`); its
+   regenerated outputs are compared with the recorded ones. Outputs of the last input that the
+   power cut kept out of the journal are recorded now (the input was durable before the table
+   acted on it, so what it decided is decided again, identically: no card is lost).
+3. If a round was in progress, the restart is fed to the table as the interruption it is: a
+   ``DeviceOffline`` of the device ``controller``, journaled like any input. The table's own
+   interruption ruling applies (no rule is re-implemented here): RWS-NC3P 5.4.1 / MBS-R3P 5.13.2
+   continue when an outcome is established (``controller.table.established``); otherwise
+   RWS-NC3P 5.4.2 void, MBS-R3P 5.13.1 players may withdraw all their wagers; the other games
+   hold the round for a supervisor (as for any DeviceOffline). A round in betting goes on taking
+   bets (nothing was decided); a round already held for a supervisor or the players stays held.
+   A ``DeviceOnline`` of ``controller`` follows at once (journaled too): the controller is back.
+4. ``recovery_completed`` names the decision. A round that had ended (settled or voided) is never
+   touched again (RWS-NC3P 5.6, 5.12; MBS-R3P 5.12): if no round is open and dealing is not
+   blocked, a new session starts from the TableMemory the last settlement left (MBS-R3P
+   under-minimum players, RWS-3CP jackpot meter) with round numbers continuing.
+
+A divergence in the session being continued means the journal's decisions cannot be reproduced:
+recovery refuses (:class:`RecoveryError`) rather than continue a round on an unproven record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import structlog
+
+from controller.journal.errors import JournalError
+from controller.journal.provenance import layout_to_json, plain
+from controller.journal.reader import iter_records
+from controller.journal.recorder import JournaledTable, Phase
+from controller.journal.replay import Divergence, Replayer
+from controller.journal.writer import JournalWriter
+from controller.table import events as ev
+from controller.table.layout import TableLayout
+from drivers import events as dev
+
+log = structlog.get_logger("controller.journal.recovery")
+
+RECOVERY_STARTED = "recovery_started"
+RECOVERY_COMPLETED = "recovery_completed"
+RESTART_DEVICE = "controller"
+"""The device name of the interruption a restart feeds to the table."""
+
+
+class RecoveryError(JournalError):
+    """The journal cannot be continued safely (its decisions are not reproduced)."""
+
+
+class Decision(str, Enum):
+    NO_ROUND = "no_round"
+    """No round was in progress: nothing to decide."""
+    CONTINUE = "continue"
+    """Outcome established: play continues to a conclusion (RWS-NC3P 5.4.1, MBS-R3P 5.13.2)."""
+    VOID = "void"
+    """Voided (RWS-NC3P 5.4.2), all wagers returned."""
+    PLAYER_OPTIONS = "player_options"
+    """Players may withdraw all their wagers (MBS-R3P 5.13.1)."""
+    SUPERVISOR = "supervisor"
+    """No clause: held for a supervisor's decision (void or continue)."""
+    BETTING_CONTINUES = "betting_continues"
+    """Interrupted while bets were offered: nothing was decided, betting goes on."""
+    STILL_PENDING = "still_pending"
+    """Interrupted while held for a supervisor or the players: that decision is still due."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryReport:
+    last_seq: int
+    records: int
+    inputs_replayed: int
+    outputs_checked: int
+    divergences: tuple[Divergence, ...]
+    outputs_recorded: int
+    round: int | None
+    phase: str
+    decision: Decision
+    clause: str | None
+    established: bool | None
+    new_session: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"last_seq": self.last_seq, "records": self.records,
+                "inputs_replayed": self.inputs_replayed,
+                "outputs_checked": self.outputs_checked,
+                "divergences": [d.to_dict() for d in self.divergences],
+                "outputs_recorded": self.outputs_recorded, "round": self.round,
+                "phase": self.phase, "decision": self.decision.value, "clause": self.clause,
+                "established": self.established, "new_session": self.new_session}
+
+
+def recover(writer: JournalWriter, layout: TableLayout) -> tuple[JournaledTable, RecoveryReport]:
+    """Rebuild the table from ``writer``'s journal and decide the interrupted round; returns the
+    journaled table (not started) and what was done."""
+    replayer = Replayer()
+    with writer.lock:
+        last_seq = writer.seq
+    for record in iter_records([writer.directory]):
+        if record.seq > last_seq:
+            break
+        replayer.feed(record)
+    report = replayer.report
+    current = replayer.current
+    writer.append(RECOVERY_STARTED, {
+        "last_seq": last_seq, "records": report.records, "inputs_replayed": report.inputs,
+        "outputs_checked": report.outputs_checked,
+        "divergences": [d.to_dict() for d in report.divergences[:20]],
+        "unrecorded_outputs": len(current.pending) if current else 0}, money=True)
+    if current is None:
+        table = JournaledTable.new_session(writer, layout, reason="first start")
+        return table, _complete(writer, report, last_seq, 0, None, Phase.NONE.value,
+                                Decision.NO_ROUND, None, None, True)
+    in_session = [d for d in report.divergences if d.seq >= current.start_seq]
+    tracker = current.tracker
+    if in_session and (tracker.open or tracker.blocked):
+        writer.append(RECOVERY_COMPLETED, {"decision": "refused",
+                                           "first_divergence": in_session[0].to_dict()},
+                      money=True)
+        raise RecoveryError(f"journal {writer.directory}: the round in progress cannot be "
+                            f"reproduced ({in_session[0].describe()}); a supervisor must "
+                            f"decide it (run tablectl journal replay)")
+    journaled = JournaledTable(writer, current.session, table=current.table,
+                               router=current.router, tracker=tracker, devices=current.devices)
+    pending, current.pending = current.pending, []
+    for event, _payload in pending:
+        journaled.record_output(event, track=False)
+    phase = tracker.phase
+    round_number = tracker.round if tracker.open else None
+    if not tracker.open and not tracker.blocked:
+        if layout_to_json(layout) != layout_to_json(current.session.layout):
+            log.info("layout changed between sessions", table=layout.table_id)
+        fresh = JournaledTable.new_session(writer, layout, base=tracker.round,
+                                           memory=tracker.memory, reason="restart",
+                                           devices=current.devices)
+        return fresh, _complete(writer, report, last_seq, len(pending), None, phase.value,
+                                Decision.NO_ROUND, None, None, True)
+    if not tracker.open:
+        return journaled, _complete(writer, report, last_seq, len(pending), None, phase.value,
+                                    Decision.NO_ROUND, None, None, False)
+    if layout_to_json(layout) != layout_to_json(current.session.layout):
+        log.warning("configured layout differs; the interrupted round keeps its own",
+                    table=layout.table_id, round=round_number)
+    outputs: list[ev.RoundEvent] = []
+    journaled.subscribe(outputs.append)
+    journaled.process(dev.DeviceOffline(RESTART_DEVICE, 0.0,
+                                        reason="controller restarted during the round"))
+    journaled.subscribers.remove(outputs.append)
+    # the controller is back: it must not keep "No more bets" waiting for itself
+    journaled.process(dev.DeviceOnline(RESTART_DEVICE, 0.0))
+    decision, clause, established = _decided(outputs, phase)
+    log.warning("interrupted round recovered", round=round_number, decision=decision.value,
+                clause=clause)
+    return journaled, _complete(writer, report, last_seq, len(pending), round_number,
+                                phase.value, decision, clause, established, False)
+
+
+def _decided(outputs: list[ev.RoundEvent], phase: Phase
+             ) -> tuple[Decision, str | None, bool | None]:
+    established = next((e.established for e in outputs
+                        if isinstance(e, ev.OutcomeEstablished)), None)
+    for event in outputs:
+        if isinstance(event, ev.RoundVoided):
+            return Decision.VOID, event.clause, established
+        if isinstance(event, ev.PlayerOptionsOffered):
+            return Decision.PLAYER_OPTIONS, event.clause, established
+        if isinstance(event, ev.SupervisorRequired):
+            return Decision.SUPERVISOR, event.clause, established
+    ruled = next((e for e in outputs if isinstance(e, ev.IrregularityRuled)), None)
+    if ruled is not None:
+        return Decision.CONTINUE, ruled.clause, established
+    if phase is Phase.BETTING:
+        return Decision.BETTING_CONTINUES, None, None
+    return Decision.STILL_PENDING, None, None
+
+
+def _complete(writer: JournalWriter, report: Any, last_seq: int, recorded: int,
+              round_number: int | None, phase: str, decision: Decision, clause: str | None,
+              established: bool | None, new_session: bool) -> RecoveryReport:
+    result = RecoveryReport(
+        last_seq=last_seq, records=report.records, inputs_replayed=report.inputs,
+        outputs_checked=report.outputs_checked, divergences=tuple(report.divergences),
+        outputs_recorded=recorded, round=round_number, phase=phase, decision=decision,
+        clause=clause, established=established, new_session=new_session)
+    payload = result.to_dict()
+    payload["divergences"] = len(result.divergences)
+    writer.append(RECOVERY_COMPLETED, plain(payload),
+                  round_id=None if round_number is None else str(round_number), money=True)
+    return result

@@ -1,0 +1,166 @@
+"""The dealing device the config names: a real driver, or a firmware_sim device on a real pty.
+
+``device.url = "sim"`` starts the simulator of the configured kind and dialect in this process,
+served over a real pty by :class:`firmware_sim.serve.PtyServer`, and points the *real* driver at
+the pty: every byte still crosses the framing, the link and the driver, exactly as on the table.
+The simulators run with zero shuffle and dispense times and no automatic hand-taking, because the
+service's :class:`~controller.service.dealer.DeviceOperator` plays the dealer's hands in sim mode
+(it ticks the simulator right after a command is acknowledged and lifts the presented hand),
+which keeps the byte server's 50 ms tick out of every step.
+
+A real device path is checked before anything starts: a path the service may not open is a
+deployment mistake (udev group, ``DeviceAllow=``) that no retry will fix, so it is refused with
+one line naming ``device.url``. A path that does not exist (yet) is not refused: a USB device
+may be plugged in later; the driver reports it offline and retries with backoff, and the status
+line says so.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import stat
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from controller.service.config import DeviceConfig, DeviceKind, ShoeDialect
+from controller.service.errors import ServiceError
+
+log = structlog.get_logger(__name__)
+
+SIM_BACKOFF = (0.02, 0.2)
+"""Reconnect backoff for the simulated devices (a pty never needs the hardware's 2 s)."""
+
+
+@dataclass(slots=True)
+class DealingDevice:
+    """The opened device: its driver, and for ``sim`` the simulator and its pty server."""
+
+    name: str
+    """The device name its events carry (``shuffler`` or ``shoe``)."""
+    config: DeviceConfig
+    driver: Any
+    sim: Any = None
+    server: Any = None
+
+    @property
+    def simulated(self) -> bool:
+        return self.sim is not None
+
+    @property
+    def where(self) -> str:
+        return f"sim on {self.server.path}" if self.server is not None else self.config.url
+
+    def start(self) -> None:
+        if self.server is not None:
+            self.server.start()
+        self.driver.start()
+        log.info("device started", device=self.name, url=self.where)
+
+    def close(self) -> None:
+        """Stop the driver first (no reads from a closed pty), then the simulator."""
+        for step in (self.driver.close, getattr(self.sim, "close", None),
+                     getattr(self.server, "close", None)):
+            if step is None:
+                continue
+            try:
+                step()
+            except Exception:  # closing must go on: one failure must not leak the rest
+                log.exception("device close failed", device=self.name)
+
+
+def device_name(config: DeviceConfig) -> str:
+    return "shuffler" if config.kind is DeviceKind.SHUFFLER else "shoe"
+
+
+def check_device_path(config: DeviceConfig) -> None:
+    """Refuse a device path the service cannot open (permissions); see the module doc."""
+    url = config.url
+    if not url.startswith("/"):
+        return
+    try:
+        info = os.stat(url)
+    except FileNotFoundError:
+        log.warning("device path not present; the driver keeps retrying", url=url)
+        return
+    except OSError as error:
+        raise ServiceError(f"device.url {url}: {error.strerror or error}") from error
+    if not stat.S_ISCHR(info.st_mode):
+        raise ServiceError(f"device.url {url}: not a character device (a serial port or USB "
+                           "adapter)")
+    if not os.access(url, os.R_OK | os.W_OK):
+        raise ServiceError(f"device.url {url}: permission denied: the service's user needs "
+                           "read and write access (udev group tablectl-devices, mode 0660; "
+                           "see systemd/99-tablectl.rules)")
+
+
+def open_device(config: DeviceConfig, events: queue.Queue[Any]) -> DealingDevice:
+    """Build (not start) the configured device; ``events`` is the table's input queue."""
+    name = device_name(config)
+    if config.simulated:
+        return _simulated(config, name, events)
+    check_device_path(config)
+    if config.kind is DeviceKind.SHUFFLER:
+        from drivers.shuffler import Shuffler
+
+        return DealingDevice(name, config, Shuffler(config.url, events, name=name))
+    from drivers.shoe import open_shoe
+
+    assert config.dialect is not None
+    options: dict[str, Any] = {"name": name}
+    if config.deck is not None:
+        options["deck"] = config.deck
+    return DealingDevice(name, config, open_shoe(config.dialect.value, config.url, events,
+                                                 **options))
+
+
+def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> DealingDevice:
+    from firmware_sim.framed import bind_server
+    from firmware_sim.serve import PtyServer
+
+    sim: Any
+    if config.kind is DeviceKind.SHUFFLER:
+        from drivers.shuffler import Shuffler
+        from firmware_sim.shuffler import ShufflerSim
+
+        sim = ShufflerSim(shuffle_seconds=0.0, dispense_seconds=0.0, take_seconds=None)
+        server = PtyServer(sim, name=name)
+        bind_server(sim, server)
+        driver: Any = Shuffler(server.path, events, name=name, backoff=SIM_BACKOFF)
+        return DealingDevice(name, config, driver, sim, server)
+    from drivers.shoe import open_shoe
+
+    dialect = config.dialect
+    if dialect is ShoeDialect.FRAMED:
+        from firmware_sim.shoe_framed import FramedShoeSim
+
+        sim = FramedShoeSim()
+        server = PtyServer(sim, name=name)
+        bind_server(sim, server)
+    elif dialect is ShoeDialect.SCANNER:
+        from firmware_sim.scanner import ScannerShoeSim
+
+        sim = ScannerShoeSim(deck=config.deck or "generic-code128")
+        server = PtyServer(sim, name=name)
+        sim.bind_link(server)
+    elif dialect is ShoeDialect.BEETEK:
+        from firmware_sim.beetek import BeeTekShoeSim
+
+        sim = BeeTekShoeSim()
+        server = PtyServer(sim, name=name)
+        sim.bind_link(server)
+    else:
+        raise ServiceError(f"device.url 'sim': the {dialect.value if dialect else '?'} dialect "
+                           "has no pty simulator (its simulator is a pyusb backend); use "
+                           "dialect 'scanner' for a simulated barcode shoe")
+    options: dict[str, Any] = {"name": name, "backoff": SIM_BACKOFF}
+    if dialect is ShoeDialect.SCANNER:
+        options["deck"] = config.deck or "generic-code128"
+    try:
+        driver = open_shoe(dialect.value, server.path, events, **options)
+    except BaseException:
+        server.close()
+        raise
+    return DealingDevice(name, config, driver, sim, server)

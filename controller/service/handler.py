@@ -1,0 +1,147 @@
+"""Control requests -> table commands, and the table's answer back.
+
+Runs on the control-server thread: it builds the frozen command, hands it to the table thread
+(:meth:`TableThread.command`) and waits a bounded time for the table's own answer, which is the
+round events that command caused. A ``CommandRefused`` among them is the refusal, returned as
+``refused`` with the table's reason (and clause) word for word; otherwise the command was
+accepted and the events are returned. Reads (``round.status``, ``wager.list``) answer from the
+table thread's last :class:`Snapshot`, never from table state.
+
+Who: the command's ``actor`` is the request's ``actor`` (who at the table gave it, e.g.
+``dealer:1042``) joined to the account the kernel vouches for (``SO_PEERCRED``), so the journal
+names both. The table ``role`` comes from the peer's groups: the supervisors group (and root or
+the service's own account) act as supervisor, the operators group as dealer; the table then
+refuses a dealer's supervisor decision with the clause that gives it to a supervisor.
+"""
+
+from __future__ import annotations
+
+import pwd
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from controller.errors import TablectlError
+from controller.games.cards import parse_card
+from controller.journal.codec import encode_output
+from controller.service.control import Peer
+from controller.service.protocol import ErrorCode, Refusal, Request, Role
+from controller.service.tablethread import TableThread
+from controller.table import commands as cmd
+from controller.table import events as ev
+
+ANSWER_SECONDS = 5.0
+"""How long a control request waits for the table thread (it normally takes milliseconds)."""
+
+StatusExtra = Callable[[], Mapping[str, Any]]
+
+
+def table_role(peer: Peer) -> cmd.Role:
+    return cmd.Role.SUPERVISOR if peer.role in (Role.SUPERVISOR, Role.ROOT) else cmd.Role.DEALER
+
+
+def actor_of(request: Request, peer: Peer) -> str:
+    """``dealer:1042 (uid 1001 alice)``: what the request says, and what the kernel says."""
+    account = "tcp" if peer.uid is None else f"uid {peer.uid}"
+    if peer.uid is not None:
+        try:
+            account += f" {pwd.getpwuid(peer.uid).pw_name}"
+        except KeyError:
+            pass
+    return f"{request.actor} ({account})" if request.actor else account
+
+
+class TableHandler:
+    """The control handler of a wired service."""
+
+    def __init__(self, table: TableThread, base: Callable[[], int], *,
+                 status: StatusExtra | None = None, timeout: float = ANSWER_SECONDS) -> None:
+        self.table = table
+        self.base = base
+        """The journal round base of the running session (round numbers in answers)."""
+        self.status = status or (lambda: {})
+        self.timeout = timeout
+
+    def __call__(self, request: Request, peer: Peer) -> Mapping[str, Any]:
+        verb = request.verb
+        if verb == "round.status":
+            return {**self.table.snapshot.to_json(), **self.status()}
+        if verb == "wager.list":
+            snap = self.table.snapshot
+            return {"round": snap.round, "state": snap.state,
+                    "wagers": snap.to_json()["wagers"]}
+        try:
+            command = self.command_for(request, peer)
+        except (TablectlError, ValueError) as error:
+            raise Refusal(ErrorCode.BAD_ARGS, f"{verb}: {error}", request.id) from None
+        ticket = self.table.command(command, self.timeout)
+        if ticket is None:
+            raise Refusal(ErrorCode.UNAVAILABLE, f"{verb}: the table did not answer within "
+                          f"{self.timeout:g} s; it is queued and will be handled",
+                          request.id)
+        if ticket.error is not None:
+            raise Refusal(ErrorCode.UNAVAILABLE, f"{verb}: not done: {ticket.error}",
+                          request.id)
+        refused = next((e for e in ticket.events if isinstance(e, ev.CommandRefused)), None)
+        if refused is not None:
+            raise Refusal(ErrorCode.REFUSED, refused.reason, request.id)
+        snap = self.table.snapshot
+        return {"accepted": True, "round": snap.round, "state": snap.state,
+                "events": [event_json(e, self.base()) for e in ticket.events]}
+
+    def command_for(self, request: Request, peer: Peer) -> cmd.Command:
+        """The table command for a request (arguments already type-checked by the protocol)."""
+        who = {"actor": actor_of(request, peer), "role": table_role(peer)}
+        args = request.args
+        verb = request.verb
+        reason = str(args.get("reason", ""))
+        if verb == "round.open":
+            return cmd.OpenRound(**who)
+        if verb == "round.close":
+            return cmd.CloseBets(**who)
+        if verb == "round.shuffled":
+            return cmd.ConfirmShuffle(**who)
+        if verb == "round.reveal":
+            return cmd.RevealDealer(**who)
+        if verb == "round.settle":
+            return cmd.SettleRound(**who)
+        if verb == "wager.place":
+            return cmd.PlaceWager(**who, wager_id=args["wager_id"], position=args["position"],
+                                  bet=args["bet"], amount=args["amount"],
+                                  player=args.get("player"), seated=args.get("seated"))
+        if verb == "decide":
+            return cmd.PlayerDecision(**who, position=args["position"],
+                                      choice=cmd.Choice(args["choice"]))
+        if verb == "option":
+            return cmd.PlayerOption(**who, position=args["position"],
+                                    option=cmd.Option(args["choice"]),
+                                    player=args.get("player"))
+        if verb == "supervisor.continue":
+            return cmd.SupervisorDecision(**who, action=cmd.SupervisorAction.CONTINUE,
+                                          reason=reason)
+        if verb == "supervisor.void":
+            return cmd.SupervisorDecision(**who, action=cmd.SupervisorAction.VOID,
+                                          reason=reason, clause=args.get("clause"))
+        if verb == "supervisor.reconstruct":
+            moves = tuple((a, b) for a, b in args.get("moves", ()))
+            hands = tuple((position, tuple(parse_card(c) for c in cards))
+                          for position, cards in args.get("hands", {}).items())
+            return cmd.SupervisorDecision(**who, action=cmd.SupervisorAction.RECONSTRUCT,
+                                          reason=reason, moves=moves, hands=hands)
+        if verb == "supervisor.order":
+            return cmd.SupervisorDecision(**who, action=cmd.SupervisorAction.ORDER,
+                                          reason=reason,
+                                          cards=tuple(parse_card(c) for c in args["cards"]))
+        if verb == "supervisor.swap":
+            first, second = args["positions"]
+            if first == second:
+                raise ValueError("swap needs two different positions")
+            # The two complete hands change places: a reconstruction by moves (RWS-NC3P 5.5.4).
+            return cmd.SupervisorDecision(**who, action=cmd.SupervisorAction.RECONSTRUCT,
+                                          reason=reason or f"swap {first} and {second}",
+                                          moves=((first, second), (second, first)))
+        raise Refusal(ErrorCode.UNKNOWN_VERB, f"{verb}: not a table command", request.id)
+
+
+def event_json(event: ev.RoundEvent, base: int) -> dict[str, Any]:
+    """A round event as the journal records it (round = journal round), plus its type."""
+    return {"type": type(event).__name__, **encode_output(event, base)}

@@ -1,0 +1,226 @@
+"""The service's table thread: one queue, one thread, the journaled table, and answers.
+
+:class:`~controller.journal.recorder.JournaledTable` records every input before the table acts
+on it and every output before anyone sees it; its :meth:`process` runs one input on the calling
+thread. This module owns the thread that calls it, so that the service can put two things on the
+same queue besides inputs, neither of which reaches the table or the journal:
+
+* a :class:`Ticket` around an operator command: the thread collects exactly the round events
+  that command caused (processing is synchronous) and wakes the control handler, which returns
+  the table's own answer: accepted with its events, or the refusal and its reason;
+* a liveness marker (:meth:`TableThread.probe`): it passes only when the thread has worked
+  through everything queued before it, so a hung table (a stuck fsync, a deadlock) stops the
+  systemd watchdog pings and systemd restarts the service, whose recovery continues the round.
+
+After each input the thread publishes an immutable :class:`Snapshot` (state, round, wagers,
+what the round waits for) that the control thread reads without locks: ``round.status`` and
+``wager.list`` never touch table state from another thread.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from controller.journal.codec import journal_round
+from controller.journal.errors import JournalError
+from controller.journal.recorder import JournaledTable
+from controller.settlement.model import Wager
+from controller.table import events as ev
+
+log = structlog.get_logger(__name__)
+
+Subscriber = Callable[[ev.RoundEvent], None]
+BatchSubscriber = Callable[[list[ev.RoundEvent]], None]
+_STOP = object()
+
+
+@dataclass(slots=True, eq=False)
+class Ticket:
+    """One operator command and, once handled, the events it caused (or why it was not)."""
+
+    command: object
+    done: threading.Event = field(default_factory=threading.Event)
+    events: list[ev.RoundEvent] = field(default_factory=list)
+    error: str | None = None
+    """Set when the input could not be journaled (and so was not acted on)."""
+
+
+@dataclass(slots=True, eq=False)
+class _Marker:
+    passed: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What the table looks like after the last input (built on the table thread)."""
+
+    round: int | None
+    state: str
+    wagers: tuple[Wager, ...] = ()
+    hands: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    held_for: str | None = None
+    """The irregularity and clause a supervisor must decide, when the round is held."""
+    options_pending: tuple[str, ...] = ()
+    decisions_due: tuple[str, ...] = ()
+    offline: tuple[tuple[str, str], ...] = ()
+    deck_blocked: str | None = None
+    inputs: int = 0
+    journal_failures: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"round": self.round, "state": self.state,
+                "wagers": [_wager(w) for w in self.wagers],
+                "hands": {position: list(cards) for position, cards in self.hands},
+                "held_for": self.held_for, "options_pending": list(self.options_pending),
+                "decisions_due": list(self.decisions_due),
+                "offline": dict(self.offline), "deck_blocked": self.deck_blocked,
+                "inputs": self.inputs, "journal_failures": self.journal_failures}
+
+
+def _wager(wager: Wager) -> dict[str, Any]:
+    return {"id": wager.id, "position": wager.position, "bet": wager.bet,
+            "amount": wager.amount, "player": wager.player, "seated": wager.seated}
+
+
+class TableThread:
+    """``TableThread(journaled)``; drivers ``put`` on :attr:`inputs`; :meth:`command` answers."""
+
+    def __init__(self, journaled: JournaledTable) -> None:
+        self.journaled = journaled
+        self.inputs: queue.Queue[object] = queue.Queue()
+        self.subscribers: list[Subscriber] = []
+        self.batch_subscribers: list[BatchSubscriber] = []
+        self._collected: list[ev.RoundEvent] = []
+        self._count = 0
+        self.snapshot = self._snap()
+        journaled.subscribe(self._on_output)
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"table-{journaled.layout.table_id}")
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        """Before :meth:`start`: called on the table thread with every journaled event."""
+        self.subscribers.append(subscriber)
+
+    def subscribe_batches(self, subscriber: BatchSubscriber) -> None:
+        """Before :meth:`start`: called on the table thread after each input with all the
+        events it caused, in order. A reactor that must not act between two events of one
+        input (the last card's assignment and the DealComplete it completes) uses this."""
+        self.batch_subscribers.append(subscriber)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop after what is queued (commands get their answers) and join."""
+        self.inputs.put(_STOP)
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    # from other threads ---------------------------------------------------------------------
+    def put(self, item: object) -> None:
+        self.inputs.put(item)
+
+    def command(self, command: object, timeout: float) -> Ticket | None:
+        """Queue ``command`` and wait (bounded) for the table to handle it; ``None`` when it
+        did not within ``timeout`` (it stays queued and will be handled)."""
+        ticket = Ticket(command)
+        self.inputs.put(ticket)
+        return ticket if ticket.done.wait(timeout) else None
+
+    def probe(self, timeout: float) -> bool:
+        """``True`` when the table thread worked through the queue up to a marker in time."""
+        if not self._thread.is_alive():
+            return False
+        marker = _Marker()
+        self.inputs.put(marker)
+        return marker.passed.wait(timeout)
+
+    # the thread -----------------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            item = self.inputs.get()
+            if item is _STOP:
+                return
+            if isinstance(item, _Marker):
+                item.passed.set()
+                continue
+            ticket = item if isinstance(item, Ticket) else None
+            self._collected = collected = ticket.events if ticket else []
+            try:
+                self.journaled.process(ticket.command if ticket else item)
+            except JournalError as error:
+                # not recorded -> not acted on (JournaledTable's rule); say so, keep going
+                self.journaled.failures += 1
+                log.error("input not journaled; not acted on", input=_name(item),
+                          error=str(error))
+                if ticket is not None:
+                    ticket.error = f"the journal cannot record it: {error}"
+            except Exception:  # never let one input kill the table thread
+                self.journaled.failures += 1
+                log.exception("input failed", input=_name(item))
+                if ticket is not None:
+                    ticket.error = "internal error; the service log has the details"
+            finally:
+                self._collected = []
+                self._count += 1
+                try:
+                    self.snapshot = self._snap()
+                except Exception:
+                    log.exception("status snapshot failed")
+                if ticket is not None:
+                    ticket.done.set()
+                if collected:
+                    self._deliver(collected)
+
+    def _deliver(self, events: list[ev.RoundEvent]) -> None:
+        for subscriber in self.batch_subscribers:
+            try:
+                subscriber(list(events))
+            except Exception:
+                log.exception("subscriber failed", subscriber=repr(subscriber))
+
+    def _on_output(self, event: ev.RoundEvent) -> None:
+        self._collected.append(event)
+        for subscriber in self.subscribers:
+            try:
+                subscriber(event)
+            except Exception:  # a broken watcher must not stop the table
+                log.exception("subscriber failed", subscriber=repr(subscriber))
+
+    def _snap(self) -> Snapshot:
+        machine = self.journaled.table.machine
+        held = machine.hold_info
+        hands: tuple[tuple[str, tuple[str, ...]], ...] = ()
+        if machine.deal is not None:
+            hands = tuple((position, tuple(card.code for card in cards))
+                          for position, cards in machine.deal.hands.items() if cards)
+        due: tuple[str, ...] = ()
+        if machine.state.value == "decisions":
+            due = tuple(p for p in machine.ante_positions() if p not in machine.decisions)
+        return Snapshot(
+            round=journal_round(machine.number, self.journaled.session.base),
+            state=machine.state.value,
+            wagers=tuple(machine.active_wagers()),
+            hands=hands,
+            held_for=None if held is None or machine.state.value != "hold"
+            else f"{held.kind.value} ({held.ruling.clause})",
+            options_pending=tuple(sorted(machine.offer.pending)) if machine.offer else (),
+            decisions_due=due,
+            offline=tuple(sorted(machine.offline.items())),
+            deck_blocked=machine.deck_blocked,
+            inputs=self._count,
+            journal_failures=self.journaled.failures)
+
+
+def _name(item: object) -> str:
+    return type(item.command if isinstance(item, Ticket) else item).__name__

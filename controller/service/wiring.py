@@ -1,0 +1,196 @@
+"""The wired table: journal -> recovery -> table thread -> device and its operator -> handler.
+
+Kept apart from :mod:`.app` (the lifecycle and systemd) so that this is the one module that
+imports the table, the journal, the drivers and the simulators; ``Service`` with an injected
+handler stays light. Every failure to start is a :class:`ServiceError` naming the config key
+and the cause, and whatever was opened before it is closed again.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import structlog
+
+from controller.journal.errors import JournalError
+from controller.journal.recovery import RESTART_DEVICE, RecoveryReport, recover
+from controller.journal.retention import apply_retention
+from controller.journal.writer import JournalWriter
+from controller.service.app import Health
+from controller.service.config import DeviceKind, ServiceConfig
+from controller.service.dealer import DeviceOperator
+from controller.service.devices import DealingDevice, open_device
+from controller.service.errors import ServiceError
+from controller.service.handler import TableHandler, event_json
+from controller.service.keyfile import load_service_key
+from controller.service.tablethread import TableThread
+from controller.table import events as ev
+from drivers import events as dev
+
+log = structlog.get_logger(__name__)
+
+SIM_ONLINE_SECONDS = 3.0
+"""In sim mode READY waits (bounded) for the simulated device, so a first round can be dealt;
+a real device is never waited for (it may be unplugged: the status line says so)."""
+
+Publish = Callable[[Mapping[str, Any]], None]
+
+
+class Wiring:
+    """``Wiring(config, publish)``; :meth:`start` (recovery included), :meth:`close`."""
+
+    def __init__(self, config: ServiceConfig, publish: Publish) -> None:
+        self.config = config
+        self.publish = publish
+        self.writer: JournalWriter | None = None
+        self.table: TableThread | None = None
+        self.device: DealingDevice | None = None
+        self.operator: DeviceOperator | None = None
+        self.recovery: RecoveryReport | None = None
+        self.handler: TableHandler | None = None
+        self._base = 0
+        self._device_online = threading.Event()
+
+    # start / stop ---------------------------------------------------------------------------
+    def start(self) -> None:
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> None:
+        config, journal = self.config, self.config.journal
+        key = load_service_key(journal.hmac_key_file) if journal.hmac_key_file else None
+        try:
+            self.writer = JournalWriter(journal.directory, table_id=config.table_id,
+                                        hmac_key=key, durability=journal.durability)
+        except JournalError as error:
+            raise ServiceError(f"journal.directory {journal.directory}: {error}") from error
+        try:
+            apply_retention(self.writer, keep_days=journal.retention_days)
+        except JournalError as error:  # old files stay; the journal itself is fine
+            log.error("journal retention failed", error=str(error))
+        started = time.monotonic()
+        try:
+            journaled, self.recovery = recover(self.writer, config.layout())
+        except JournalError as error:
+            raise ServiceError(f"journal recovery refused: {error}") from error
+        report = self.recovery
+        log.info("journal recovered", decision=report.decision.value, round=report.round,
+                 clause=report.clause, inputs_replayed=report.inputs_replayed,
+                 seconds=round(time.monotonic() - started, 3))
+        if report.round is not None:
+            log.warning("round interrupted by the restart", round=report.round,
+                        decision=report.decision.value, clause=report.clause)
+        self._base = journaled.session.base
+        self.table = TableThread(journaled)
+        self.device = open_device(config.device, self.table.inputs)
+        self.operator = DeviceOperator(self.device, self.table.put,
+                                       live=config.device.kind is DeviceKind.LIVE)
+        self.table.subscribe_batches(self._published)
+        self.table.subscribe_batches(self.operator.see)
+        self.handler = TableHandler(self.table, lambda: self._base, status=self.status)
+        self.table.start()
+        if report.round is not None:
+            # The restart was fed to the table as the controller going offline (recovery);
+            # it is back now, so "No more bets" no longer waits for it.
+            self.table.put(dev.DeviceOnline(RESTART_DEVICE, time.monotonic()))
+        self.operator.start()
+        self.device.start()
+        if self.device.simulated and not self._device_online.wait(SIM_ONLINE_SECONDS):
+            # a sim on our own pty that does not come up is a bug or a stolen pty: say so
+            log.warning("simulated device not online yet", device=self.device.name,
+                        error=getattr(self.device.driver, "last_error", ""))
+
+    def close(self) -> None:
+        """Device first (no more inputs), then its operator, the table (after what is
+        queued), and the journal (``journal_closed``)."""
+        steps: list[Callable[[], None]] = []
+        if self.device is not None:
+            steps.append(self.device.close)
+        if self.operator is not None:
+            steps.append(self.operator.close)
+        if self.table is not None:
+            steps.append(self.table.close)
+        if self.writer is not None:
+            steps.append(self.writer.close)
+        for step in steps:
+            try:
+                step()
+            except Exception:
+                log.exception("shutdown step failed", step=repr(step))
+        self.device = self.operator = self.table = self.writer = None
+
+    # events ---------------------------------------------------------------------------------
+    def _published(self, events: list[ev.RoundEvent]) -> None:
+        """After the input that caused them (so ``round.status`` already shows their effect):
+        every event to the watchers, and the ones that need attention to the log."""
+        for event in events:
+            self._publish_one(event)
+
+    def _publish_one(self, event: ev.RoundEvent) -> None:
+        if isinstance(event, ev.DeviceNoted) and event.detail == "DeviceOnline":
+            self._device_online.set()
+        self.publish(event_json(event, self._base))
+        if isinstance(event, (ev.SupervisorRequired, ev.RoundVoided, ev.DeckBlocked,
+                              ev.CommandRefused)):
+            log.info("table event", round_event=type(event).__name__,
+                     **{k: v for k, v in event_json(event, self._base).items()
+                        if k in ("round", "kind", "clause", "reason", "command")})
+
+    # health and status ----------------------------------------------------------------------
+    def device_status(self) -> dict[str, Any]:
+        device = self.device
+        if device is None:
+            return {}
+        driver = device.driver
+        online = bool(getattr(driver, "online", False))
+        return {"name": device.name, "kind": self.config.device.kind.value,
+                "dialect": self.config.device.dialect.value if self.config.device.dialect
+                else None, "url": device.where, "online": online,
+                "last_error": getattr(driver, "last_error", "") or None,
+                "operator_error": self.operator.last_error if self.operator else None}
+
+    def status(self) -> dict[str, Any]:
+        """Extra fields of ``round.status``: the table, the device, the journal, recovery."""
+        writer = self.writer
+        return {"table": self.config.table_id, "game": self.config.game.value,
+                "device": self.device_status(),
+                "journal": {"directory": str(self.config.journal.directory),
+                            "seq": writer.seq if writer else None,
+                            "last_hash": writer.last_hash if writer else None},
+                "recovery": self.recovery.to_dict() if self.recovery else None}
+
+    def status_line(self, alive: bool = True) -> str:
+        """"round 1234 dealing, shuffler online" plus what needs attention."""
+        if self.table is None:
+            return "table not running"
+        snap = self.table.snapshot
+        parts = [f"round {snap.round} {snap.state}" if snap.round
+                 else f"table {self.config.table_id} {snap.state}"]
+        device = self.device_status()
+        if device:
+            if device["online"]:
+                parts.append(f"{device['name']} online")
+            else:
+                why = device["last_error"] or "not connected"
+                parts.append(f"{device['name']} offline ({why})")
+            if device["operator_error"]:
+                parts.append(device["operator_error"])
+        if snap.held_for:
+            parts.append(f"held for a supervisor: {snap.held_for}")
+        if snap.deck_blocked:
+            parts.append(f"deck blocked: {snap.deck_blocked}")
+        if snap.journal_failures:
+            parts.append(f"{snap.journal_failures} input(s) not journaled")
+        if not alive:
+            parts.append("table thread not answering")
+        return ", ".join(parts)
+
+    def health(self, timeout: float) -> Health:
+        alive = self.table is not None and self.table.probe(timeout)
+        return Health(alive, self.status_line(alive))

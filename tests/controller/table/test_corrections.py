@@ -1,0 +1,128 @@
+"""Machine gaps closed in issue 4: a settled round corrected before the next round, a device
+offline while bets are offered, a shuffler reboot before the deal, a jam."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.table import commands as cmd
+from controller.table import events as ev
+from drivers import events as dev
+from tests.controller.table.conftest import (
+    CASINO_GAMES,
+    DEALER,
+    SUPERVISOR,
+    standard_hands,
+)
+
+K = cmd.IrregularityKind
+
+
+def _settled(make, game: str):
+    table = make(game)
+    table.ready()
+    table.deal(standard_hands(game))
+    table.finish()
+    assert table.state == "settled"
+    return table
+
+
+CORRECTIONS = [
+    ("rws-nc-three-pictures", K.WRONG_COUNT_PLAYER, "RWS-NC3P 5.9"),
+    ("rws-nc-three-pictures", K.WRONG_COUNT_DEALER, "RWS-NC3P 5.5.5"),
+    ("mbs-royal-three-pictures", K.WRONG_COUNT_PLAYER, "MBS-R3P 5.5"),
+    ("rws-three-card-poker", K.WRONG_COUNT_DEALER, "RWS-3CP 5.1.5"),
+]
+
+
+@pytest.mark.parametrize(("game", "kind", "clause"), CORRECTIONS)
+def test_wrong_count_after_settlement_before_next_round_corrects(make, game, kind,
+                                                                 clause) -> None:
+    """RWS-NC3P 5.9 / 5.5.5, MBS-R3P 5.5 and RWS-3CP 5.1.5 apply "provided that this is noticed
+    before the commencement of the next round": noticed after settlement but before the next
+    "Place your bets", the settlement is corrected (player: that box's wagers returned; dealer:
+    the round void). Reversing a settlement is a supervisor's decision."""
+    table = _settled(make, game)
+    table.send(cmd.ReportIrregularity(**DEALER, kind=kind, position="1"))
+    assert "Pit Supervisor" in table.last(ev.CommandRefused).reason
+    table.send(cmd.ReportIrregularity(**SUPERVISOR, kind=kind, position="1"))
+    corrected = table.last(ev.SettlementCorrected)
+    assert corrected.clause == clause
+    outcomes = {r.wager_id: r.outcome.value for r in corrected.settlement.results}
+    if kind is K.WRONG_COUNT_DEALER:
+        assert corrected.voided and set(outcomes.values()) == {"returned"}
+    else:
+        box1 = {w.id for w in table.machine.wagers.values() if w.position == "1"}
+        assert not corrected.voided and corrected.position == "1"
+        assert {outcomes[w] for w in box1} == {"returned"}
+        assert "returned" not in {o for w, o in outcomes.items() if w not in box1}
+    assert table.machine.last_settlement is corrected.settlement
+
+
+@pytest.mark.parametrize(("game", "kind", "clause"), [
+    ("mbs-three-pictures", K.WRONG_COUNT_DEALER, "MBS-3P 5.1.2"),
+    ("rws-nc-three-pictures", K.FOREIGN_CARD, "RWS-NC3P 1.14, 5.6"),
+    ("rws-three-card-poker", K.WRONG_COUNT_PLAYER, "RWS-3CP 5.1.1"),
+])
+def test_other_errors_after_settlement_stand(make, game, kind, clause) -> None:
+    """Every other irregularity is one "found during the Round of play", which concluded at
+    settlement (RWS-NC3P 1.14): the settlement stands."""
+    table = _settled(make, game)
+    before = table.machine.last_settlement
+    table.send(cmd.ReportIrregularity(**SUPERVISOR, kind=kind, position="1"))
+    ruled = table.last(ev.IrregularityRuled)
+    assert (ruled.action, ruled.clause) == ("stands", clause)
+    assert table.of(ev.SettlementCorrected) == [] and table.machine.last_settlement is before
+
+
+def test_after_next_round_commenced_nothing_changes(make) -> None:
+    """RWS-NC3P 5.6, 5.12: once the next round has commenced the previous one stands, even for
+    a wrong count."""
+    table = _settled(make, "rws-nc-three-pictures")
+    table.open()
+    table.send(cmd.ReportIrregularity(**SUPERVISOR, kind=K.WRONG_COUNT_PLAYER, position="1",
+                                      round_number=1))
+    ruled = table.last(ev.IrregularityRuled)
+    assert (ruled.action, ruled.clause) == ("stands", "RWS-NC3P 5.6, 5.12")
+    assert table.of(ev.SettlementCorrected) == []
+
+
+@pytest.mark.parametrize("game", CASINO_GAMES)
+def test_offline_during_betting_blocks_close_until_back(make, game) -> None:
+    """No card dealt: a device going offline while bets are offered establishes nothing and
+    voids nothing; "No more bets" waits until it is back."""
+    table = make(game)
+    table.open()
+    table.default_bets()
+    table.send(dev.DeviceOffline(device="shuffler", reason="unplugged"))
+    assert table.state == "betting" and table.of(ev.RoundVoided) == []
+    table.close()
+    assert "offline" in table.last(ev.CommandRefused).reason and table.state == "betting"
+    table.send(dev.DeviceOnline(device="shuffler"))
+    table.close()
+    assert table.state == "closed"
+
+
+def test_shuffler_reboot_before_the_deal_loses_the_shuffle(make) -> None:
+    """A shuffler that reboots after its shuffle but before the first card has lost that deck:
+    the round waits for a new shuffle (nothing dealt, nothing to void)."""
+    table = make("rws-nc-three-pictures")
+    table.ready()
+    assert table.state == "shuffled"
+    table.send(dev.DeviceRebooted(device="shuffler", old_boot_id=1, new_boot_id=2))
+    assert table.state == "closed" and table.of(ev.RoundVoided) == []
+    table.shuffle()
+    table.deal(standard_hands("rws-nc-three-pictures"))
+    assert table.finish().__class__ is ev.RoundSettled
+
+
+@pytest.mark.parametrize("game", CASINO_GAMES)
+def test_jam_goes_to_a_supervisor(make, game) -> None:
+    """Only LIVE-3P has a jam clause (T&C 6); elsewhere a jam the dealer clears is not by itself
+    an interruption: a supervisor decides (continue or void)."""
+    table = make(game)
+    table.ready()
+    table.send(table.card_events(standard_hands(game))[0])
+    table.send(dev.FaultRaised(device="shuffler", fault=dev.Fault.JAM, detail="jam"))
+    required = table.last(ev.SupervisorRequired)
+    assert required.kind == "jammed" and required.options == ("void", "continue")
