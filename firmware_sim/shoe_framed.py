@@ -51,6 +51,11 @@ class FramedShoeSim(FramedSimDevice):
         super().__init__(seed, faults, identity=identity, **kwargs)
         self._load()
 
+    def shuffle(self) -> None:
+        """Load a freshly shuffled deck (the dealer refills and shuffles the shoe)."""
+        with self.lock:
+            self._load()
+
     def _load(self) -> None:
         deck = list(FULL_DECK)
         if FaultKind.UNSHUFFLED in self._armed:

@@ -193,8 +193,12 @@ def run(args: argparse.Namespace) -> int:
 def run_watch(args: argparse.Namespace) -> int:
     """One JSON line per round event, flushed at once (for ``| jq`` and log shippers)."""
     try:
-        with ControlClient(socket_path(args), timeout=None) as client:
-            for event in client.watch():
+        path = socket_path(args)
+        with ControlClient(path, timeout=None) as client:
+            events = client.watch()
+            print(f"tablectl watch: watching round events on {path} (Ctrl-C to stop)",
+                  file=sys.stderr, flush=True)
+            for event in events:
                 sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
                 sys.stdout.flush()
     except CommandRefused as error:

@@ -15,7 +15,7 @@ from typing import Any
 
 import controller
 import drivers
-from controller.games.rules import GameRules
+from controller.games.rules import GameId, GameRules
 from controller.journal.record import canonical_bytes, canonical_json, to_jsonable
 from controller.settlement.model import BetLimit, ProgressiveConfig, TableMemory
 from controller.table.layout import DealingDevice, TableLayout
@@ -56,7 +56,7 @@ def layout_to_json(layout: TableLayout) -> dict[str, Any]:
 def layout_from_json(data: dict[str, Any]) -> TableLayout:
     """The layout a session was recorded with, so a replay needs nothing but the journal."""
     return TableLayout(
-        game=data["game"], device=DealingDevice(data["device"]), boxes=tuple(data["boxes"]),
+        game=GameId(data["game"]), device=DealingDevice(data["device"]), boxes=tuple(data["boxes"]),
         limits={bet: BetLimit(**limit) for bet, limit in data["limits"].items()},
         rounding_unit=data["rounding_unit"], table_id=data["table_id"],
         progressive=ProgressiveConfig(**data["progressive"]))

@@ -163,11 +163,7 @@ class DeviceOperator:
         if self.shoe:
             if sim is None:
                 return False  # a real shoe: the dealer shuffles and confirms (round.shuffled)
-            if hasattr(sim, "shuffle"):
-                sim.shuffle()
-            else:  # the framed shoe simulator loads a fresh shuffled deck (no public verb)
-                with sim.lock:
-                    sim._load()
+            sim.shuffle()
             if hasattr(driver, "new_shoe"):
                 driver.new_shoe()
             self.put(cmd.ConfirmShuffle(actor=SIM_DEALER, role=cmd.Role.DEALER))

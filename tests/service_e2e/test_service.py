@@ -8,6 +8,7 @@ the faults a deployment meets give one clear line each."""
 
 from __future__ import annotations
 
+import select
 from pathlib import Path
 from typing import Any
 
@@ -68,14 +69,7 @@ def test_whole_rounds_of_each_game(processes: Processes, tmp_path: Path, game: s
     assert report.ok and report.closed, report.problem
 
 
-LIVE_RESTART_BUG = pytest.mark.xfail(
-    strict=True, reason="controller.journal.provenance.layout_from_json passes game as a str, "
-    "and TableLayout compares it with `is GameId.LIVE_3P`: replaying a LIVE-3P session fails "
-    "('device live is the LIVE-3P procedure, not LIVE-3P'), so a LIVE table cannot restart")
-
-
-@pytest.mark.parametrize("game", [pytest.param(g, marks=LIVE_RESTART_BUG)
-                                  if g == "live-three-pictures" else g for g in GAMES])
+@pytest.mark.parametrize("game", GAMES)
 def test_restart_mid_round_applies_the_interruption_clause(
         processes: Processes, tmp_path: Path, game: str) -> None:
     """SIGTERM with the cards dealt and the round unsettled; on restart recovery replays the
@@ -147,16 +141,21 @@ def test_watch_streams_round_events_as_json_lines(processes: Processes,
     service.wait_ready()
     sock = str(tmp_path / "control.sock")
     watch = processes.spawn(["watch", "--socket", sock])
-    with service.client() as client, service.client() as watcher:
-        events = watcher.watch()  # our own watcher proves the CLI's is subscribed first
-        assert watch.stdout is not None
+    assert watch.stdout is not None and watch.stderr is not None
+    assert _line_within(watch.stderr).startswith("tablectl watch: watching round events")
+    with service.client() as client:
         client.request("round.open")
-        wait_for(events, "RoundOpened")
-        line = watch.stdout.readline()
+        line = _line_within(watch.stdout)
     assert '"type": "RoundOpened"' in line and '"round": 1' in line
     service.terminate()
     watch.wait(timeout=10)
     assert watch.returncode == 0
+
+
+def _line_within(stream: Any, seconds: float = 10.0) -> str:
+    ready, _, _ = select.select([stream], [], [], seconds)
+    assert ready, f"no line within {seconds} s"
+    return str(stream.readline())
 
 
 @pytest.mark.parametrize(("change", "message"), [

@@ -1,0 +1,150 @@
+"""The table service as a process: time to READY, idle CPU, memory after 1,000 rounds, rounds/s.
+
+``measure_service()`` starts ``python -m controller run --config <tmp toml>`` (RWS-NC3P on the
+simulated shuffler: firmware_sim on a real pty, the real driver, the journal) with a
+NOTIFY_SOCKET bound here, and measures what issue 6 asks, from outside the process:
+
+* ``ready_seconds``: from ``Popen`` to the READY=1 datagram (goal < 1.5 s);
+* ``idle_cpu_percent``: utime+stime from ``/proc/PID/stat`` over ``idle_seconds`` of a table
+  with no round, as a share of one core (goal < 1 %: no busy polling);
+* ``rounds_per_second``: whole rounds driven through the control socket (open, two wagers, no
+  more bets, the deal by the simulated shuffler, reveal, settle), end to end;
+* ``rss_mb``: resident memory (``VmRSS`` from ``/proc/PID/status``) after those rounds
+  (goal < 40 MB), and ``rss_ready_mb`` right after READY.
+
+Run alone: ``python benchmarks/service.py [--rounds N] [--idle S]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from controller.service.client import ControlClient  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+GOALS = {"rss_mb": 40.0, "idle_cpu_percent": 1.0, "ready_seconds": 1.5}
+
+CONFIG = """\
+[table]
+id = "BENCH-SVC"
+game = "rws-nc-three-pictures"
+boxes = ["1", "2", "3"]
+
+[device]
+kind = "shuffler"
+url = "sim"
+
+[journal]
+directory = "{journal}"
+durability = "{durability}"
+
+[control]
+socket = "{socket}"
+socket_group = ""
+"""
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def _round(client: ControlClient, events: Any, number: int) -> None:
+    client.request("round.open")
+    client.request("wager.place", {"wager_id": f"{number}a", "position": "1", "bet": "main",
+                                   "amount": 500})
+    client.request("wager.place", {"wager_id": f"{number}b", "position": "3", "bet": "main",
+                                   "amount": 1000})
+    client.request("round.close")
+    for event in events:
+        if event["type"] == "DealComplete":
+            break
+        if event["type"] in ("RoundVoided", "SupervisorRequired"):
+            raise RuntimeError(f"round {number}: {event}")
+    client.request("round.reveal")
+    client.request("round.settle")
+
+
+def measure_service(rounds: int = 1000, idle_seconds: float = 10.0,
+                    durability: str = "money") -> dict[str, Any]:
+    """Start the service, measure, stop it (SIGTERM); see the module doc."""
+    with tempfile.TemporaryDirectory(prefix="tablectl-svc-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        config = tmp / "tablectl.toml"
+        config.write_text(CONFIG.format(journal=tmp / "journal", socket=tmp / "control.sock",
+                                        durability=durability))
+        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+        notify.bind(str(tmp / "notify"))
+        notify.settimeout(30)
+        started = time.monotonic()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "controller", "run", "--config", str(config)], cwd=ROOT,
+            env={**os.environ, "NOTIFY_SOCKET": str(tmp / "notify")},
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            while not notify.recv(4096).startswith(b"READY=1"):
+                pass
+            ready = time.monotonic() - started
+            rss_ready = _rss_mb(process.pid)
+            cpu_before, wall_before = _cpu_seconds(process.pid), time.monotonic()
+            time.sleep(idle_seconds)  # the measurement window itself, not synchronisation
+            idle = (_cpu_seconds(process.pid) - cpu_before) / (time.monotonic() - wall_before)
+            with ControlClient(tmp / "control.sock", timeout=30) as client, \
+                    ControlClient(tmp / "control.sock", timeout=30) as watcher:
+                events = watcher.watch()
+                begun = time.monotonic()
+                for number in range(1, rounds + 1):
+                    _round(client, events, number)
+                elapsed = time.monotonic() - begun
+            rss = _rss_mb(process.pid)
+            process.send_signal(signal.SIGTERM)
+            _, err = process.communicate(timeout=30)
+            if process.returncode != 0:
+                raise RuntimeError(f"service exited {process.returncode}: {err[-500:]}")
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+            notify.close()
+    result = {
+        "game": "rws-nc-three-pictures", "device": "sim shuffler (pty)",
+        "journal_durability": durability, "rounds": rounds,
+        "ready_seconds": round(ready, 3), "idle_cpu_percent": round(idle * 100, 3),
+        "idle_seconds": idle_seconds, "rss_ready_mb": round(rss_ready, 1),
+        "rss_mb": round(rss, 1), "rounds_per_second": round(rounds / elapsed, 1),
+    }
+    result["goals_met"] = {name: result[name] < goal for name, goal in GOALS.items()}
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=1000)
+    parser.add_argument("--idle", type=float, default=10.0)
+    parser.add_argument("--durability", default="money", choices=("always", "money", "none"))
+    args = parser.parse_args(argv)
+    print(json.dumps(measure_service(args.rounds, args.idle, args.durability), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
