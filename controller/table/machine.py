@@ -131,7 +131,9 @@ class RoundMachine:
         self._shuffle_pending = False
         self._echoes: set[tuple[str, Kind]] = set()
         """(device, kind) already reported by a card event: the fault the same device raises
-        next for it (shuffler exposed bit, Bee-Tek E3/E5 alarm after the card) is one event."""
+        right after it (shuffler exposed or duplicate bit, Bee-Tek E3/E5 alarm after the card)
+        is the same event. Kept across rounds (the echo may arrive after a void and the next
+        "Place your bets") until the device's next card event."""
         self._settled_from: TableMemory | None = None
         self._corrected = False
         self._reset_round()
@@ -172,7 +174,6 @@ class RoundMachine:
         self.source: RoundState = S.IDLE
         self.swapped = False
         self.last_settlement: Settlement | None = None
-        self._echoes = set()
         self._settled_from = None
         self._corrected = False
 
@@ -636,6 +637,8 @@ class RoundMachine:
 
     # -- device events ----------------------------------------------------------------------
     def _device(self, event: dev.DeviceEvent) -> None:
+        if isinstance(event, (dev.CardRead, dev.CardSetDispensed, dev.NoRead, dev.DoubleFeed)):
+            self._echoes = {echo for echo in self._echoes if echo[0] != event.device}
         if isinstance(event, (dev.CardRead, dev.CardSetDispensed, dev.NoRead, dev.DoubleFeed)) \
                 and self.state in (S.HOLD, S.OPTIONS):
             self.buffer.append(event)
@@ -813,6 +816,7 @@ class RoundMachine:
         repeated = [card for card in cards if card in deal.seen] or \
             [card for i, card in enumerate(cards) if card in cards[:i]]
         if repeated:
+            self._echoes.add((event.device, Kind.DUPLICATE_CARD))  # the shuffler's fault bit
             self._irregularity(Kind.DUPLICATE_CARD,
                                detail=f"second copy of {repeated[0].code} in this round")
             return False

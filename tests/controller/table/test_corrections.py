@@ -12,6 +12,7 @@ from tests.controller.table.conftest import (
     CASINO_GAMES,
     DEALER,
     SUPERVISOR,
+    cards,
     standard_hands,
 )
 
@@ -126,3 +127,29 @@ def test_jam_goes_to_a_supervisor(make, game) -> None:
     table.send(dev.FaultRaised(device="shuffler", fault=dev.Fault.JAM, detail="jam"))
     required = table.last(ev.SupervisorRequired)
     assert required.kind == "jammed" and required.options == ("void", "continue")
+
+
+def test_device_fault_echo_after_the_void_does_not_touch_the_next_round(make) -> None:
+    """The shuffler reports a second copy twice: the repeated card in the set, then its fault
+    bit. The set voids the round (RWS-NC3P 5.5.1, 5.5.2); when the fault bit arrives only after
+    the next "Place your bets" it is the same event, noted, and the new round is untouched."""
+    table = make("rws-nc-three-pictures")
+    table.ready()
+    table.send(dev.CardSetDispensed(device="shuffler", cards=cards("AS", "KH", "AS")))
+    assert table.last(ev.RoundVoided).clause == "RWS-NC3P 5.5.1, 5.5.2"
+    table.open()
+    table.default_bets()
+    table.send(dev.FaultRaised(device="shuffler", fault=dev.Fault.DUPLICATE_CARD, detail="AS"))
+    assert table.state == "betting" and len(table.of(ev.RoundVoided)) == 1
+    assert "already counted" in table.last(ev.DeviceNoted).detail
+
+
+def test_exposed_flag_and_fault_count_once_3cp(make) -> None:
+    """RWS-3CP 5.1.2 voids for two or more exposed cards: a shuffler that flags one exposed
+    card in the set and then raises the exposed fault has exposed one card, not two."""
+    table = make("rws-three-card-poker")
+    table.ready()
+    first = cards("AS", "AH", "2C")
+    table.send(dev.CardSetDispensed(device="shuffler", cards=first, exposed=first[:1]))
+    table.send(dev.FaultRaised(device="shuffler", fault=dev.Fault.EXPOSED_CARD, detail="AS"))
+    assert table.machine.exposed == 1 and table.state == "dealing"
