@@ -12,6 +12,8 @@ comparison is side by side in the same run and reported as a ratio:
 * ``latency``: from the last byte written into a pty to the typed event (``benchmarks/latency.py``).
 * ``journal``: journal records per second with and without fsync, and the latency the journal
   adds per card (``benchmarks/journal.py``).
+* ``service``: the service's resident memory after 1,000 rounds, idle CPU over 10 s, time to
+  READY, end-to-end rounds per second (``benchmarks/service.py``).
 
 Run: ``python benchmarks/run.py [--json] [--only eval,settle,odds,latency]``.
 """
@@ -165,9 +167,17 @@ def bench_journal() -> dict[str, Any]:
     return module.measure_journal()  # type: ignore[no-any-return]
 
 
+def bench_service() -> dict[str, Any]:
+    try:
+        module = importlib.import_module("benchmarks.service")
+    except ImportError as error:
+        return {"note": f"service benchmark unavailable: {error}"}
+    return module.measure_service()  # type: ignore[no-any-return]
+
+
 SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "eval": bench_eval, "settle": bench_settle, "odds": bench_odds, "latency": bench_latency,
-    "journal": bench_journal,
+    "journal": bench_journal, "service": bench_service,
 }
 
 
