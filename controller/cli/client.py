@@ -1,8 +1,10 @@
 """Client verbs of the running service, over its Unix control socket (docs/service.md).
 
-``tablectl round open|close|shuffled|reveal|settle|status``, ``tablectl wager place|list``,
-``tablectl decide POS play|fold``, ``tablectl option POS continue|withdraw``,
-``tablectl supervisor continue|void|reconstruct|order|swap ...``, ``tablectl watch``.
+``tablectl round open|close|shuffled|reveal|settle|status``, ``tablectl wager
+place|withdraw|list``, ``tablectl decide POS play|fold``, ``tablectl option POS
+continue|withdraw``, ``tablectl options close``, ``tablectl deck replace|counted N``,
+``tablectl report KIND [--position P] ...``, ``tablectl supervisor
+continue|void|reconstruct|order|swap ...``, ``tablectl watch``.
 
 The socket is ``--socket PATH``, else the one named by ``--config PATH``, else the service's
 default (``/run/tablectl/control.sock``) when it exists, else the simulated bench table's.
@@ -24,6 +26,7 @@ from controller.service.client import CommandRefused, ControlClient
 from controller.service.config import DEFAULT_CONTROL_SOCKET, bench_runtime_dir, load_config
 from controller.service.errors import ControlError
 from controller.service.protocol import ErrorCode
+from controller.table.commands import IrregularityKind
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
@@ -57,6 +60,10 @@ def register(subparsers: Any) -> None:
     place.add_argument("--seated", action="store_true")
     _common(place)
     place.set_defaults(func=run, verb=_wager_place)
+    withdraw = wager_sub.add_parser("withdraw", help="withdraw a wager while bets are open: ID")
+    withdraw.add_argument("wager_id", metavar="ID")
+    _common(withdraw)
+    withdraw.set_defaults(func=run, verb=lambda a: ("wager.withdraw", {"wager_id": a.wager_id}))
     listing = wager_sub.add_parser("list", help="this round's wagers")
     _common(listing)
     listing.set_defaults(func=run, verb=lambda a: ("wager.list", {}))
@@ -75,6 +82,42 @@ def register(subparsers: Any) -> None:
     option.add_argument("--player")
     _common(option)
     option.set_defaults(func=run, verb=_option)
+
+    options = subparsers.add_parser("options", help="close the players' options (those who "
+                                                     "did not answer continue)")
+    options.add_argument("action", choices=("close",))
+    _common(options)
+    options.set_defaults(func=run, verb=lambda a: ("options.close", {}))
+
+    deck = subparsers.add_parser("deck", help="after a wrong deck count: the deck was replaced, "
+                                               "or counted by hand (RWS-NC3P 5.5.2, MBS-R3P 5.9)")
+    deck_sub = deck.add_subparsers(dest="action", required=True)
+    replace = deck_sub.add_parser("replace", help="a fresh, complete deck replaces the old one")
+    counted = deck_sub.add_parser("counted", help="the deck was counted by hand: N cards (52 "
+                                                  "resumes dealing)")
+    counted.add_argument("count", type=int, metavar="N")
+    for parser in (replace, counted):
+        _common(parser)
+        parser.set_defaults(func=run, verb=_deck)
+
+    report = subparsers.add_parser("report", help="report an irregularity no device reports: "
+                                                   "KIND [--position P] ...")
+    report.add_argument("kind", type=lambda text: text.replace("-", "_"), metavar="KIND",
+                        choices=[k.value for k in IrregularityKind],
+                        help=", ".join(k.value for k in IrregularityKind))
+    report.add_argument("--position", metavar="P", help="the box (or dealer) it concerns")
+    handled = report.add_mutually_exclusive_group()
+    handled.add_argument("--handled", action="store_true", default=None,
+                         help="players had handled their cards (default: the table infers it)")
+    handled.add_argument("--not-handled", dest="handled", action="store_false",
+                         help="no player had handled their cards")
+    report.add_argument("--exposed-before-drop", action="store_true",
+                        help="a dropped card was exposed before it left the camera (LIVE-3P)")
+    report.add_argument("--round", type=int, metavar="N",
+                        help="the round it happened in, when it is an earlier one")
+    report.add_argument("--details", metavar="TEXT", help="what happened, for the journal")
+    _common(report)
+    report.set_defaults(func=run, verb=_report)
 
     sup = subparsers.add_parser("supervisor", help="a Pit Supervisor's decision")
     sup_sub = sup.add_subparsers(dest="action", required=True)
@@ -120,6 +163,22 @@ def _option(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     if a.player:
         args["player"] = a.player
     return "option", args
+
+
+def _deck(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    if a.action == "counted":
+        return "deck.counted", {"count": a.count}
+    return "deck.replace", {}
+
+
+def _report(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    args: dict[str, Any] = {"kind": a.kind}
+    for name in ("position", "handled", "round", "details"):
+        if getattr(a, name) is not None:
+            args[name] = getattr(a, name)
+    if a.exposed_before_drop:
+        args["exposed_before_drop"] = True
+    return "irregularity.report", args
 
 
 def _supervisor(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:

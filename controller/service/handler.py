@@ -108,6 +108,21 @@ class TableHandler:
             return cmd.PlaceWager(**who, wager_id=args["wager_id"], position=args["position"],
                                   bet=args["bet"], amount=args["amount"],
                                   player=args.get("player"), seated=args.get("seated"))
+        if verb == "wager.withdraw":
+            return cmd.WithdrawWager(**who, wager_id=args["wager_id"])
+        if verb == "options.close":
+            return cmd.CloseOptions(**who)
+        if verb == "deck.replace":
+            return cmd.ReplaceDeck(**who)
+        if verb == "deck.counted":
+            return cmd.DeckCounted(**who, count=args["count"])
+        if verb == "irregularity.report":
+            return cmd.ReportIrregularity(
+                **who, kind=cmd.IrregularityKind(args["kind"]), position=args.get("position"),
+                handled=args.get("handled"),
+                exposed_before_drop=args.get("exposed_before_drop", False),
+                round_number=self._table_round(args.get("round")),
+                details=args.get("details", ""))
         if verb == "decide":
             return cmd.PlayerDecision(**who, position=args["position"],
                                       choice=cmd.Choice(args["choice"]))
@@ -140,6 +155,22 @@ class TableHandler:
                                           reason=reason or f"swap {first} and {second}",
                                           moves=((first, second), (second, first)))
         raise Refusal(ErrorCode.UNKNOWN_VERB, f"{verb}: not a table command", request.id)
+
+    def _table_round(self, journal: int | None) -> int | None:
+        """The table's round number for a journal round number (what status and events show).
+
+        The table numbers the rounds of this session from 1; a round of an earlier session has
+        no table number, so it cannot be named here."""
+        if journal is None:
+            return None
+        current = self.table.snapshot.round or self.base()
+        if journal > current:
+            raise ValueError(f"round {journal} has not been played (the current round is "
+                             f"{current or 'none'})")
+        if journal <= self.base():
+            raise ValueError(f"round {journal} was played before the service last started; "
+                             f"this session's rounds start at {self.base() + 1}")
+        return journal - self.base()
 
 
 def event_json(event: ev.RoundEvent, base: int) -> dict[str, Any]:

@@ -25,6 +25,8 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
+from controller.table.commands import IrregularityKind
+
 MAX_LINE_BYTES = 64 * 1024
 REQUEST_FIELDS = frozenset({"id", "verb", "args", "actor"})
 
@@ -92,6 +94,10 @@ def _integer(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _text_list(value: object) -> bool:
     return isinstance(value, list) and all(_text(v) for v in value)
 
@@ -108,6 +114,8 @@ def _hands(value: object) -> bool:
 class ArgType(str, Enum):
     TEXT = "text"
     INTEGER = "integer"
+    COUNT = "count"
+    """A whole number, 0 or more (a count of cards, a round number)."""
     BOOLEAN = "boolean"
     CARDS = "cards"
     """A list of card codes, e.g. ["QD", "KS"]."""
@@ -125,6 +133,7 @@ class ArgType(str, Enum):
 _CHECKS: Mapping[ArgType, Callable[[object], bool]] = MappingProxyType({
     ArgType.TEXT: _text,
     ArgType.INTEGER: _integer,
+    ArgType.COUNT: _count,
     ArgType.BOOLEAN: lambda v: isinstance(v, bool),
     ArgType.CARDS: _text_list,
     ArgType.PAIR: lambda v: _text_list(v) and len(v) == 2,  # type: ignore[arg-type]
@@ -134,6 +143,7 @@ _CHECKS: Mapping[ArgType, Callable[[object], bool]] = MappingProxyType({
 
 _TYPE_WORDS = {
     ArgType.TEXT: "a non-empty string", ArgType.INTEGER: "an integer (minor units for money)",
+    ArgType.COUNT: "a whole number, 0 or more",
     ArgType.BOOLEAN: "true or false", ArgType.CARDS: "a list of card codes",
     ArgType.PAIR: "a list of exactly two positions", ArgType.MOVES: "a list of [from, to] pairs",
     ArgType.HANDS: "an object of position -> list of card codes",
@@ -195,6 +205,8 @@ VERBS: Mapping[str, VerbSpec] = MappingProxyType({spec.verb: spec for spec in (
         Arg("wager_id", ArgType.TEXT), Arg("position", ArgType.TEXT), Arg("bet", ArgType.TEXT),
         Arg("amount", ArgType.INTEGER), Arg("player", ArgType.TEXT, required=False),
         Arg("seated", ArgType.BOOLEAN, required=False))),
+    VerbSpec("wager.withdraw", Access.COMMAND, "withdraw a wager while bets are open",
+             (Arg("wager_id", ArgType.TEXT),)),
     VerbSpec("wager.list", Access.READ, "the wagers of the current round"),
     VerbSpec("decide", Access.COMMAND, "a player's play or fold (RWS-3CP 3.8)", (
         Arg("position", ArgType.TEXT), Arg("choice", ArgType.TEXT, choices=("play", "fold")))),
@@ -203,6 +215,19 @@ VERBS: Mapping[str, VerbSpec] = MappingProxyType({spec.verb: spec for spec in (
         Arg("position", ArgType.TEXT), Arg("choice", ArgType.TEXT,
                                            choices=("continue", "withdraw")),
         Arg("player", ArgType.TEXT, required=False))),
+    VerbSpec("options.close", Access.COMMAND,
+             "close the players' options: those who did not answer continue"),
+    VerbSpec("deck.replace", Access.COMMAND, "a fresh, complete deck replaces one whose count "
+             "was wrong: dealing resumes (RWS-NC3P 5.5.2, MBS-R3P 5.9)"),
+    VerbSpec("deck.counted", Access.COMMAND, "the deck was counted by hand: 52 resumes dealing, "
+             "any other blocks the deck (MBS-R3P 5.9)", (Arg("count", ArgType.COUNT),)),
+    VerbSpec("irregularity.report", Access.COMMAND, "report an irregularity no device reports; "
+             "the table rules it by the game's clause", (
+        Arg("kind", ArgType.TEXT, choices=tuple(k.value for k in IrregularityKind)),
+        Arg("position", ArgType.TEXT, required=False),
+        Arg("handled", ArgType.BOOLEAN, required=False),
+        Arg("exposed_before_drop", ArgType.BOOLEAN, required=False),
+        Arg("round", ArgType.COUNT, required=False), Arg("details", ArgType.TEXT, required=False))),
     VerbSpec("supervisor.continue", Access.COMMAND, "continue the held round", (_REASON,)),
     VerbSpec("supervisor.void", Access.COMMAND, "void the round", (
         Arg("reason", ArgType.TEXT), Arg("clause", ArgType.TEXT, required=False))),

@@ -209,3 +209,59 @@ def test_a_key_file_others_can_read_is_refused(processes: Processes, tmp_path: P
     keyed.wait_ready()
     keyed.terminate()
     assert verify([tmp_path / "journal"], hmac_key=bytes.fromhex("ab" * 32)).hmac_checked
+
+
+def test_a_wrong_deck_count_blocks_dealing_until_counted(processes: Processes,
+                                                         tmp_path: Path) -> None:
+    """The dealer's count of 51 voids the dealt round and blocks the deck (RWS-NC3P 5.5.2,
+    MBS-R3P 5.9): the next round's shuffle is not accepted and nothing is dealt until
+    ``tablectl deck counted 52``, after which the round deals and settles normally."""
+    game = "rws-nc-three-pictures"
+    service = processes.service(config_toml(tmp_path, game))
+    service.wait_ready()
+    sock = ("--socket", str(tmp_path / "control.sock"), "--actor", "dealer:e2e")
+    with service.client() as client, service.client() as watcher:
+        events = watcher.watch()
+        _bet_and_deal(client, events, game)
+        short = processes.cli("deck", "counted", "51", *sock)
+        assert short.returncode == 0, short.stderr
+        assert short.stdout.startswith("accepted: round 1, now voided (DeckBlocked"), short.stdout
+        assert "RoundVoided" in short.stdout
+        blocked = "manual count gives 51 cards, not 52"
+        assert client.request("round.status")["deck_blocked"] == blocked
+
+        client.request("round.open")
+        for index, (position, bet, amount) in enumerate(WAGERS[game]):
+            client.request("wager.place", {"wager_id": f"r2-{index}", "position": position,
+                                           "bet": bet, "amount": amount})
+        client.request("round.close")
+        noted = wait_for(events, "DeviceNoted", "DealComplete")
+        while not noted.get("detail", "").startswith("shuffle not accepted"):
+            assert noted["type"] == "DeviceNoted", noted  # never dealt from a blocked deck
+            noted = wait_for(events, "DeviceNoted", "DealComplete")
+        status = client.request("round.status")
+        assert (status["state"], status["hands"], status["deck_blocked"]) == (
+            "closed", {}, blocked)
+        shuffled = processes.cli("round", "shuffled", *sock)
+        assert (shuffled.returncode, shuffled.stderr) == (
+            1, (f"tablectl round: refused: dealing is blocked until the deck is replaced or "
+                f"counted: {blocked}\n"))
+
+        counted = processes.cli("deck", "counted", "52", *sock)
+        assert counted.returncode == 0, counted.stderr
+        assert "DeckReleased" in counted.stdout
+        wait_for(events, "DealComplete")
+        status = client.request("round.status")
+        assert status["round"] == 2 and status["deck_blocked"] is None
+        assert all(len(cards) == 3 for cards in status["hands"].values()), status["hands"]
+        settled = _finish(client, game)
+        assert settled["state"] == "settled"
+        (event,) = [e for e in settled["events"] if e["type"] == "RoundSettled"]
+        assert {f"r2-{i}" for i in range(len(WAGERS[game]))} <= {
+            r["wager_id"] for r in event["settlement"]["results"]}
+        again = processes.cli("deck", "replace", *sock)
+        assert (again.returncode, again.stderr) == (
+            1, "tablectl deck: refused: dealing is not blocked\n")
+    code, err = service.terminate()
+    assert code == 0, err
+    assert verify([tmp_path / "journal"]).ok

@@ -8,7 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from controller.journal.policy import Durability
+from controller.journal.recovery import recover
+from controller.journal.writer import JournalWriter
 from controller.service.config import ServiceConfig, parse_config
+from controller.service.control import Peer
+from controller.service.protocol import Role
+from controller.service.tablethread import TableThread
+from controller.table.layout import TableLayout
+
+DEALER = Peer(10, 1001, 1001, Role.OPERATOR)
+SUPERVISOR = Peer(11, 1002, 1002, Role.SUPERVISOR)
 
 MINIMAL = """\
 [table]
@@ -47,3 +57,14 @@ def fixture_notify_socket(tmp_path: Path) -> Iterator[tuple[str, socket.socket]]
         yield str(path), receiver
     finally:
         receiver.close()
+
+
+@pytest.fixture(name="table")
+def fixture_table(tmp_path: Path) -> Iterator[TableThread]:
+    """An RWS-NC3P table thread on a fresh tmp journal (not started)."""
+    writer = JournalWriter(tmp_path / "journal", table_id="T1", durability=Durability.NONE)
+    journaled, _ = recover(writer, TableLayout.for_game("rws-nc-three-pictures"))
+    table = TableThread(journaled)
+    yield table
+    table.close()
+    writer.close()

@@ -27,11 +27,14 @@ def _line(message: object) -> bytes:
 
 
 def test_verb_list() -> None:
-    """The verbs of issue 6; only watch/status/list are reads."""
+    """The verbs of issue 6, and the commands no device produces (deck, irregularity, options,
+    withdrawal); only watch/status/list are reads."""
     assert set(VERBS) == {"round.open", "round.close", "round.status", "wager.place",
                           "wager.list", "decide", "supervisor.void", "supervisor.reconstruct",
                           "supervisor.order", "supervisor.swap", "watch", "round.shuffled",
-                          "round.reveal", "round.settle", "option", "supervisor.continue"}
+                          "round.reveal", "round.settle", "option", "supervisor.continue",
+                          "deck.replace", "deck.counted", "irregularity.report",
+                          "options.close", "wager.withdraw"}
     reads = {verb for verb, spec in VERBS.items() if spec.access is Access.READ}
     assert reads == {"watch", "round.status", "wager.list"}
 
@@ -57,6 +60,25 @@ def test_decode_a_full_request() -> None:
 def test_args_may_be_left_out() -> None:
     """A verb without arguments needs no "args" field."""
     assert dict(decode_request(b'{"id": "a", "verb": "round.open"}').args) == {}
+
+
+@pytest.mark.parametrize(("verb", "args"), [
+    ("deck.replace", {}),
+    ("deck.counted", {"count": 52}),
+    ("deck.counted", {"count": 0}),
+    ("options.close", {}),
+    ("wager.withdraw", {"wager_id": "1-main"}),
+    ("irregularity.report", {"kind": "dropped_card"}),
+    ("irregularity.report", {"kind": "wrong_count_player", "position": "3", "handled": False,
+                             "round": 12, "details": "box 3 has four cards"}),
+    ("irregularity.report", {"kind": "dropped_card", "exposed_before_drop": True}),
+])
+def test_the_commands_no_device_produces(verb: str, args: dict[str, object]) -> None:
+    """Deck replaced or counted (RWS-NC3P 5.5.2, MBS-R3P 5.9), an irregularity reported by the
+    dealer, the options closed, a wager withdrawn: each decodes with its arguments."""
+    request = decode_request(_line({"id": 9, "verb": verb, "args": args}))
+    assert (request.verb, dict(request.args)) == (verb, args)
+    assert request.spec.access is Access.COMMAND
 
 
 REFUSED = [
@@ -90,6 +112,39 @@ REFUSED = [
      ErrorCode.BAD_ARGS, "\\[from, to\\] pairs", 4),
     (_line({"id": 4, "verb": "supervisor.reconstruct", "args": {"hands": {"1": "QDKS"}}}),
      ErrorCode.BAD_ARGS, "position -> list of card codes", 4),
+    (_line({"id": 5, "verb": "deck.counted"}), ErrorCode.BAD_ARGS,
+     "deck.counted: missing argument 'count' \\(it takes count\\)", 5),
+    (_line({"id": 5, "verb": "deck.counted", "args": {"count": -1}}), ErrorCode.BAD_ARGS,
+     "'count' must be a whole number, 0 or more, got -1", 5),
+    (_line({"id": 5, "verb": "deck.counted", "args": {"count": "52"}}), ErrorCode.BAD_ARGS,
+     "'count' must be a whole number, 0 or more, got '52'", 5),
+    (_line({"id": 5, "verb": "deck.counted", "args": {"count": 52.0}}), ErrorCode.BAD_ARGS,
+     "'count' must be a whole number", 5),
+    (_line({"id": 5, "verb": "deck.replace", "args": {"count": 52}}), ErrorCode.BAD_ARGS,
+     "deck.replace: unknown argument 'count' \\(it takes no arguments\\)", 5),
+    (_line({"id": 6, "verb": "irregularity.report", "args": {}}), ErrorCode.BAD_ARGS,
+     "irregularity.report: missing argument 'kind'", 6),
+    (_line({"id": 6, "verb": "irregularity.report", "args": {"kind": "spilled_drink"}}),
+     ErrorCode.BAD_ARGS, ("'kind' must be one of foreign_card, .*dropped_card, "
+                          "reversed_sequence, .*, got 'spilled_drink'"), 6),
+    (_line({"id": 6, "verb": "irregularity.report", "args": {"kind": "dropped_card",
+                                                             "position": 3}}),
+     ErrorCode.BAD_ARGS, "'position' must be a non-empty string, got 3", 6),
+    (_line({"id": 6, "verb": "irregularity.report", "args": {"kind": "dropped_card",
+                                                             "handled": "yes"}}),
+     ErrorCode.BAD_ARGS, "'handled' must be true or false", 6),
+    (_line({"id": 6, "verb": "irregularity.report", "args": {"kind": "dropped_card",
+                                                             "round": -2}}),
+     ErrorCode.BAD_ARGS, "'round' must be a whole number", 6),
+    (_line({"id": 6, "verb": "irregularity.report", "args": {"kind": "other", "box": "3"}}),
+     ErrorCode.BAD_ARGS, ("unknown argument 'box' \\(it takes kind, position, handled, "
+                          "exposed_before_drop, round, details\\)"), 6),
+    (_line({"id": 7, "verb": "options.close", "args": {"position": "1"}}), ErrorCode.BAD_ARGS,
+     "options.close: unknown argument 'position'", 7),
+    (_line({"id": 8, "verb": "wager.withdraw", "args": {}}), ErrorCode.BAD_ARGS,
+     "wager.withdraw: missing argument 'wager_id'", 8),
+    (_line({"id": 8, "verb": "wager.withdraw", "args": {"wager_id": ""}}), ErrorCode.BAD_ARGS,
+     "'wager_id' must be a non-empty string", 8),
 ]
 
 

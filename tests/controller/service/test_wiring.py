@@ -4,35 +4,17 @@ least-privilege checks, and who acts as dealer or supervisor."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from controller.journal.policy import Durability
-from controller.journal.recovery import recover
-from controller.journal.writer import JournalWriter
-from controller.service.control import Peer
 from controller.service.errors import ServiceError
 from controller.service.handler import TableHandler
 from controller.service.keyfile import load_service_key
-from controller.service.protocol import ErrorCode, Refusal, Request, Role
+from controller.service.protocol import ErrorCode, Refusal, Request
 from controller.service.tablethread import TableThread
 from controller.table import events as ev
-from controller.table.layout import TableLayout
-
-DEALER = Peer(10, 1001, 1001, Role.OPERATOR)
-SUPERVISOR = Peer(11, 1002, 1002, Role.SUPERVISOR)
-
-
-@pytest.fixture(name="table")
-def fixture_table(tmp_path: Path) -> Iterator[TableThread]:
-    writer = JournalWriter(tmp_path / "journal", table_id="T1", durability=Durability.NONE)
-    journaled, _ = recover(writer, TableLayout.for_game("rws-nc-three-pictures"))
-    table = TableThread(journaled)
-    yield table
-    table.close()
-    writer.close()
+from tests.controller.service.conftest import DEALER, SUPERVISOR
 
 
 def test_probe_fails_while_the_table_thread_is_stuck(table: TableThread) -> None:

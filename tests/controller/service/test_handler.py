@@ -1,0 +1,155 @@
+"""Control requests -> table commands: the commands no device produces (deck replaced or
+counted, an irregularity reported, options closed, a wager withdrawn), with the peer's role."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.journal.policy import Durability
+from controller.journal.recovery import recover
+from controller.journal.writer import JournalWriter
+from controller.service.handler import TableHandler
+from controller.service.protocol import ErrorCode, Refusal, Request
+from controller.service.tablethread import TableThread
+from controller.table import commands as cmd
+from controller.table.layout import TableLayout
+from tests.controller.service.conftest import DEALER, SUPERVISOR
+
+WHO = "dealer:7 (uid "
+
+
+@pytest.mark.parametrize(("verb", "args", "expected"), [
+    ("deck.replace", {}, cmd.ReplaceDeck),
+    ("deck.counted", {"count": 51}, cmd.DeckCounted),
+    ("options.close", {}, cmd.CloseOptions),
+    ("wager.withdraw", {"wager_id": "1-main"}, cmd.WithdrawWager),
+    ("irregularity.report", {"kind": "dropped_card"}, cmd.ReportIrregularity),
+])
+@pytest.mark.parametrize("peer", [DEALER, SUPERVISOR])
+def test_each_verb_is_its_table_command(table: TableThread, verb: str, args: dict[str, Any],
+                                        expected: type, peer: Any) -> None:
+    """The verb builds the table's own command, and the peer's role is passed through for the
+    table to judge (a supervisor's decision from a dealer is the table's refusal, not ours)."""
+    command = TableHandler(table, lambda: 0).command_for(
+        Request(1, verb, args, actor="dealer:7"), peer)
+    assert type(command) is expected
+    assert command.actor.startswith(WHO)
+    assert command.role is (cmd.Role.SUPERVISOR if peer is SUPERVISOR else cmd.Role.DEALER)
+    for name, value in args.items():
+        if name != "kind":
+            assert getattr(command, name) == value
+
+
+def test_a_report_carries_every_field(table: TableThread) -> None:
+    """kind, box, handled, LIVE-3P's exposed-before-drop and the details reach the table."""
+    command = TableHandler(table, lambda: 0).command_for(Request(1, "irregularity.report", {
+        "kind": "wrong_count_player", "position": "3", "handled": False,
+        "exposed_before_drop": True, "details": "four cards"}), DEALER)
+    assert command == cmd.ReportIrregularity(
+        actor=command.actor, role=cmd.Role.DEALER, kind=cmd.IrregularityKind.WRONG_COUNT_PLAYER,
+        position="3", handled=False, exposed_before_drop=True, details="four cards")
+    bare = TableHandler(table, lambda: 0).command_for(
+        Request(2, "irregularity.report", {"kind": "other"}), DEALER)
+    assert isinstance(bare, cmd.ReportIrregularity)
+    assert (bare.position, bare.handled, bare.exposed_before_drop, bare.round_number,
+            bare.details) == (None, None, False, None, "")
+
+
+@pytest.fixture(name="second_session")
+def fixture_second_session(tmp_path: Path) -> Iterator[tuple[TableHandler, int]]:
+    """A started table in the journal's second session (one round was voided in the first):
+    its handler and the session's round base."""
+    layout = TableLayout.for_game("rws-nc-three-pictures")
+    directory = tmp_path / "two-sessions"
+    for session in (1, 2):
+        writer = JournalWriter(directory, table_id="T1", durability=Durability.NONE)
+        journaled, _ = recover(writer, layout)
+        table = TableThread(journaled)
+        table.start()
+        base = journaled.session.base
+        handler = TableHandler(table, lambda base=base: base)
+        if session == 2:
+            break
+        handler(Request(1, "round.open"), DEALER)
+        handler(Request(2, "supervisor.void", {"reason": "end of session"}), SUPERVISOR)
+        table.close()
+        writer.close()
+    try:
+        yield handler, base
+    finally:
+        table.close()
+        writer.close()
+
+
+def test_a_reported_round_is_the_journal_round(
+        second_session: tuple[TableHandler, int]) -> None:
+    """``round`` is the number status and events show (session base + table round); the table
+    gets its own number, and a round not played in this session is refused with why."""
+    handler, base = second_session
+    assert base == 1
+    handler(Request(1, "round.open"), DEALER)
+    assert handler.table.snapshot.round == 2
+    command = handler.command_for(
+        Request(2, "irregularity.report", {"kind": "dealt_incorrectly", "round": 2}), DEALER)
+    assert isinstance(command, cmd.ReportIrregularity) and command.round_number == 1
+    with pytest.raises(Refusal, match="round 3 has not been played \\(the current round is "
+                                      "2\\)") as caught:
+        handler(Request(3, "irregularity.report", {"kind": "other", "round": 3}), DEALER)
+    assert caught.value.code is ErrorCode.BAD_ARGS
+    with pytest.raises(Refusal, match="round 1 was played before the service last started; "
+                                      "this session's rounds start at 2"):
+        handler(Request(4, "irregularity.report", {"kind": "other", "round": 1}), DEALER)
+
+
+def _types(answer: Any) -> list[str]:
+    return [event["type"] for event in answer["events"]]
+
+
+def test_a_wrong_manual_count_blocks_dealing_until_52(table: TableThread) -> None:
+    """A count of 51 blocks the deck; no shuffle is accepted until it is counted at 52 or
+    replaced (RWS-NC3P 5.5.2, MBS-R3P 5.9); releasing a deck that is not blocked is refused."""
+    table.start()
+    handler = TableHandler(table, lambda: 0)
+    handler(Request(1, "round.open"), DEALER)
+    blocked = handler(Request(2, "deck.counted", {"count": 51}), DEALER)
+    assert "DeckBlocked" in _types(blocked)
+    assert table.snapshot.deck_blocked == "manual count gives 51 cards, not 52"
+    with pytest.raises(Refusal, match="dealing is blocked until the deck is replaced or counted"):
+        handler(Request(3, "round.shuffled"), DEALER)
+    assert _types(handler(Request(4, "deck.counted", {"count": 52}), DEALER)) == ["DeckReleased"]
+    assert table.snapshot.deck_blocked is None
+    with pytest.raises(Refusal, match="dealing is not blocked") as caught:
+        handler(Request(5, "deck.replace"), SUPERVISOR)
+    assert caught.value.code is ErrorCode.REFUSED
+    handler(Request(6, "deck.counted", {"count": 53}), DEALER)
+    assert _types(handler(Request(7, "deck.replace"), DEALER)) == ["DeckReleased"]
+
+
+def test_withdraw_and_close_options_are_the_table_s_answers(table: TableThread) -> None:
+    """A wager comes off the layout while bets are open; closing options nobody was offered is
+    the table's refusal, word for word."""
+    table.start()
+    handler = TableHandler(table, lambda: 0)
+    handler(Request(1, "round.open"), DEALER)
+    handler(Request(2, "wager.place", {"wager_id": "w1", "position": "1", "bet": "main",
+                                       "amount": 500}), DEALER)
+    assert _types(handler(Request(3, "wager.withdraw", {"wager_id": "w1"}), DEALER)) == [
+        "WagerWithdrawn"]
+    assert table.snapshot.wagers == ()
+    with pytest.raises(Refusal, match="no wager 'w1' on the layout"):
+        handler(Request(4, "wager.withdraw", {"wager_id": "w1"}), DEALER)
+    with pytest.raises(Refusal, match="no options are offered now"):
+        handler(Request(5, "options.close"), DEALER)
+
+
+def test_a_report_between_rounds_is_ruled(table: TableThread) -> None:
+    """A dealer's report with no round in progress is about an earlier round: the table answers
+    with its ruling (RWS-NC3P 5.6) rather than leaving the report unheard."""
+    table.start()
+    handler = TableHandler(table, lambda: 0)
+    answer = handler(Request(1, "irregularity.report", {"kind": "dealt_incorrectly"}), DEALER)
+    assert _types(answer) == ["IrregularityRuled"]
