@@ -12,6 +12,10 @@ pit would (not reconstructable for a wrong count, continue after an interruption
 jam, void for a bad deck). The devices are the "physical" world, so the operator also lifts
 hands, clears alarms and ticks the simulators' clocks (no waiting for a 50 ms server tick).
 Nothing sleeps: every step waits for the table event it caused, with a timeout.
+
+The faults and ``--faults`` are in :mod:`controller.bench_faults`, the report and its summary in
+:mod:`controller.bench_report`, the operator's view of the round in :mod:`controller.bench_round`
+and the devices, servers and drivers in :mod:`controller.bench_rig`.
 """
 
 from __future__ import annotations
@@ -19,26 +23,26 @@ from __future__ import annotations
 import queue
 import random
 import time
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import structlog
 
-from controller.analysis.odds import Q64, game_odds
+from controller.analysis.odds import Q64
+from controller.bench_faults import BEFORE_SHUFFLE, applicable_faults, parse_faults
+from controller.bench_report import BenchReport, BetTally, summary_lines
+from controller.bench_round import RoundView, may_step_after
 from controller.errors import RequestError
 from controller.games import poker
 from controller.games.cards import Card
 from controller.games.catalog import get_game
 from controller.games.rules import Family, GameId
-from controller.settlement.model import ProgressiveConfig, Wager
+from controller.settlement.model import ProgressiveConfig
 from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.layout import TableLayout
 from drivers.errors import DriverError
-from firmware_sim.faults import FaultKind, FaultSpec, FaultSpecError, parse_fault
+from firmware_sim.faults import FaultKind, FaultSpec
 
 log = structlog.get_logger("controller.bench")
 
@@ -48,10 +52,6 @@ EVENT_TIMEOUT = 5.0
 BOXES = 5
 AMOUNTS = (100, 200, 500, 1000)
 
-SHUFFLER_FAULTS = ("set2", "set4", "exposed", "duplicate", "unshuffled", "count:51", "count:53",
-                   "foreign", "noread", "jam", "reboot", "disconnect")
-SHOE_FAULTS = ("noread", "doubleread", "duplicate", "exposed", "disconnect")
-_BEFORE_SHUFFLE = {FaultKind.COUNT, FaultKind.UNSHUFFLED, FaultKind.FOREIGN}
 _SUPERVISOR_PREFERENCE = {
     "wrong_count_player": ("not_reconstructable", "void"),
     "wrong_count_dealer": ("not_reconstructable", "void"),
@@ -59,107 +59,6 @@ _SUPERVISOR_PREFERENCE = {
     "not_shuffled": ("void",), "deck_count": ("void",), "foreign_card": ("void",),
     "duplicate_card": ("void",),
 }
-
-
-def applicable_faults(game: str) -> tuple[str, ...]:
-    """Faults the bench's devices for ``game`` can produce (``--faults`` RATE draws from it)."""
-    return SHOE_FAULTS if GameId(game) is GameId.LIVE_3P else SHUFFLER_FAULTS
-
-
-def parse_faults(game: str, text: str | None) -> tuple[tuple[FaultSpec, ...], float]:
-    """``--faults``: a comma-separated list (one per round, in turn) or a rate in [0, 1]."""
-    if not text:
-        return (), 0.0
-    try:
-        rate = float(text)
-    except ValueError:
-        rate = -1.0
-    if rate >= 0:
-        if rate > 1:
-            raise RequestError(f"--faults rate must be between 0 and 1, got {text}")
-        return tuple(parse_fault(f) for f in applicable_faults(game)), rate
-    allowed = applicable_faults(game)
-    specs = []
-    for item in text.split(","):
-        try:
-            spec = parse_fault(item)
-        except FaultSpecError as error:
-            raise RequestError(str(error)) from error
-        if str(spec) not in allowed and spec.kind.value not in allowed:
-            raise RequestError(f"fault {item!r} does not apply to the {game} bench table; "
-                               f"applicable: {', '.join(allowed)}")
-        specs.append(spec)
-    return tuple(specs), -1.0
-
-
-@dataclass(slots=True)
-class BetTally:
-    staked: int = 0
-    net: int = 0
-    wagers: int = 0
-
-
-@dataclass(slots=True)
-class BenchReport:
-    game: str
-    rounds: int
-    seed: int
-    settled: int = 0
-    voided: int = 0
-    voids_by_clause: Counter[str] = field(default_factory=Counter)
-    hands_removed: int = 0
-    faults_injected: Counter[str] = field(default_factory=Counter)
-    bets: dict[str, BetTally] = field(default_factory=dict)
-    stuck: int = 0
-    seconds: float = 0.0
-    journal: dict[str, Any] | None = None
-
-    def theoretical(self) -> dict[str, float]:
-        """House edge per unit staked from ``game_odds`` (RWS-3CP "ante" is Ante with Play)."""
-        return {bet: -float(o.house_edge) for bet, o in game_odds(get_game(self.game)).items()}
-
-    def as_json(self) -> dict[str, Any]:
-        theory = self.theoretical()
-        return {
-            "game": self.game, "rounds": self.rounds, "settled": self.settled,
-            "voided": self.voided, "voids_by_clause": dict(sorted(self.voids_by_clause.items())),
-            "hands_removed": self.hands_removed, "journal": self.journal, "seed": self.seed,
-            "faults_injected": dict(sorted(self.faults_injected.items())), "stuck": self.stuck,
-            "seconds": round(self.seconds, 3),
-            "rounds_per_second": round(self.rounds / self.seconds, 2) if self.seconds else None,
-            "bets": {bet: {"wagers": t.wagers, "staked": t.staked, "net": t.net,
-                           "net_per_unit": t.net / t.staked if t.staked else None,
-                           "theoretical": theory.get(bet)}
-                     for bet, t in sorted(self.bets.items())},
-        }
-
-
-@dataclass(slots=True)
-class _RoundState:
-    """What the operator knows of the round in progress, from the table's events only."""
-
-    number: int = 0
-    closed: bool = False
-    close_refused: bool = False
-    wagers: dict[str, Wager] = field(default_factory=dict)
-    hands: dict[str, tuple[Card, ...]] = field(default_factory=dict)
-    shuffled: bool = False
-    shuffle_asked: bool = False
-    hand_out: bool = False
-    sets: int = 0
-    cards: int = 0
-    needed: int = 0
-    """Deliveries the deal takes: sets of three, or single cards plus the 4 LIVE burns. Never
-    more, or a card still in flight would land in the next round."""
-    held: bool = False
-    fault_blocked: bool = False
-    """The device refused to deal because of a fault: wait for the table's ruling on it."""
-    complete: bool = False
-    finishing: bool = False
-    over: bool = False
-    fault: FaultSpec | None = None
-    fault_at: int = -1
-    """Delivery index before which the fault is armed (-1: before the shuffle)."""
 
 
 class Bench:
@@ -223,7 +122,7 @@ class Bench:
         return self.fault_list[index % len(self.fault_list)] if self.fault_list else None
 
     def _round(self, index: int) -> None:
-        state = self.state = _RoundState(fault=self._fault_for(index))
+        state = self.state = RoundView(fault=self._fault_for(index))
         if self.deck_blocked:
             self.rig.clear_faults()
             self.put(cmd.ReplaceDeck(**SUPERVISOR))
@@ -241,7 +140,7 @@ class Bench:
                 self._stuck(deadline_misses)
                 continue
             self._on_event(event)
-            if not state.over and _progress(event):
+            if not state.over and may_step_after(event):
                 self._step()
 
     def _wagers(self) -> list[cmd.PlaceWager]:
@@ -286,7 +185,7 @@ class Bench:
             state.needed = 4 + 3 * hands if self.live else hands
             if state.fault is not None:
                 deliveries = (len(event.receiving) + 1) * (3 if self.live else 1)
-                state.fault_at = (-1 if state.fault.kind in _BEFORE_SHUFFLE
+                state.fault_at = (-1 if state.fault.kind in BEFORE_SHUFFLE
                                   else self.rng.randrange(deliveries))
                 report.faults_injected[str(state.fault)] += 1
         elif isinstance(event, ev.ShuffleConfirmed) and event.round == state.number:
@@ -450,43 +349,4 @@ class Bench:
         raise RuntimeError(f"bench round {self.state.number} is stuck")
 
 
-def _progress(event: ev.RoundEvent) -> bool:
-    """Events after which the dealer may take the next physical step. Acting on any other
-    (say between a supervisor's "not reconstructable" and the void it leads to) would deal a
-    card into the next round."""
-    if isinstance(event, ev.DeviceNoted):
-        return event.detail in ("HandTaken", "DeviceOnline") or "shuffle" in event.detail
-    if isinstance(event, ev.SupervisorDecided):
-        return event.action in ("continue", "order", "reconstruct")
-    if isinstance(event, ev.IrregularityRuled):
-        return event.action == "continue"
-    return isinstance(event, (ev.BetsClosed, ev.ShuffleConfirmed, ev.DealComplete,
-                              ev.HandRemoved, ev.PlayerOptionTaken, ev.CardAssigned,
-                              ev.BurnCard, ev.CardIgnored, ev.DeckReleased))
-
-
-def summary_lines(report: BenchReport) -> list[str]:
-    """The human summary."""
-    data = report.as_json()
-    lines = [(f"{data['game']}: {data['rounds']} rounds in {data['seconds']:.1f} s "
-              f"({data['rounds_per_second']} rounds/s), seed {data['seed']}"),
-             (f"settled {data['settled']}, voided {data['voided']}, "
-              f"hands removed {data['hands_removed']}, stuck {data['stuck']}")]
-    for clause, n in data["voids_by_clause"].items():
-        lines.append(f"  void {n:>5}  {clause}")
-    for fault, n in data["faults_injected"].items():
-        lines.append(f"  fault {n:>4}  {fault}")
-    lines.append("bet               wagers      staked         net   net/unit   theory")
-    for bet, row in data["bets"].items():
-        per = "-" if row["net_per_unit"] is None else f"{row['net_per_unit']:+.4f}"
-        theory = "-" if row["theoretical"] is None else f"{row['theoretical']:+.4f}"
-        lines.append(f"{bet:<16}{row['wagers']:>8}{row['staked']:>12}{row['net']:>12}"
-                     f"{per:>11}{theory:>9}")
-    if data["journal"]:
-        lines.append(f"journal: {data['journal']['directory']} ({data['journal']['records']} "
-                     f"records)")
-    return lines
-
-
 __all__ = ["Bench", "BenchReport", "applicable_faults", "parse_faults", "summary_lines"]
-

@@ -1,0 +1,145 @@
+"""Betting and the deck before the deal: wagers placed and withdrawn, "No more bets", the
+shuffle confirmed, and a deck blocked by a wrong count until it is replaced or counted.
+
+A wager is checked against the layout, the limits and the bet's prerequisites before it goes on
+the layout, so a refused wager leaves the round exactly as it was.
+"""
+
+from __future__ import annotations
+
+from controller.games.rules import GameId
+from controller.settlement import Wager
+from controller.settlement.validate import check_wager
+from controller.table import commands as cmd
+from controller.table import events as ev
+from controller.table.core import RoundCore
+from controller.table.dealing import Deal
+from controller.table.irregularities import rule
+from controller.table.procedure import burn_cards, deal_plan, receiving_boxes
+from controller.table.states import AFTER_CLOSE, IN_ROUND, NO_ROUND, Kind, Refused, S
+
+_NO_MORE_BETS = {GameId.RWS_NC3P: "RWS-NC3P 5.8", GameId.MBS_3P: "MBS-3P 5.5",
+                 GameId.MBS_R3P: "MBS-R3P 5.2", GameId.RWS_3CP: "RWS-3CP 5.2",
+                 GameId.LIVE_3P: "LIVE-3P Game Play (bets are taken while bets are offered)"}
+_NO_WITHDRAW = {GameId.RWS_NC3P: "RWS-NC3P 5.8", GameId.MBS_3P: "MBS-3P 5.6",
+                GameId.MBS_R3P: "MBS-R3P 5.3", GameId.RWS_3CP: "RWS-3CP 5.2",
+                GameId.LIVE_3P: "LIVE-3P Game Play"}
+
+
+class BettingMixin(RoundCore):
+    """Wagers, No more bets, the shuffle and the deck: the round up to its first card."""
+
+    def _cmd_PlaceWager(self, command: cmd.PlaceWager) -> None:
+        if self.state is not S.BETTING:
+            if self.state in AFTER_CLOSE:
+                raise Refused(f"no more bets: no wager may be placed or increased "
+                              f"({_NO_MORE_BETS[self.rules.id]})")
+            raise Refused("no round is open for betting")
+        wager = Wager(command.wager_id, command.position, command.bet, command.amount,
+                      command.player, command.seated)
+        self._check_placement(wager)
+        self.wagers[wager.id] = wager
+        self.emit(ev.WagerAccepted(round=self.number, wager=wager))
+
+    def _check_placement(self, wager: Wager) -> None:
+        rules = self.rules
+        if wager.id in self.wagers:
+            raise Refused(f"wager id {wager.id!r} is already on the layout")
+        if wager.position not in self.layout.boxes and wager.position != rules.dealer:
+            raise Refused(f"box {wager.position} is not on this table's layout")
+        if wager.bet == "play":
+            raise Refused("the Play wager is placed by a play decision after the deal "
+                          "(RWS-3CP 3.8.2)")
+        check_wager(rules, wager, self.layout.limits, self.layout.progressive.stake)
+        spec = rules.bet(wager.bet)
+        here = [w for w in self.wagers.values() if w.position == wager.position]
+        if spec.requires and not any(w.bet == spec.requires for w in here):
+            raise Refused(f"{wager.bet} needs a {spec.requires} wager at box {wager.position} "
+                          f"({spec.requires_clause})")
+        if rules.max_wagers_per_area is not None:
+            if sum(1 for w in here if w.bet == wager.bet) >= rules.max_wagers_per_area:
+                raise Refused(f"at most {rules.max_wagers_per_area} wagers per playing area "
+                              f"({rules.max_wagers_clause})")
+        limit = self.layout.limits.get(wager.bet)
+        if limit is not None and rules.limit_clause and rules.id is GameId.RWS_NC3P:
+            total = sum(w.amount for w in here if w.bet == wager.bet) + wager.amount
+            if total > limit.maximum:
+                raise Refused(f"box {wager.position} {wager.bet} would total {total}, over the "
+                              f"maximum {limit.maximum}: excess rejected (RWS-NC3P 5.1)")
+
+    def _cmd_WithdrawWager(self, command: cmd.WithdrawWager) -> None:
+        if self.state is not S.BETTING:
+            raise Refused(f"no more bets: no wager may be withdrawn "
+                          f"({_NO_WITHDRAW[self.rules.id]})")
+        wager = self.wagers.get(command.wager_id)
+        if wager is None:
+            raise Refused(f"no wager {command.wager_id!r} on the layout")
+        rest = [w for w in self.wagers.values() if w.position == wager.position and w is not wager]
+        needing = [w for w in rest if self.rules.bet(w.bet).requires == wager.bet]
+        if needing and not any(w.bet == wager.bet for w in rest):
+            raise Refused(f"wager {wager.id} carries the {needing[0].bet} wager "
+                          f"{needing[0].id} ({self.rules.bet(needing[0].bet).requires_clause}); "
+                          f"withdraw that first")
+        del self.wagers[wager.id]
+        self.emit(ev.WagerWithdrawn(round=self.number, wager_id=wager.id))
+
+    def _cmd_CloseBets(self, command: cmd.CloseBets) -> None:
+        if self.state is not S.BETTING:
+            raise Refused(f"bets are not open (state {self.state.value})")
+        if self.offline:
+            devices = ", ".join(f"{name} ({why})" for name, why in sorted(self.offline.items()))
+            raise Refused(f"dealing device offline: {devices}; bets stay open until it returns "
+                          f"(a round closed now could not be dealt)")
+        receiving = receiving_boxes(self.rules, self.layout.boxes, self.wagers.values())
+        self.deal = Deal(deal_plan(self.rules, self.layout.device, receiving),
+                         burn_cards(self.layout.device), self.rules.dealer)
+        self.close_bets()
+        self.emit(ev.BetsClosed(round=self.number, wagers=tuple(self.wagers.values()),
+                                receiving=receiving))
+        if self.state is S.SHUFFLED:
+            self.emit(ev.ShuffleConfirmed(round=self.number, source="before close"))
+
+    def _cmd_ConfirmShuffle(self, command: cmd.ConfirmShuffle) -> None:
+        self._shuffle_done(f"{command.actor} ({command.role.value})")
+
+    def _shuffle_done(self, source: str) -> None:
+        if self.deck_blocked is not None:
+            raise Refused(f"dealing is blocked until the deck is replaced or counted: "
+                          f"{self.deck_blocked}")
+        if self.state in NO_ROUND:
+            self._shuffle_pending = True
+            self.emit(ev.ShuffleConfirmed(round=self.number + 1, source=source))
+        elif self.state is S.BETTING:
+            self.shuffled = True
+            self.emit(ev.ShuffleConfirmed(round=self.number, source=source))
+        elif self.state is S.CLOSED:
+            self.shuffled = True
+            self.confirm_shuffle()
+            self.emit(ev.ShuffleConfirmed(round=self.number, source=source))
+        else:
+            self._shuffle_pending = True  # a shuffle for the next round (two-deck shufflers)
+            self.emit(ev.ShuffleConfirmed(round=self.number + 1, source=source))
+
+    def _cmd_ReplaceDeck(self, command: cmd.ReplaceDeck) -> None:
+        self._release(f"{command.actor}: deck replaced")
+
+    def _cmd_DeckCounted(self, command: cmd.DeckCounted) -> None:
+        if command.count == 52:
+            self._release(f"{command.actor}: deck counted, 52 cards")
+            return
+        self._deck_count_wrong(f"manual count gives {command.count} cards, not 52")
+
+    def _release(self, by: str) -> None:
+        if self.deck_blocked is None:
+            raise Refused("dealing is not blocked")
+        self.deck_blocked = None
+        self.emit(ev.DeckReleased(round=self.number, by=by))
+
+    def _deck_count_wrong(self, detail: str) -> None:
+        clause = rule(self.rules, Kind.DECK_COUNT, self._context()).clause
+        self.deck_blocked = detail
+        self.emit(ev.DeckBlocked(round=self.number, reason=detail, clause=clause))
+        # During betting nothing is dealt from the deck yet: blocking it is enough, and the
+        # round deals once the deck is replaced or counted.
+        if self.state in IN_ROUND and self.state not in (S.VOIDED, S.BETTING):
+            self._irregularity(Kind.DECK_COUNT, detail=detail)

@@ -1,0 +1,140 @@
+"""Holds and player options: a supervisor's decision on a held round, and the players' options
+offered after an irregularity (RWS-NC3P 5.7, 5.11; MBS-R3P 5.7, 5.13.1).
+
+A decision is accepted only if the ruling offered it; the round then resumes where it was held
+and the device events buffered meanwhile are replayed in arrival order.
+"""
+
+from __future__ import annotations
+
+from controller.games.cards import Card
+from controller.games.rules import GameId
+from controller.table import commands as cmd
+from controller.table import events as ev
+from controller.table.core import RoundCore
+from controller.table.dealing import Delivery
+from controller.table.irregularities import Action, general
+from controller.table.states import IN_ROUND, RESUMABLE, Kind, Refused, S
+from drivers import events as dev
+
+
+class HoldsMixin(RoundCore):
+    """Supervisor decisions on a held round, player options, and resuming."""
+
+    def _cmd_SupervisorDecision(self, command: cmd.SupervisorDecision) -> None:
+        action = command.action
+        if self.state is not S.HOLD:
+            if action is cmd.SupervisorAction.VOID and self.state in IN_ROUND:
+                if not command.reason:
+                    raise Refused("a management void needs a reason")
+                clause = command.clause or general(self.rules, "management void").clause
+                self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor,
+                                               action=action.value, clause=clause,
+                                               reason=command.reason))
+                self._void(command.reason, clause)
+                return
+            raise Refused(f"no supervisor decision is pending (state {self.state.value})")
+        hold = self.hold_info
+        assert hold is not None
+        if action not in hold.ruling.options:
+            raise Refused(f"{action.value} is not an option for {hold.kind.value} "
+                          f"({hold.ruling.clause}); options: "
+                          f"{', '.join(o.value for o in hold.ruling.options)}")
+        ordered: list[dev.DeviceEvent] = []
+        if action is cmd.SupervisorAction.ORDER:
+            ordered = self._ordered_cards(command.cards, from_buffer=hold.kind is not Kind.NO_READ)
+        if action is cmd.SupervisorAction.RECONSTRUCT:
+            assert self.deal is not None
+            if command.moves:
+                self.deal.move_hands(command.moves)
+            if command.hands:
+                self.deal.override(dict(command.hands))
+        self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor, action=action.value,
+                                       clause=hold.ruling.clause, reason=command.reason))
+        self.hold_info = None
+        if action is cmd.SupervisorAction.VOID:
+            self._void(command.reason or hold.ruling.note, hold.ruling.clause)
+            return
+        if action is cmd.SupervisorAction.RECONSTRUCT and (command.moves or command.hands):
+            self.emit(ev.HandsMoved(round=self.number, moves=command.moves,
+                                    clause=hold.ruling.clause))
+        rebuilt: list[Delivery] = []
+        if action is cmd.SupervisorAction.RECONSTRUCT and hold.kind is Kind.BURN_ERROR:
+            assert self.deal is not None
+            rebuilt = self.deal.rebuild_after_extra_burns()
+            self.emit(ev.HandsMoved(round=self.number, moves=(), clause=hold.ruling.clause))
+        if action is cmd.SupervisorAction.NOT_RECONSTRUCTABLE:
+            declined = hold.ruling.declined or Action.VOID
+            if declined is Action.VOID:
+                self._void(hold.ruling.note, hold.ruling.clause)
+                return
+            self.resume()
+            self._remove_hand(hold.position or "", hold.ruling.clause)
+            self._after_resume()
+            return
+        self.resume()
+        self._assigned(rebuilt)
+        for event in ordered:
+            self._device(event)
+        if hold.ruling.then is Action.PLAYER_OPTIONS and self.state in RESUMABLE:
+            self._offer_options("RWS-NC3P 5.11.1, 5.7")
+            return
+        self._after_resume()
+
+    def _ordered_cards(self, cards: tuple[Card, ...], from_buffer: bool
+                       ) -> list[dev.DeviceEvent]:
+        """The cards a supervisor orders (RWS-NC3P 5.11) or enters after a no-read. Cards of a
+        simultaneous draw that the reader did see must be exactly those it saw."""
+        if not cards:
+            raise Refused("order: give the cards in the order they are received")
+        buffered = [e for e in self.buffer if isinstance(e, dev.CardRead) and e.card is not None]
+        if buffered and from_buffer:
+            known = [e.card for e in buffered]
+            missing = [c.code for c in cards if c not in known]
+            if missing:
+                raise Refused(f"order names cards not drawn: {', '.join(missing)}")
+            taken = [e for e in buffered if e.card in cards]
+            self.buffer = [e for e in self.buffer if e not in taken]
+        return [dev.CardRead(device="supervisor", card=card) for card in cards]
+
+    def _after_resume(self) -> None:
+        """Replay device events that arrived while the round was held, in arrival order."""
+        pending, self.buffer = self.buffer, []
+        for event in pending:
+            self._device(event)
+        self._maybe_finish_deal()
+
+    def _cmd_PlayerOption(self, command: cmd.PlayerOption) -> None:
+        if self.state is not S.OPTIONS or self.offer is None:
+            raise Refused("no options are offered now (RWS-NC3P 5.7, MBS-R3P 5.7, 5.13)")
+        offer = self.offer
+        if command.position not in offer.pending:
+            raise Refused(f"box {command.position} has no option pending")
+        affected: tuple[str, ...] = ()
+        if command.option is cmd.Option.WITHDRAW:
+            if command.player is not None:
+                chosen = [w for w in self.active_wagers() if w.player == command.player]
+            else:
+                chosen = [w for w in self.active_wagers() if w.position == command.position]
+            affected = tuple(w.id for w in chosen)
+            if self.rules.id is GameId.RWS_NC3P:
+                self._remove_hand(command.position, "RWS-NC3P 5.7.3")
+            else:
+                for wager in chosen:
+                    self.withdrawn[wager.id] = offer.clause
+        offer.pending.discard(command.position)
+        self.emit(ev.PlayerOptionTaken(round=self.number, position=command.position,
+                                       option=command.option.value, wager_ids=affected,
+                                       clause=offer.clause))
+        if not offer.pending:
+            self._close_options()
+
+    def _cmd_CloseOptions(self, command: cmd.CloseOptions) -> None:
+        if self.state is not S.OPTIONS:
+            raise Refused("no options are offered now")
+        self._close_options()
+
+    def _close_options(self) -> None:
+        self.offer = None
+        self.resume()
+        self._after_resume()

@@ -1,0 +1,248 @@
+"""Device events into the round: cards read or dispensed as sets, shuffles, faults, devices
+going offline and rebooting.
+
+A card is routed by the state it arrives in (dealt, burnt, ignored after the game, or ruled an
+irregularity); a device fault that only echoes a card event already counted is noted, not ruled
+twice. While the round is held, card events are buffered and replayed on resumption.
+"""
+
+from __future__ import annotations
+
+from controller.games.cards import Card
+from controller.table import events as ev
+from controller.table.core import RoundCore
+from controller.table.dealing import Delivery
+from controller.table.irregularities import Action, Phase, rule
+from controller.table.layout import DealingDevice
+from controller.table.states import (
+    DEALING_PHASES,
+    NO_ROUND,
+    RESUMABLE,
+    Kind,
+    Refused,
+    S,
+)
+from drivers import events as dev
+
+_FAULT_KINDS = {dev.Fault.FOREIGN_CARD: Kind.FOREIGN_CARD,
+                dev.Fault.DUPLICATE_CARD: Kind.DUPLICATE_CARD,
+                dev.Fault.COUNT_MISMATCH: Kind.DECK_COUNT,
+                dev.Fault.NOT_SHUFFLED: Kind.NOT_SHUFFLED,
+                dev.Fault.EXPOSED_CARD: Kind.EXPOSED_CARD,
+                dev.Fault.REVERSED_CARD: Kind.EXPOSED_CARD,
+                dev.Fault.UNREADABLE_CARD: Kind.NO_READ,
+                dev.Fault.JAM: Kind.JAMMED}
+
+
+class IntakeMixin(RoundCore):
+    """Device events and card intake: what each card or fault does to the round."""
+
+    def _device(self, event: dev.DeviceEvent) -> None:
+        if isinstance(event, (dev.CardRead, dev.CardSetDispensed, dev.NoRead, dev.DoubleFeed)):
+            self._echoes = {echo for echo in self._echoes if echo[0] != event.device}
+        if isinstance(event, (dev.CardRead, dev.CardSetDispensed, dev.NoRead, dev.DoubleFeed)) \
+                and self.state in (S.HOLD, S.OPTIONS):
+            self.buffer.append(event)
+            return
+        if isinstance(event, dev.CardRead):
+            self._card_read(event)
+        elif isinstance(event, dev.CardSetDispensed):
+            self._card_set(event)
+        elif isinstance(event, dev.ShuffleDone):
+            if event.counted != event.expected:
+                self._deck_count_wrong(f"{event.device} counted {event.counted} cards, expected "
+                                       f"{event.expected}")
+            else:
+                try:
+                    self._shuffle_done(event.device)
+                except Refused as refusal:
+                    self._note(event, f"shuffle not accepted: {refusal}")
+        elif isinstance(event, dev.ForeignCard):
+            self._in_round_irregularity(event, Kind.FOREIGN_CARD,
+                                        f"foreign card {event.barcode} {event.deck_id or ''}")
+        elif isinstance(event, dev.NoRead):
+            self._echoes.add((event.device, Kind.NO_READ))
+            self._in_round_irregularity(event, Kind.NO_READ, "card not identified")
+        elif isinstance(event, dev.DoubleFeed):
+            self._in_round_irregularity(event, Kind.SIMULTANEOUS_DRAW, "two cards drawn together")
+        elif isinstance(event, dev.FaultRaised):
+            kind = _FAULT_KINDS.get(event.fault)
+            if kind is Kind.DECK_COUNT and self.deck_blocked is not None:
+                # the shuffler's fault bit echoes the count it already reported in ShuffleDone
+                self._note(event, f"fault {event.fault.value} {event.detail} (deck already "
+                           f"blocked)")
+            elif kind is Kind.DECK_COUNT:
+                self._deck_count_wrong(f"{event.device}: {event.fault.value} {event.detail}")
+            elif kind is not None and (event.device, kind) in self._echoes:
+                # the device flagged the card (or reported the no-read) AND raises the fault
+                self._echoes.discard((event.device, kind))
+                self._note(event, f"fault {event.fault.value} {event.detail} (already counted)")
+            elif kind is Kind.EXPOSED_CARD and self.state in (S.BURN, S.DEALING):
+                self.exposed += 1
+                self._irregularity(kind, detail=event.detail)
+            elif kind is not None and kind is not Kind.EXPOSED_CARD:
+                if kind is Kind.JAMMED:
+                    self._interruption(event, Kind.JAMMED)
+                else:
+                    self._in_round_irregularity(event, kind, event.detail)
+            else:
+                self._note(event, f"fault {event.fault.value} {event.detail}")
+        elif isinstance(event, dev.DeviceOffline):
+            self.offline[event.device] = event.reason or "offline"
+            self._interruption(event, Kind.INTERRUPTION)
+        elif isinstance(event, dev.DeviceRebooted):
+            self._rebooted(event)
+        elif isinstance(event, dev.DeviceOnline):
+            self.offline.pop(event.device, None)
+            self._note(event, type(event).__name__)
+        else:
+            self._note(event, type(event).__name__)
+
+    def _note(self, event: dev.DeviceEvent, detail: str) -> None:
+        self.emit(ev.DeviceNoted(round=self.number, device=event.device, detail=detail.strip()))
+
+    def _in_round_irregularity(self, event: dev.DeviceEvent, kind: Kind, detail: str) -> None:
+        if self.state in NO_ROUND or self.state is S.HOLD:
+            self._note(event, f"{kind.value}: {detail}")
+            return
+        self._irregularity(kind, detail=detail)
+
+    def _rebooted(self, event: dev.DeviceRebooted) -> None:
+        """A rebooted shuffler has lost its deck (and any shuffle not yet dealt from), so a
+        shuffle confirmed before the deal no longer counts; during the deal it is an
+        interruption like any other (RWS-NC3P 5.4, MBS-R3P 5.13)."""
+        lost = self.layout.device is DealingDevice.SHUFFLER and \
+            self.state not in (S.BURN, S.DEALING, S.DECISIONS, S.DEALT, S.REVEALED, S.HOLD,
+                               S.OPTIONS)
+        if lost and (self.shuffled or self._shuffle_pending):
+            self.shuffled = self._shuffle_pending = False
+            if self.state is S.SHUFFLED:
+                self.lose_shuffle()  # nothing dealt yet: back to waiting for a shuffle
+            self._note(event, "DeviceRebooted: the shuffle before it is lost; shuffle again")
+            return
+        self._interruption(event, Kind.INTERRUPTION)
+
+    def _interruption(self, event: dev.DeviceEvent, kind: Kind) -> None:
+        if self.state not in DEALING_PHASES:
+            what = type(event).__name__
+            if self.state is S.BETTING and isinstance(event, dev.DeviceOffline):
+                what += (": no card dealt, nothing established; the round continues when the "
+                         "device returns, No more bets waits for it")
+            self._note(event, f"{kind.value}: {what}")
+            return
+        self._irregularity(kind, detail=f"{event.device}: {type(event).__name__}")
+
+    def _card_read(self, event: dev.CardRead) -> None:
+        if event.card is None:
+            self._in_round_irregularity(event, Kind.NO_READ, "card read without identity")
+            return
+        if not self._accept_cards(event, (event.card,)):
+            return
+        deal = self.deal
+        assert deal is not None
+        card = event.card
+        if deal.burning:
+            deal.mark_seen((card,))
+            self.emit(ev.BurnCard(round=self.number, card=card, index=deal.burn(card)))
+            if not deal.burning:
+                self.start_deal()
+            return
+        if event.burn and deal.burn_target:
+            deal.mark_seen((card,))
+            self.emit(ev.BurnCard(round=self.number, card=card, index=deal.burn(card)))
+            self._irregularity(Kind.BURN_ERROR, detail=f"extra burn card {card.code}")
+            return
+        first = deal.first_card
+        deal.mark_seen((card,))
+        self._assigned([deal.deliver_card(card)])
+        if event.exposed:
+            self._echoes.add((event.device, Kind.EXPOSED_CARD))
+            self.exposed += 1
+            self._irregularity(Kind.EXPOSED_CARD, detail=card.code, first_card=first)
+        self._maybe_finish_deal()
+
+    def _card_set(self, event: dev.CardSetDispensed) -> None:
+        if not self._accept_cards(event, event.cards):
+            return
+        deal = self.deal
+        assert deal is not None
+        first = deal.first_card
+        deal.mark_seen(event.cards)
+        deliveries = deal.deliver_set(event.cards)
+        self._assigned(deliveries)
+        for _ in event.exposed:
+            self._echoes.add((event.device, Kind.EXPOSED_CARD))
+            self.exposed += 1
+            self._irregularity(Kind.EXPOSED_CARD, detail="exposed in set", first_card=first)
+            if self.state not in (S.DEALING, S.BURN):
+                return
+        for delivery in deliveries:
+            if delivery.wrong_count and self.state in RESUMABLE:
+                kind = Kind.WRONG_COUNT_DEALER if delivery.position == self.rules.dealer \
+                    else Kind.WRONG_COUNT_PLAYER
+                self._irregularity(kind, position=delivery.position,
+                                   detail=f"set of {len(delivery.cards)} cards")
+        self._maybe_finish_deal()
+
+    def _accept_cards(self, event: dev.DeviceEvent, cards: tuple[Card, ...]) -> bool:
+        """Route a card by state; True when it may be dealt now."""
+        state = self.state
+        if state in NO_ROUND or state in (S.DECISIONS, S.DEALT, S.REVEALED):
+            kind, phase = Kind.CARD_AFTER_GAME, (Phase.NO_ROUND if state in NO_ROUND
+                                                 else Phase.DEALT)
+            ruling = rule(self.rules, kind, self._context(phase=phase))
+            if ruling.action is Action.IGNORE:
+                for card in cards:
+                    if self.deal is not None and state not in NO_ROUND:
+                        self.deal.mark_seen((card,))
+                        self.deal.ignored.append(card)
+                    self.emit(ev.CardIgnored(round=self.number, card=card, clause=ruling.clause,
+                                             reason=ruling.note))
+                return False
+            self._apply(kind, ruling, None, ", ".join(c.code for c in cards))
+            return False
+        if state is S.BETTING:
+            self._irregularity(Kind.EXPOSED_CARD, detail="card drawn while bets are offered")
+            return False
+        deal = self.deal
+        assert deal is not None
+        if state is S.CLOSED:
+            if self.deck_blocked is not None:
+                self._irregularity(Kind.DECK_COUNT, detail=f"card dealt from a blocked deck: "
+                                   f"{self.deck_blocked}")
+            else:
+                self._irregularity(Kind.NOT_SHUFFLED, detail="card dealt with no shuffle "
+                                   "confirmed for this deck")
+            return False
+        repeated = [card for card in cards if card in deal.seen] or \
+            [card for i, card in enumerate(cards) if card in cards[:i]]
+        if repeated:
+            self._echoes.add((event.device, Kind.DUPLICATE_CARD))  # the shuffler's fault bit
+            self._irregularity(Kind.DUPLICATE_CARD,
+                               detail=f"second copy of {repeated[0].code} in this round")
+            return False
+        if state is S.SHUFFLED:
+            # with queued=True a trigger always returns True: decide first, then trigger
+            if self.must_burn():
+                self.start_burn()
+            else:
+                self.start_deal()
+        return self.state in (S.BURN, S.DEALING)
+
+    def _assigned(self, deliveries: list[Delivery]) -> None:
+        for delivery in deliveries:
+            for offset, card in enumerate(delivery.cards):
+                self.emit(ev.CardAssigned(round=self.number, position=delivery.position,
+                                          card=card, index=delivery.first_index + offset))
+            if delivery.completed and not delivery.wrong_count:
+                assert self.deal is not None
+                self.emit(ev.HandComplete(
+                    round=self.number, position=delivery.position,
+                    cards=tuple(self.deal.hands[delivery.position])))
+
+    def _maybe_finish_deal(self) -> None:
+        if self.state is S.DEALING and self.deal is not None and self.deal.complete:
+            self.emit(ev.DealComplete(round=self.number))
+            self.finish_deal()
+            if self.state is S.DECISIONS and self.all_decided():
+                self.decisions_done()

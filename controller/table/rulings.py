@@ -1,0 +1,178 @@
+"""Irregularities: the context a ruling is asked in, the ruling from
+:mod:`controller.table.irregularities`, and what it does to the round (void, hand removed,
+supervisor hold, player options, results swapped).
+
+The rulings themselves are pure functions of the rule set and the context; this module only
+gathers the context from the round and applies the action, emitting the clause it rests on.
+"""
+
+from __future__ import annotations
+
+from controller.games.rules import GameId
+from controller.settlement import void_round
+from controller.table import commands as cmd
+from controller.table import events as ev
+from controller.table.core import RoundCore, log
+from controller.table.established import decided_outcomes, is_established
+from controller.table.irregularities import (
+    Action,
+    Context,
+    Phase,
+    Ruling,
+    general,
+    rule,
+)
+from controller.table.irregularities import previous_round as previous_round_ruling
+from controller.table.states import (
+    NO_ROUND,
+    RESUMABLE,
+    Hold,
+    Kind,
+    Offer,
+    Refused,
+    RoundState,
+    S,
+)
+
+
+class RulingsMixin(RoundCore):
+    """Irregularities ruled and applied; irregularities reported by the dealer."""
+
+    def _cmd_ReportIrregularity(self, command: cmd.ReportIrregularity) -> None:
+        if self.state is S.SETTLED and command.round_number in (None, self.number):
+            self._after_settlement(command)
+            return
+        if command.round_number is not None and command.round_number != self.number \
+                or self.state in NO_ROUND:
+            ruling = previous_round_ruling(self.rules)
+            self.emit(ev.IrregularityRuled(round=self.number, kind=command.kind.value,
+                                           action=ruling.action.value, clause=ruling.clause,
+                                           note=ruling.note))
+            return
+        if self.state is S.HOLD:
+            raise Refused("round already held for a supervisor decision; decide that first")
+        position = command.position
+        if command.kind is Kind.WRONG_COUNT_PLAYER:
+            if self.deal is None or position not in self.deal.hands or position == self.rules.dealer:
+                raise Refused(f"wrong_count_player needs a box that received cards, got "
+                              f"{position!r}")
+        if command.kind is Kind.WRONG_COUNT_DEALER:
+            position = self.rules.dealer
+        self._irregularity(command.kind, position=position, handled=command.handled,
+                           exposed_before_drop=command.exposed_before_drop,
+                           detail=command.details)
+
+    def _context(self, phase: Phase | None = None, **overrides: object) -> Context:
+        deal = self.deal
+        if phase is None:
+            phase = {S.BETTING: Phase.BETTING, S.CLOSED: Phase.BEFORE_DEAL,
+                     S.SHUFFLED: Phase.BEFORE_DEAL, S.BURN: Phase.BURNING,
+                     S.DEALING: Phase.DEALING}.get(self._effective_state(), Phase.DEALT)
+            if self.state in NO_ROUND:
+                phase = Phase.NO_ROUND
+        values: dict[str, object] = {
+            "phase": phase,
+            "manual_device": self.layout.manual,
+            "handled": phase is Phase.DEALT,
+            "first_card": deal is not None and deal.dealt <= 1,
+            "exposed_count": self.exposed,
+            "before_p1_second_card": deal is not None
+            and deal.cards_of(self.rules.positions[0]) < 2,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return Context(**values)  # type: ignore[arg-type]
+
+    def _effective_state(self) -> RoundState:
+        return self.source if self.state in (S.HOLD, S.OPTIONS) else self.state
+
+    def _irregularity(self, kind: Kind, position: str | None = None, detail: str = "",
+                      **context: object) -> None:
+        established = None
+        if kind in (Kind.INTERRUPTION, Kind.JAMMED):
+            established = self._outcome_established()
+        ruling = rule(self.rules, kind, self._context(established=established, **context))
+        self._apply(kind, ruling, position, detail)
+
+    def _outcome_established(self) -> bool:
+        deal = self.deal
+        if deal is None:
+            return False
+        played: dict[str, bool | None] = {p: (self.decisions[p] is cmd.Choice.PLAY
+                                              if p in self.decisions else None)
+                                          for p in self.ante_positions()}
+        wagers = [w for w in self.active_wagers() if w.position not in self.removed]
+        progressive = self.layout.progressive
+        meter = self.memory.progressive_jackpot + sum(
+            w.amount for w in wagers if w.bet == "progressive"
+        ) * progressive.contribution_per_mille // 1000  # as settlement computes it
+        decided = decided_outcomes(self.rules, deal.hands, deal.unseen(), wagers, played, meter)
+        established = is_established(decided)
+        clause = {GameId.RWS_NC3P: "RWS-NC3P 5.4", GameId.MBS_R3P: "MBS-R3P 5.13"}.get(
+            self.rules.id, general(self.rules, "interruption").clause)
+        self.emit(ev.OutcomeEstablished(
+            round=self.number, established=established, clause=clause,
+            decided=tuple((wid, o) for wid, o in decided.items() if o is not None)))
+        return established
+
+    def _apply(self, kind: Kind, ruling: Ruling, position: str | None, detail: str) -> None:
+        log.info("irregularity", kind=kind.value, action=ruling.action.value,
+                 clause=ruling.clause, detail=detail)
+        if kind not in (Kind.CARD_AFTER_GAME,):
+            self.emit(ev.DealingError(round=self.number, kind=kind.value, clause=ruling.clause,
+                                      detail=detail))
+        self.emit(ev.IrregularityRuled(round=self.number, kind=kind.value,
+                                       action=ruling.action.value, clause=ruling.clause,
+                                       note=ruling.note))
+        action = ruling.action
+        if action is Action.VOID:
+            self._void(f"{ruling.note}: {detail}" if detail else ruling.note, ruling.clause)
+        elif action is Action.REMOVE_HAND and position is not None:
+            self._remove_hand(position, ruling.clause)
+        elif action is Action.SUPERVISOR:
+            if self.state not in (*RESUMABLE, S.OPTIONS):
+                return
+            self.hold_info = Hold(kind, ruling, position)
+            self.offer = None  # a hold during the options ends them: the rest continue
+            self.hold()
+            self.emit(ev.SupervisorRequired(round=self.number, kind=kind.value,
+                                            clause=ruling.clause,
+                                            options=tuple(o.value for o in ruling.options)))
+        elif action is Action.PLAYER_OPTIONS:
+            self._offer_options(ruling.clause)
+        elif action is Action.SWAP_RESULTS:
+            self.swapped = True
+            self.emit(ev.ResultsSwapped(round=self.number, first=self.rules.positions[0],
+                                        second=self.rules.positions[-1], clause=ruling.clause))
+
+    def _offer_options(self, clause: str) -> None:
+        positions = sorted({w.position for w in self.active_wagers()} - set(self.removed),
+                           key=lambda p: (p not in self.rules.positions,
+                                          self.rules.positions.index(p)
+                                          if p in self.rules.positions else 0))
+        if not positions:
+            return
+        self.offer = Offer(clause, set(positions))
+        self.offer_options()
+        self.emit(ev.PlayerOptionsOffered(round=self.number, clause=clause,
+                                          positions=tuple(positions)))
+
+    def _remove_hand(self, position: str, clause: str) -> None:
+        if position in self.removed:
+            return
+        self.removed[position] = clause
+        if self.deal is not None and position != self.rules.dealer:
+            self.deal.drop_position(position)  # the cards still to come go to the boxes in play
+        self.emit(ev.HandRemoved(round=self.number, position=position, clause=clause))
+
+    def _void(self, reason: str, clause: str) -> None:
+        # RWS-NC3P 5.15 says in so many words that a void returns all bets; the other rule sets
+        # say it in the void clause itself ("the round of play shall be void").
+        returned = f"{clause}; RWS-NC3P 5.15" if self.rules.id is GameId.RWS_NC3P else clause
+        settlement = void_round(tuple(self.wagers.values()), returned, self.memory)
+        self.void()
+        self.hold_info = None
+        self.offer = None
+        self.buffer = []
+        self.last_settlement = settlement
+        self.emit(ev.RoundVoided(round=self.number, reason=reason, clause=clause,
+                                 settlement=settlement))

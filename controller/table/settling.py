@@ -1,0 +1,134 @@
+"""The end of the round: players' decisions, the dealer's hand revealed, settlement through
+:mod:`controller.settlement`, and corrections to a settled round noticed before the next one.
+
+Settlement itself is pure; the table memory it returns (progressive meter, players under the
+minimum) replaces the machine's only when the round settles, so a correction settles again from
+the memory the round started with.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from controller.games.cards import Card
+from controller.games.rules import GameId
+from controller.settlement import RoundInput, Settlement, Wager, settle, void_round
+from controller.settlement.model import Outcome, Result
+from controller.table import commands as cmd
+from controller.table import events as ev
+from controller.table.core import RoundCore
+from controller.table.irregularities import Action, after_settlement
+from controller.table.states import Refused, S
+
+
+class SettlingMixin(RoundCore):
+    """Decisions, the reveal, settlement and corrections after settlement."""
+
+    def _cmd_PlayerDecision(self, command: cmd.PlayerDecision) -> None:
+        if self.state is not S.DECISIONS:
+            raise Refused(f"no decisions are due (state {self.state.value}; RWS-3CP 3.8)")
+        position = command.position
+        if position not in self.ante_positions():
+            raise Refused(f"box {position} holds no Ante in play: only Ante players decide "
+                          f"(RWS-3CP 3.8, 3.8.2)")
+        if position in self.decisions:
+            raise Refused(f"box {position} has already decided "
+                          f"({self.decisions[position].value})")
+        plays: tuple[Wager, ...] = ()
+        if command.choice is cmd.Choice.PLAY:
+            plays = tuple(Wager(f"{w.id}:play", position, "play", w.amount, w.player, w.seated)
+                          for w in self.active_wagers()
+                          if w.position == position and w.bet == "ante")
+            for wager in plays:
+                self.wagers[wager.id] = wager
+        self.decisions[position] = command.choice
+        self.emit(ev.DecisionMade(round=self.number, position=position,
+                                  choice=command.choice.value, play_wagers=plays))
+        if self.all_decided():
+            self.decisions_done()
+
+    def _cmd_RevealDealer(self, command: cmd.RevealDealer) -> None:
+        if self.state is S.DECISIONS:
+            missing = [p for p in self.ante_positions() if p not in self.decisions]
+            raise Refused(f"the dealer's hand is revealed only after every decision "
+                          f"(RWS-3CP 3.8); waiting for box(es) {', '.join(missing)}")
+        if self.state is not S.DEALT:
+            raise Refused(f"nothing to reveal (state {self.state.value})")
+        self.reveal()
+        assert self.deal is not None
+        self.emit(ev.DealerRevealed(round=self.number,
+                                    cards=tuple(self.deal.hands[self.rules.dealer])))
+
+    def _cmd_SettleRound(self, command: cmd.SettleRound) -> None:
+        if self.state is not S.REVEALED:
+            raise Refused(f"the round cannot be settled in state {self.state.value}")
+        self._settled_from = self.memory
+        settlement, hands = self._settlement()
+        self.settle_round()
+        self.memory = settlement.memory
+        self.last_settlement = settlement
+        self.emit(ev.RoundSettled(round=self.number, settlement=settlement, hands=hands,
+                                  returned_positions=tuple(self.removed.items())))
+
+    def _settlement(self) -> tuple[Settlement, tuple[tuple[str, tuple[Card, ...]], ...]]:
+        assert self.deal is not None
+        active = self.active_wagers()
+        hands = {position: tuple(cards) for position, cards in self.deal.hands.items()
+                 if len(cards) == 3 and position not in self.removed}
+        round_input = RoundInput(
+            rules=self.rules, hands=MappingProxyType(hands), wagers=tuple(active),
+            limits=self.layout.limits, memory=self.memory,
+            rounding_unit=self.layout.rounding_unit,
+            returned_positions=MappingProxyType(dict(self.removed)),
+            progressive=self.layout.progressive)
+        settled = settle(round_input)
+        extra = tuple(Result(wid, Outcome.RETURNED, 0, clause)
+                      for wid, clause in self.withdrawn.items() if wid in self.wagers)
+        return Settlement((*settled.results, *extra), settled.memory), tuple(hands.items())
+
+    def _after_settlement(self, command: cmd.ReportIrregularity) -> None:
+        """A wrong count noticed after settlement but before the next round: RWS-NC3P 5.9 and
+        5.5.5, MBS-R3P 5.5 and RWS-3CP 5.1.5 still apply ("provided that this is noticed before
+        the commencement of the next round"), so the settlement is corrected; anything else
+        stands. Reversing a settlement is a supervisor's decision."""
+        ruling = after_settlement(self.rules, command.kind)
+        if ruling.action is Action.STANDS:
+            self.emit(ev.IrregularityRuled(round=self.number, kind=command.kind.value,
+                                           action=ruling.action.value, clause=ruling.clause,
+                                           note=ruling.note))
+            return
+        if command.role is not cmd.Role.SUPERVISOR:
+            raise Refused(f"correcting a settled round ({ruling.clause}) is a Pit Supervisor's "
+                          f"decision; {command.actor} acts as {command.role.value}")
+        if self._corrected:
+            raise Refused(f"round {self.number} was already voided after settlement")
+        assert self.deal is not None and self._settled_from is not None
+        position = command.position
+        if ruling.action is Action.REMOVE_HAND and (
+                position is None or position == self.rules.dealer
+                or not self.deal.hands.get(position) or position in self.removed):
+            raise Refused(f"{command.kind.value} needs a box that was dealt a hand in play, got "
+                          f"{position!r}")
+        self.emit(ev.IrregularityRuled(round=self.number, kind=command.kind.value,
+                                       action=ruling.action.value, clause=ruling.clause,
+                                       note=ruling.note))
+        if ruling.action is Action.VOID:
+            returned = (f"{ruling.clause}; RWS-NC3P 5.15" if self.rules.id is GameId.RWS_NC3P
+                        else ruling.clause)
+            settlement = void_round(tuple(self.wagers.values()), returned, self._settled_from)
+            self._corrected = True
+        else:
+            assert position is not None
+            self.removed[position] = ruling.clause
+            self.emit(ev.HandRemoved(round=self.number, position=position,
+                                     clause=ruling.clause))
+            self.memory = self._settled_from
+            settlement, _ = self._settlement()
+        self.memory = settlement.memory
+        self.last_settlement = settlement
+        self.emit(ev.SettlementCorrected(round=self.number, clause=ruling.clause,
+                                         reason=command.details or ruling.note,
+                                         settlement=settlement,
+                                         voided=ruling.action is Action.VOID,
+                                         position=position if ruling.action is not Action.VOID
+                                         else None))
