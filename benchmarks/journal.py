@@ -6,6 +6,10 @@ adds per card.
 * ``card_latency``: p50/p99/max of :meth:`JournalWriter.append` for a ``card_assigned``-sized
   payload under the default ``money`` policy, i.e. what dealing one card waits for the journal
   (card records are money-deciding, so this includes the fsync).
+* ``restart``: the time :func:`~controller.journal.recovery.recover` takes on journals of a
+  short and a long history (a round interrupted at the end of each), side by side with a full
+  replay of the same journal, which is what a restart cost before recovery read only the last
+  session. The ratio full/recover grows with the history; recover's own time should not.
 
 The journal directory is a temporary directory on the same filesystem as ``--dir`` (default:
 the system temp dir); on the Pi point it at the SD card or SSD the journal really lives on,
@@ -27,7 +31,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from controller.journal import Durability, JournalWriter  # noqa: E402
+from controller.journal import Durability, JournalWriter, iter_records  # noqa: E402
+from controller.journal.recovery import recover  # noqa: E402
+from controller.journal.replay import replay_records  # noqa: E402
 
 _CARD = {"position": "3", "card": "QD", "deal_index": 7, "device": "shoe",
          "shoe_serial": "BT-000123", "at_ns": 123456789012}
@@ -58,6 +64,63 @@ def _card_latency(directory: Path, cards: int) -> dict[str, float]:
     return {"p50_ms": cuts[49], "p99_ms": cuts[98], "max_ms": max(samples), "cards": cards}
 
 
+def _history(folder: Path, rounds: int) -> None:
+    """A journal of ``rounds`` MBS-R3P rounds played through the journaled table, the last one
+    interrupted mid-deal (so recovery has a round to rule on)."""
+    from controller.games.cards import parse_cards
+    from controller.table import commands as cmd
+    from controller.table.layout import TableLayout
+    from drivers import events as dev
+
+    dealer = dict(actor="bench", role=cmd.Role.DEALER)
+    writer = JournalWriter(folder, table_id="bench", durability=Durability.NONE)
+    table, _report = recover(writer, TableLayout.for_game("mbs-royal-three-pictures"))
+    table.process(dev.DeviceOnline("shuffler"))
+    hands = [parse_cards(h) for h in (("QD", "JD", "KD"), ("2C", "3C", "4C"), ("5H", "6H", "7H"))]
+    for number in range(1, rounds + 1):
+        steps: list[object] = [cmd.OpenRound(**dealer)]
+        steps += [cmd.PlaceWager(**dealer, wager_id=f"r{number}-{box}", position=box,
+                                 bet="main", amount=1000, player=f"p{box}") for box in "12"]
+        steps += [cmd.CloseBets(**dealer), dev.ShuffleDone("shuffler", counted=52)]
+        steps += [dev.CardSetDispensed("shuffler", cards=cards, hand_number=index)
+                  for index, cards in enumerate(hands, 1)]
+        if number < rounds:
+            steps += [cmd.RevealDealer(**dealer), cmd.SettleRound(**dealer)]
+        for step in steps:
+            table.process(step)
+    writer.close()
+
+
+def _restart(directory: Path, rounds: int) -> dict[str, Any]:
+    import shutil
+
+    from controller.table.layout import TableLayout
+
+    with tempfile.TemporaryDirectory(dir=directory) as scratch:
+        history = Path(scratch) / "history"
+        _history(history, rounds)
+        records = sum(1 for _ in iter_records([history]))
+        start = time.perf_counter()
+        replay_records(iter_records([history]))
+        full = time.perf_counter() - start
+        shutil.copytree(history, Path(scratch) / "restart")
+        writer = JournalWriter(Path(scratch) / "restart", table_id="bench",
+                               durability=Durability.NONE)
+        start = time.perf_counter()
+        _table, report = recover(writer, TableLayout.for_game("mbs-royal-three-pictures"))
+        took = time.perf_counter() - start
+        writer.close()
+    return {"rounds": rounds, "records": records, "recover_ms": took * 1000,
+            "records_read_by_recover": report.records, "full_replay_ms": full * 1000,
+            "ratio_full_over_recover": full / took, "decision": report.decision.value}
+
+
+def measure_restart(directory: str | Path | None = None,
+                    histories: tuple[int, ...] = (50, 1000)) -> list[dict[str, Any]]:
+    where = Path(directory or tempfile.gettempdir())
+    return [_restart(where, rounds) for rounds in histories]
+
+
 def measure_journal(directory: str | Path | None = None, *, synced: int = 300,
                     unsynced: int = 5000, passes: int = 3) -> dict[str, Any]:
     """The journal section of ``benchmarks/run.py``: best of interleaved passes per policy."""
@@ -73,6 +136,7 @@ def measure_journal(directory: str | Path | None = None, *, synced: int = 300,
         "records_per_s_no_fsync": best[Durability.NONE],
         "ratio_no_fsync_over_fsync": best[Durability.NONE] / best[Durability.ALWAYS],
         "card_latency_money_policy": _card_latency(where, 500),
+        "restart": measure_restart(where),
         "payload": "card_assigned with HMAC, ~400-byte line",
         "method": f"best of {passes} interleaved passes; latency over 500 appends",
     }

@@ -5,12 +5,20 @@ it never touches table state. Every event names the device (its configured name,
 ``"shuffler"``) and carries the monotonic time it was decoded, so latency can be measured and
 the journal can order inputs. Cards are :class:`controller.games.cards.Card` values; their JSON
 form is always the two-character code.
+
+An event from a link that numbers its events (the framed shuffler and shoe) also carries its
+:class:`EventOrigin`. The device resends such an event until the host acknowledges it, and a
+driver built with ``deferred_ack=True`` leaves that acknowledgement to whoever makes the event
+durable (the journal, :mod:`controller.journal.recorder`), through :class:`EventAcknowledger`:
+a controller killed between the device's event and the journal's record then gets the event
+again from the device instead of losing a dispensed hand.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Protocol
 
 from controller.games.cards import Card
 
@@ -31,11 +39,25 @@ class Fault(str, Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class EventOrigin:
+    """A numbered device event: the device's boot id and the event's id within that boot.
+
+    The pair names one event for good: a device resends an unacknowledged event with the same
+    id, and forgets its unacknowledged events only when it reboots (a new boot id)."""
+
+    boot_id: int | None
+    event_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceEvent:
-    """Base of every event: which device, and when (``time.monotonic()``) it was decoded."""
+    """Base of every event: which device, and when (``time.monotonic()``) it was decoded.
+    ``origin`` is set when the device numbers its events (compared by neither ``==`` nor
+    hash: the same card read twice is the same event for the table)."""
 
     device: str
     at: float = field(default=0.0, compare=False)
+    origin: EventOrigin | None = field(default=None, compare=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,3 +169,17 @@ class LinkError(DeviceEvent):
 
     reason: str = ""
     dropped: int = 0
+
+
+class EventAcknowledger(Protocol):
+    """What a driver with deferred acknowledgement offers the component that makes its events
+    durable. Both are called from that component's thread, never the reader's."""
+
+    def acknowledge(self, origin: EventOrigin) -> bool:
+        """The event is recorded: acknowledge it, so the device stops resending it.
+        ``False`` when the device rebooted since (it has forgotten the event anyway)."""
+        ...
+
+    def redeliver(self, origin: EventOrigin) -> None:
+        """The event could not be recorded: hand the device's next resend of it on again."""
+        ...

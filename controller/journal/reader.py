@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.journal.damage import Damage, LineFault, check_line
-from controller.journal.errors import JournalFormatError
-from controller.journal.files import expand_paths, read_lines
+from controller.journal.errors import JournalFormatError, JournalIOError
+from controller.journal.files import expand_paths, journal_files, read_lines
 from controller.journal.record import Record
 
 
@@ -27,6 +27,73 @@ class Entry:
     record: Record
 
 
+def iter_from_last(directory: str | Path, event_type: str) -> Iterator[Record]:
+    """Records of a journal directory from the last one of ``event_type`` on (all of them when
+    there is none), reading files newest first only until it is found.
+
+    Recovery needs the last session, not the year of journal before it: each file is searched
+    from its end for the bytes that name ``event_type``, only a candidate line is parsed, and
+    the lines before the one found are skipped unparsed."""
+    files = journal_files(directory)
+    needle = f'"{event_type}"'.encode()
+    for index in range(len(files) - 1, -1, -1):
+        found = _last_line_of(files[index], needle, event_type)
+        if found is not None:
+            yield from _records(files[index], _lines_from(files[index], found))
+            for path in files[index + 1:]:
+                yield from _records(path, read_lines(path))
+            return
+    for path in files:
+        yield from _records(path, read_lines(path))
+
+
+def _last_line_of(path: Path, needle: bytes, event_type: str) -> int | None:
+    """The byte offset of the line of the last record of ``event_type`` in ``path``."""
+    data = _read(path)
+    end = len(data)
+    while (hit := data.rfind(needle, 0, end)) >= 0:
+        start = data.rfind(b"\n", 0, hit) + 1
+        stop = data.find(b"\n", hit)
+        if stop >= 0:
+            found = check_line(data[start:stop], None)
+            if isinstance(found, Record) and found.event_type == event_type:
+                return start
+        end = start
+    return None
+
+
+def _lines_from(path: Path, offset: int) -> Iterator[tuple[int, bytes, bool]]:
+    data = _read(path)
+    number = data.count(b"\n", 0, offset)
+    for raw in data[offset:].splitlines(keepends=True):
+        number += 1
+        terminated = raw.endswith(b"\n")
+        yield number, raw[:-1] if terminated else raw, terminated
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise JournalIOError(f"{path}: {error.strerror or error}") from error
+
+
+def _records(path: Path, lines: Iterable[tuple[int, bytes, bool]]) -> Iterator[Record]:
+    for entry in _entries(path, lines, strict=True):
+        yield entry.record
+
+
+def _entries(path: Path, lines: Iterable[tuple[int, bytes, bool]], *, strict: bool
+             ) -> Iterator[Entry]:
+    for number, raw, terminated in lines:
+        found = check_line(raw, None) if terminated else LineFault(
+            Damage.TRUNCATED, "torn line")
+        if isinstance(found, Record):
+            yield Entry(path, number, found)
+        elif strict:
+            raise JournalFormatError(f"{path}:{number}: {found.detail}")
+
+
 def iter_entries(paths: Iterable[str | Path], *, strict: bool = True) -> Iterator[Entry]:
     """Records of ``paths`` (files and/or directories) in file-name order, each with its place.
 
@@ -35,13 +102,7 @@ def iter_entries(paths: Iterable[str | Path], *, strict: bool = True) -> Iterato
     No HMAC or chain check here: that is :func:`~controller.journal.verify.verify`.
     """
     for path in expand_paths(paths):
-        for number, raw, terminated in read_lines(path):
-            found = check_line(raw, None) if terminated else LineFault(
-                Damage.TRUNCATED, "torn line")
-            if isinstance(found, Record):
-                yield Entry(path, number, found)
-            elif strict:
-                raise JournalFormatError(f"{path}:{number}: {found.detail}")
+        yield from _entries(path, read_lines(path), strict=strict)
 
 
 def iter_records(paths: Iterable[str | Path], *, strict: bool = True) -> Iterator[Record]:

@@ -5,7 +5,11 @@ Recording order (docs/journal.md, "Recording order"), for each input taken from 
 
 1. the input is appended as an ``input_command``/``input_device`` record; an input that decides
    money (:data:`~controller.journal.codec.MONEY_INPUT_TYPES`) is fsynced under the ``money``
-   policy before step 2, so the table never acts on an input a power cut could erase;
+   policy before step 2, so the table never acts on an input a power cut could erase. A
+   numbered device event (one with an :class:`~drivers.events.EventOrigin`) is fsynced too and
+   only then acknowledged to its device (:mod:`controller.journal.delivery`); a resend of one
+   the journal already holds is acknowledged again and recorded as ``device_event_repeated``,
+   not acted on twice;
 2. ``table.process(input)`` runs on this thread;
 3. every round event the table emits is appended as an output record by the first (and only)
    table subscriber, the router; money-deciding outputs are fsynced under the ``money`` policy;
@@ -36,11 +40,13 @@ from controller.journal.codec import (
     encode_output,
     journal_round,
 )
+from controller.journal.delivery import DeliveredWindow, Delivery
 from controller.journal.errors import JournalError
 from controller.journal.record import event_type_of
 from controller.journal.provenance import layout_to_json, plain, round_provenance, software
 from controller.journal.writer import JournalWriter
 from controller.settlement.model import TableMemory
+from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.layout import TableLayout
 from controller.table.table import Table
@@ -51,6 +57,12 @@ log = structlog.get_logger("controller.journal.recorder")
 Subscriber = Callable[[ev.RoundEvent], None]
 SESSION_STARTED = "session_started"
 DEVICE_IDENTIFIED = "device_identified"
+DEVICE_EVENT_REPEATED = "device_event_repeated"
+ROUND_BOUNDARY = "round boundary"
+"""The ``reason`` of a session the recorder starts itself, before a round opens."""
+CARRIED_ORIGINS = 64
+"""Numbered device events named in each ``session_started``: more than a device holds
+unacknowledged."""
 _STOP = object()
 
 
@@ -169,7 +181,8 @@ class JournaledTable:
 
     def __init__(self, writer: JournalWriter, session: Session, *, table: Table | None = None,
                  router: Router | None = None, tracker: RoundTracker | None = None,
-                 devices: dict[str, dev.DeviceIdentity] | None = None) -> None:
+                 devices: dict[str, dev.DeviceIdentity] | None = None,
+                 delivered: DeliveredWindow | None = None) -> None:
         self.writer = writer
         self.session = session
         self.layout = session.layout
@@ -180,6 +193,7 @@ class JournaledTable:
         self.tracker = tracker or RoundTracker(base=session.base, round=session.base,
                                                memory=session.memory)
         self.devices: dict[str, dev.DeviceIdentity] = dict(devices or {})
+        self.delivery = Delivery(delivered)
         self.inputs: queue.Queue[object] = queue.Queue()
         self.subscribers: list[Subscriber] = []
         self.failures = 0
@@ -189,13 +203,27 @@ class JournaledTable:
     @classmethod
     def new_session(cls, writer: JournalWriter, layout: TableLayout, *, base: int = 0,
                     memory: TableMemory = TableMemory(), reason: str = "started",
-                    devices: dict[str, dev.DeviceIdentity] | None = None) -> JournaledTable:
+                    devices: dict[str, dev.DeviceIdentity] | None = None,
+                    delivered: DeliveredWindow | None = None) -> JournaledTable:
         """Write ``session_started`` (layout, round base, TableMemory carried over) and return a
         journaled fresh table."""
-        writer.append(SESSION_STARTED, {
-            "reason": reason, "round_base": base, "layout": layout_to_json(layout),
-            "memory": plain(memory), "software": software()}, money=True)
-        return cls(writer, Session(layout, base, memory), devices=devices)
+        session = Session(layout, base, memory)
+        _record_session(writer, session, reason, delivered)
+        return cls(writer, session, devices=devices, delivered=delivered)
+
+    def _next_session(self) -> None:
+        """Start a new session before a round opens, when only the TableMemory carries over
+        (:meth:`~controller.table.core.RoundCore.only_memory_carries_over`): a fresh table
+        from the memory behaves exactly as this one would, so recovery and replay can start
+        from here instead of from the controller's start months ago."""
+        machine = self.table.machine
+        if machine.number == 0 or not machine.only_memory_carries_over():
+            return
+        session = Session(self.layout, self.session.base + machine.number, machine.memory)
+        _record_session(self.writer, session, ROUND_BOUNDARY, self.delivery.delivered)
+        self.session = session
+        self.table = Table(session.layout, [self.router], session.memory)
+        self.tracker.base = session.base
 
     # -- inputs ------------------------------------------------------------------------------
     def put(self, item: object) -> None:
@@ -206,6 +234,11 @@ class JournaledTable:
         """Thread-safe: a device answered ``identify()``; recorded in order with the inputs and
         named in the next round's opening record."""
         self.inputs.put(_Identified(device, identity))
+
+    def attach_link(self, device: str, link: dev.EventAcknowledger) -> None:
+        """Before :meth:`start`: ``device``'s driver (built with ``deferred_ack=True``) is
+        acknowledged by this journal once each of its events is recorded."""
+        self.delivery.attach(device, link)
 
     def subscribe(self, subscriber: Subscriber) -> None:
         """Add a subscriber (before :meth:`start`); it sees events after they are journaled."""
@@ -218,12 +251,29 @@ class JournaledTable:
             self.writer.append(DEVICE_IDENTIFIED, {"device": item.device,
                                                    "identity": item.identity})
             return
+        round_id = str(self.tracker.round) if self.tracker.open else None
+        numbered = item if isinstance(item, dev.DeviceEvent) and item.origin else None
+        if numbered is not None and self.delivery.already_recorded(numbered):
+            self.writer.append(DEVICE_EVENT_REPEATED, {"type": type(numbered).__name__,
+                                                       "origin": numbered.origin},
+                               round_id=round_id, actor=numbered.device)
+            self.delivery.repeated(numbered)
+            return
         if isinstance(item, dev.DeviceOnline) and item.identity is not None:
             self.devices[item.device] = item.identity
+        if isinstance(item, cmd.OpenRound):
+            self._next_session()
         event_type, payload = encode_input(item)
-        round_id = str(self.tracker.round) if self.tracker.open else None
-        self.writer.append(event_type, payload, round_id=round_id, actor=actor_of(item),
-                           money=payload["type"] in MONEY_INPUT_TYPES)
+        try:
+            self.writer.append(event_type, payload, round_id=round_id, actor=actor_of(item),
+                               money=numbered is not None
+                               or payload["type"] in MONEY_INPUT_TYPES)
+        except JournalError:
+            if numbered is not None:
+                self.delivery.not_recorded(numbered)
+            raise
+        if numbered is not None:
+            self.delivery.recorded(numbered)
         self.table.process(item)
 
     def record_output(self, event: ev.RoundEvent, *, track: bool = True) -> None:
@@ -286,6 +336,18 @@ class JournaledTable:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _record_session(writer: JournalWriter, session: Session, reason: str,
+                    delivered: DeliveredWindow | None) -> None:
+    """``session_started``: what a fresh table is built from, and the latest numbered device
+    events recorded (a resend of one after a restart is then still recognised when recovery
+    reads only this session)."""
+    recent = list(delivered)[-CARRIED_ORIGINS:] if delivered is not None else []
+    writer.append(SESSION_STARTED, {
+        "reason": reason, "round_base": session.base, "layout": layout_to_json(session.layout),
+        "memory": plain(session.memory), "software": software(),
+        "recent_origins": [list(key) for key in recent]}, money=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,11 @@
 power-failure clause to a round the restart interrupted.
 
 1. ``recovery_started`` is journaled (what was found: last seq, inputs replayed, divergences).
-2. The last session's INPUT records are replayed through a fresh Table (:mod:`.replay`); its
+2. The last session's INPUT records are replayed through a fresh Table (:mod:`.replay`); only
+   the last session is read (:func:`~controller.journal.reader.iter_from_last`), and the recorder
+   starts a session before every round that only the TableMemory links to the ones before, so a
+   restart replays at most about one round however long the service ran (earlier sessions are
+   the auditor's, ``tablectl journal replay``). Its
    regenerated outputs are compared with the recorded ones. Outputs of the last input that the
    power cut kept out of the journal are recorded now (the input was durable before the table
    acted on it, so what it decided is decided again, identically: no card is lost).
@@ -33,8 +37,8 @@ import structlog
 
 from controller.journal.errors import JournalError
 from controller.journal.provenance import layout_to_json, plain
-from controller.journal.reader import iter_records
-from controller.journal.recorder import JournaledTable, Phase
+from controller.journal.reader import iter_from_last
+from controller.journal.recorder import SESSION_STARTED, JournaledTable, Phase
 from controller.journal.replay import Divergence, Replayer
 from controller.journal.writer import JournalWriter
 from controller.table import events as ev
@@ -101,7 +105,7 @@ def recover(writer: JournalWriter, layout: TableLayout) -> tuple[JournaledTable,
     replayer = Replayer()
     with writer.lock:
         last_seq = writer.seq
-    for record in iter_records([writer.directory]):
+    for record in iter_from_last(writer.directory, SESSION_STARTED):
         if record.seq > last_seq:
             break
         replayer.feed(record)
@@ -113,7 +117,8 @@ def recover(writer: JournalWriter, layout: TableLayout) -> tuple[JournaledTable,
         "divergences": [d.to_dict() for d in report.divergences[:20]],
         "unrecorded_outputs": len(current.pending) if current else 0}, money=True)
     if current is None:
-        table = JournaledTable.new_session(writer, layout, reason="first start")
+        table = JournaledTable.new_session(writer, layout, reason="first start",
+                                           delivered=replayer.delivered)
         return table, _complete(writer, report, last_seq, 0, None, Phase.NONE.value,
                                 Decision.NO_ROUND, None, None, True)
     in_session = [d for d in report.divergences if d.seq >= current.start_seq]
@@ -126,7 +131,8 @@ def recover(writer: JournalWriter, layout: TableLayout) -> tuple[JournaledTable,
                             f"reproduced ({in_session[0].describe()}); a supervisor must "
                             f"decide it (run tablectl journal replay)")
     journaled = JournaledTable(writer, current.session, table=current.table,
-                               router=current.router, tracker=tracker, devices=current.devices)
+                               router=current.router, tracker=tracker, devices=current.devices,
+                               delivered=replayer.delivered)
     pending, current.pending = current.pending, []
     for event, _payload in pending:
         journaled.record_output(event, track=False)
@@ -137,7 +143,8 @@ def recover(writer: JournalWriter, layout: TableLayout) -> tuple[JournaledTable,
             log.info("layout changed between sessions", table=layout.table_id)
         fresh = JournaledTable.new_session(writer, layout, base=tracker.round,
                                            memory=tracker.memory, reason="restart",
-                                           devices=current.devices)
+                                           devices=current.devices,
+                                           delivered=replayer.delivered)
         return fresh, _complete(writer, report, last_seq, len(pending), None, phase.value,
                                 Decision.NO_ROUND, None, None, True)
     if not tracker.open:

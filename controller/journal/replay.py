@@ -23,6 +23,7 @@ from controller.journal.codec import (
     OUTPUT_EVENT_TYPES,
     decode_input,
 )
+from controller.journal.delivery import DeliveredWindow
 from controller.journal.errors import JournalFormatError
 from controller.journal.policy import MONEY_EVENT_TYPES
 from controller.journal.provenance import layout_from_json, memory_from_json
@@ -118,6 +119,9 @@ class Replayer:
     def __init__(self) -> None:
         self.report = ReplayReport()
         self.current: SessionReplay | None = None
+        self.delivered = DeliveredWindow()
+        """The latest numbered device events the journal holds, across sessions: after a
+        restart the device resends what it never saw acknowledged (recovery hands this on)."""
         self._warned_no_session = False
 
     def feed(self, record: Record) -> None:
@@ -153,6 +157,9 @@ class Replayer:
         router = Router()
         table = Table(session.layout, [router], session.memory)
         tracker = RoundTracker(base=session.base, round=session.base, memory=session.memory)
+        for key in payload.get("recent_origins", ()):
+            if isinstance(key, list) and len(key) == 3:
+                self.delivered.add((str(key[0]), int(key[1]), int(key[2])))
         replay = SessionReplay(session, record.seq, table, router, tracker)
         router.collect = lambda event: self._regenerated(replay, event)
         self.current = replay
@@ -195,6 +202,7 @@ class Replayer:
             return
         if isinstance(item, dev.DeviceOnline) and item.identity is not None:
             current.devices[item.device] = item.identity
+        self.delivered.see(item)
         current.last_input_seq = record.seq
         current.inputs += 1
         self.report.inputs += 1

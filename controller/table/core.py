@@ -21,7 +21,7 @@ from controller.table.dealing import Deal, Delivery
 from controller.table.irregularities import Context, Ruling
 from controller.table.layout import TableLayout
 from controller.table.procedure import burn_cards
-from controller.table.states import Hold, Kind, Offer, RoundState, S
+from controller.table.states import NO_ROUND, Hold, Kind, Offer, RoundState, S
 from drivers import events as dev
 
 log = structlog.get_logger("controller.table")
@@ -129,6 +129,15 @@ class RoundCore:
     def _remember_source(self, *args: object, **kwargs: object) -> None:
         if self.state not in (S.HOLD, S.OPTIONS):
             self.source = self.state
+
+    def only_memory_carries_over(self) -> bool:
+        """Between rounds, nothing but :attr:`memory` ties the next round to the earlier ones:
+        no round open, the deck usable, every device online, no shuffle confirmed for the next
+        round, no fault echo outstanding. A fresh machine given the same memory then does
+        exactly what this one would, which is what lets the journal start a new session here
+        (and recovery replay only from it)."""
+        return (self.state in NO_ROUND and self.deck_blocked is None and not self.offline
+                and not self._shuffle_pending and not self._echoes)
 
     def ante_positions(self) -> list[str]:
         if self.rules.family is not Family.THREE_CARD_POKER:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import queue
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from drivers.errors import CommandRejected, DeviceFault, ProtocolError
@@ -114,7 +114,7 @@ class FramedDevice(FramedLink):
         if convert is None:
             self.log.info("unhandled_event", type=message.TYPE.name)
             return
-        event = convert(self.name, self.clock(), message)
+        event = replace(convert(self.name, self.clock(), message), origin=self.origin(message))
         if isinstance(event, FaultRaised):
             self.faults = self.faults | {event.fault}
         elif isinstance(event, FaultCleared):

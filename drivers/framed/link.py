@@ -3,8 +3,14 @@
 * One command at a time. A command gets a fresh sequence number; a retry (after a timeout or a
   NAK CRC/LENGTH, i.e. the device never understood it) resends the *same* bytes, so the device
   replays its answer instead of executing twice: a lost ACK can never dispense a second hand.
-* Device events carry an event id. The host acknowledges every copy (``EVENT_ACK``) but acts on
-  an id once per boot, so a resent event is not a second card.
+* Device events carry an event id. The host acts on an id once per boot, so a resent event is
+  not a second card, and every event it hands on carries its :class:`EventOrigin` (boot id,
+  event id). By default the host acknowledges every copy (``EVENT_ACK``) on receipt. With
+  ``deferred_ack=True`` it acknowledges only when told the event is durable
+  (:meth:`FramedLink.acknowledge`, called by the journal after the record is on disk): until
+  then the device keeps resending it, so a host killed in between gets the event again after
+  its restart, and a hand is never lost. Copies that arrive before that are dropped unanswered;
+  copies of an acknowledged event are acknowledged again (the first ACK was lost).
 * The device sends a heartbeat every second with its boot id. Three silent seconds make the
   device offline; a changed boot id is a reboot (pending commands fail: the device forgot them).
 
@@ -18,7 +24,6 @@ import queue
 import secrets
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -26,13 +31,16 @@ from drivers.errors import (
     CommandRejected, DeviceDisconnected, DeviceFault, DriverError, DriverTimeoutError,
     ProtocolError,
 )
-from drivers.events import DeviceEvent, DeviceOnline, DeviceRebooted, LinkError
+from drivers.events import (
+    DeviceEvent, DeviceOnline, DeviceRebooted, EventOrigin, LinkError,
+)
 from drivers.framed.codec import REPLIES, decode_message, encode_message
 from drivers.framed.event_messages import EventMessage
 from drivers.framed.framing import Dropped, Frame, FrameDecoder
 from drivers.framed.messages import EventAck, Heartbeat, Message, Nak, NakReason
 from drivers.runner import DeviceRunner
 from drivers.transport import Transport
+from drivers.window import RecentWindow
 
 SILENCE_SECONDS = 3.0
 SEEN_EVENTS = 1024
@@ -65,8 +73,10 @@ class FramedLink(DeviceRunner):
     def __init__(self, name: str, transport: Transport, events: queue.Queue[DeviceEvent], *,
                  attempt_timeout: float = 0.25, retries: int = 3,
                  silence: float = SILENCE_SECONDS, backoff: tuple[float, float] = (0.1, 2.0),
+                 deferred_ack: bool = False,
                  clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(name, transport, events, backoff=backoff, clock=clock)
+        self.deferred_ack = deferred_ack
         self.attempt_timeout = attempt_timeout
         self.retries = retries
         self.silence = silence
@@ -78,8 +88,14 @@ class FramedLink(DeviceRunner):
         self._request_lock = threading.Lock()
         self._pending: _Pending | None = None
         self._seq = secrets.randbelow(255)  # a restarted host must not hit the device's replay
-        self._seen: deque[int] = deque(maxlen=SEEN_EVENTS)
-        self._seen_set: set[int] = set()
+        self._seen: RecentWindow[int] = RecentWindow(SEEN_EVENTS)
+        self._acknowledged: RecentWindow[int] = RecentWindow(SEEN_EVENTS)
+        """Ids the host has acknowledged this boot (with ``deferred_ack``): a copy of one of
+        them means the ACK was lost, and is acknowledged again."""
+        self._ack_lock = threading.Lock()
+        self._boot_known = False
+        """A heartbeat on this connection has named the boot: until then an event cannot be
+        told apart from an earlier boot's, so it is left unanswered (the device resends it)."""
 
     # commands (any thread) --------------------------------------------------------------------
     def _next_seq(self) -> int:
@@ -136,6 +152,7 @@ class FramedLink(DeviceRunner):
     # reader-thread hooks ----------------------------------------------------------------------
     def on_connected(self) -> None:
         self.decoder.reset()
+        self._boot_known = False
         self._last_heard = self.clock()
 
     def on_disconnected(self, reason: str) -> None:
@@ -190,30 +207,63 @@ class FramedLink(DeviceRunner):
         self.last_heartbeat = beat
         if old is not None and beat.boot_id != old:
             self.log.warning("device_rebooted", old_boot_id=old, new_boot_id=beat.boot_id)
-            self._seen.clear()
-            self._seen_set.clear()
+            with self._ack_lock:
+                self._seen.clear()
+                self._acknowledged.clear()
             self.boot_id = beat.boot_id
             self._fail_pending(DeviceFault(f"{self.name} rebooted during the command"))
             self.emit(DeviceRebooted(self.name, self.clock(), old_boot_id=old,
                                      new_boot_id=beat.boot_id))
             self.on_reboot()
         self.boot_id = beat.boot_id
+        self._boot_known = True
         self.on_heartbeat(beat)
 
     def _event(self, message: EventMessage) -> None:
-        try:
-            self.write(encode_message(0, EventAck(message.event_id)))
-        except DriverError as error:
-            self.log.info("event_ack_failed", event_id=message.event_id, error=str(error))
-        if message.event_id in self._seen_set:
-            self.stats.duplicate_events += 1
-            self.log.debug("duplicate_event", event_id=message.event_id)
+        event_id = message.event_id
+        if not self._boot_known:
+            self.log.debug("event_before_heartbeat", event_id=event_id)
             return
-        if len(self._seen) == self._seen.maxlen:
-            self._seen_set.discard(self._seen[0])
-        self._seen.append(message.event_id)
-        self._seen_set.add(message.event_id)
+        with self._ack_lock:
+            repeated = event_id in self._seen
+            if not repeated:
+                self._seen.add(event_id)
+            answer = not self.deferred_ack or event_id in self._acknowledged
+        if answer:
+            self._send_ack(event_id)
+        if repeated:
+            self.stats.duplicate_events += 1
+            self.log.debug("duplicate_event", event_id=event_id, answered=answer)
+            return
         self.on_event(message)
+
+    def _send_ack(self, event_id: int) -> None:
+        try:
+            self.write(encode_message(0, EventAck(event_id)))
+        except DriverError as error:  # the device resends; the copy is answered then
+            self.log.info("event_ack_failed", event_id=event_id, error=str(error))
+
+    def origin(self, message: EventMessage) -> EventOrigin:
+        """The origin an event decoded from ``message`` carries (this boot, its id)."""
+        return EventOrigin(self.boot_id, message.event_id)
+
+    # deferred acknowledgement (the journal's thread) -------------------------------------------
+    def acknowledge(self, origin: EventOrigin) -> bool:
+        """The event is durable: acknowledge it now. ``False`` (nothing sent) when it is from
+        an earlier boot, whose events the device has forgotten."""
+        with self._ack_lock:
+            if origin.boot_id != self.boot_id:
+                return False
+            self._acknowledged.add(origin.event_id)
+        self._send_ack(origin.event_id)
+        return True
+
+    def redeliver(self, origin: EventOrigin) -> None:
+        """The event could not be made durable: forget it, so that the device's next resend is
+        handed on again instead of being dropped as a copy."""
+        with self._ack_lock:
+            if origin.boot_id == self.boot_id:
+                self._seen.discard(origin.event_id)
 
     # for subclasses ---------------------------------------------------------------------------
     identity = None  # set by a device subclass once identify() has answered
@@ -226,3 +276,4 @@ class FramedLink(DeviceRunner):
 
     def on_reboot(self) -> None:  # noqa: B027 - optional hook
         """The device came back with a new boot id."""
+

@@ -4,6 +4,9 @@ a real TCP socket, and queue helpers that wait with timeouts (never sleep)."""
 from __future__ import annotations
 
 import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -53,6 +56,18 @@ def next_event(events: queue.Queue[DeviceEvent], kind: type[E], timeout: float =
             seen.append(event)
 
 
+def wait_until(condition: Callable[[], bool], timeout: float = WAIT) -> bool:
+    """Poll ``condition`` (bounded) for state that no event announces, such as what the
+    simulator still holds unacknowledged; ``True`` once it holds, ``False`` at the deadline."""
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        pause.wait(0.01)
+    return True
+
+
 def drain(events: queue.Queue[DeviceEvent]) -> list[DeviceEvent]:
     out = []
     while True:
@@ -65,6 +80,15 @@ def drain(events: queue.Queue[DeviceEvent]) -> list[DeviceEvent]:
 @pytest.fixture(name="events")
 def fixture_events() -> queue.Queue[DeviceEvent]:
     return queue.Queue()
+
+
+@pytest.fixture(name="served")
+def fixture_served(sim: FramedSimDevice, transport_kind: str, tmp_path: Path
+                   ) -> Iterator[Served]:
+    """The test module's ``sim`` fixture, served over a pty or a TCP socket."""
+    served = serve(sim, transport_kind, tmp_path)
+    yield served
+    served.server.close()
 
 
 @pytest.fixture(name="transport_kind", params=["pty", "tcp"])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import queue
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -18,20 +17,13 @@ from drivers.shoe.framed import FramedShoe
 from firmware_sim.faults import FaultKind, FaultSpec, FaultSpecError
 from firmware_sim.shoe_framed import FramedShoeSim
 from tests.drivers.sim_fixtures import (  # noqa: F401 - fixtures
-    Served, fixture_events, fixture_transport_kind, next_event, serve,
+    Served, fixture_events, fixture_served, fixture_transport_kind, next_event, serve,
 )
 
 
 @pytest.fixture(name="sim")
 def fixture_sim() -> FramedShoeSim:
     return FramedShoeSim(seed=11)
-
-
-@pytest.fixture(name="served")
-def fixture_served(sim: FramedShoeSim, transport_kind: str, tmp_path: Path) -> Iterator[Served]:
-    served = serve(sim, transport_kind, tmp_path)
-    yield served
-    served.server.close()
 
 
 @pytest.fixture(name="shoe")

@@ -20,20 +20,13 @@ from drivers.shuffler import Shuffler
 from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.shuffler import ShufflerSim
 from tests.drivers.sim_fixtures import (  # noqa: F401 - fixtures
-    Served, drain, fixture_events, fixture_transport_kind, next_event, serve,
+    Served, drain, fixture_events, fixture_served, fixture_transport_kind, next_event, serve,
 )
 
 
 @pytest.fixture(name="sim")
 def fixture_sim() -> ShufflerSim:
     return ShufflerSim(seed=7)
-
-
-@pytest.fixture(name="served")
-def fixture_served(sim: ShufflerSim, transport_kind: str, tmp_path: Path) -> Iterator[Served]:
-    served = serve(sim, transport_kind, tmp_path)
-    yield served
-    served.server.close()
 
 
 @pytest.fixture(name="shuffler")
