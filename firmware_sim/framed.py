@@ -7,7 +7,9 @@ What real firmware must do, and so what this does:
 * NAK a frame whose CRC or length is wrong, with the sequence number from its header;
 * send every event with an event id and resend it every ``EVENT_RESEND_SECONDS`` until the host
   answers ``EVENT_ACK``;
-* send a heartbeat with the boot id every second.
+* send a heartbeat with the boot id every second;
+* answer ``RESYNC`` (a host that has just connected) by sending a heartbeat and every
+  unacknowledged event in id order, and only then the ACK.
 
 Link-level faults live here (bad CRC, truncated frame, stall then burst, repeated event, lost ACK,
 disconnect, reboot); card-level faults live in the device subclasses.
@@ -32,7 +34,7 @@ from drivers.framed.codec import COMMANDS, decode_message, encode_message
 from drivers.framed.event_messages import EventMessage
 from drivers.framed.framing import DropReason, Dropped, FrameDecoder
 from drivers.framed.messages import (
-    DeviceState, EventAck, Heartbeat, IdentityReply, Message, MsgType, Nak, NakReason,
+    Ack, DeviceState, EventAck, Heartbeat, IdentityReply, Message, MsgType, Nak, NakReason,
 )
 from firmware_sim.faults import FaultKind, FaultSpec, FaultSpecError
 
@@ -82,6 +84,8 @@ class FramedSimDevice:
         self.executed: list[MsgType] = []   # commands actually executed (replays excluded)
         self.replays = 0
         self.naks_sent = 0
+        self.answers_resync = True
+        """False plays an older firmware that does not know ``RESYNC`` (NAK UNKNOWN)."""
         for spec in faults:
             self.inject(spec)
 
@@ -264,8 +268,11 @@ class FramedSimDevice:
             self.replays += 1
             self._out(self._last[2])
             return
-        if type_ not in COMMANDS:
+        if type_ not in COMMANDS or (type_ == MsgType.RESYNC and not self.answers_resync):
             self._reply(seq, type_, Nak(NakReason.UNKNOWN))
+            return
+        if type_ == MsgType.RESYNC:
+            self._resync(seq, type_)
             return
         try:
             message = decode_message(frame)  # type: ignore[arg-type]
@@ -274,6 +281,17 @@ class FramedSimDevice:
             return
         self.executed.append(MsgType(type_))
         self._reply(seq, type_, self.execute(message))
+
+    def _resync(self, seq: int, type_: int) -> None:
+        """The backlog first, in id order, then the answer: the host reports the device online
+        only after the ACK, with everything held before it already in its queue."""
+        now = self.clock()
+        self._greet = False
+        self._heartbeat(now)
+        for entry in self._unacked.values():
+            self._out(entry[0])  # type: ignore[arg-type]
+            entry[1] = now
+        self._reply(seq, type_, Ack())
 
     @property
     def unacked_events(self) -> int:

@@ -58,6 +58,8 @@ Subscriber = Callable[[ev.RoundEvent], None]
 SESSION_STARTED = "session_started"
 DEVICE_IDENTIFIED = "device_identified"
 DEVICE_EVENT_REPEATED = "device_event_repeated"
+RESYNCING = "waiting for the device to resend what it holds (controller started)"
+"""Why a linked device is offline from :meth:`JournaledTable.attach_link` to its DeviceOnline."""
 ROUND_BOUNDARY = "round boundary"
 """The ``reason`` of a session the recorder starts itself, before a round opens."""
 CARRIED_ORIGINS = 64
@@ -237,8 +239,17 @@ class JournaledTable:
 
     def attach_link(self, device: str, link: dev.EventAcknowledger) -> None:
         """Before :meth:`start`: ``device``'s driver (built with ``deferred_ack=True``) is
-        acknowledged by this journal once each of its events is recorded."""
+        acknowledged by this journal once each of its events is recorded.
+
+        Until the driver reports the device online (after the device has resent everything it
+        still holds, docs/protocols.md "RESYNC"), "No more bets" waits for it: a hand the device
+        dispensed before this controller started, resent late, must not land in a round that
+        opens meanwhile. The wait is recorded as the device's ``DeviceOffline`` (when no card
+        of the round is dealt yet: mid-deal the round's own hands are what arrives, in order,
+        and the recovery has ruled on the interruption already)."""
         self.delivery.attach(device, link)
+        if self.table.machine.bets_still_open():
+            self.process(dev.DeviceOffline(device, 0.0, reason=RESYNCING))
 
     def subscribe(self, subscriber: Subscriber) -> None:
         """Add a subscriber (before :meth:`start`); it sees events after they are journaled."""

@@ -159,8 +159,9 @@ class TableHandler:
     def _table_round(self, journal: int | None) -> int | None:
         """The table's round number for a journal round number (what status and events show).
 
-        The table numbers the rounds of this session from 1; a round of an earlier session has
-        no table number, so it cannot be named here."""
+        The table numbers the rounds of this session from 1; a round of an earlier session (before
+        the last restart, or before the round boundary that started this session) has no table
+        number, so it cannot be named here."""
         if journal is None:
             return None
         current = self.table.snapshot.round or self.base()
@@ -168,8 +169,8 @@ class TableHandler:
             raise ValueError(f"round {journal} has not been played (the current round is "
                              f"{current or 'none'})")
         if journal <= self.base():
-            raise ValueError(f"round {journal} was played before the service last started; "
-                             f"this session's rounds start at {self.base() + 1}")
+            raise ValueError(f"round {journal} is closed: it was played before this table "
+                             f"session, whose rounds start at {self.base() + 1}")
         return journal - self.base()
 
 

@@ -139,6 +139,11 @@ class RoundCore:
         return (self.state in NO_ROUND and self.deck_blocked is None and not self.offline
                 and not self._shuffle_pending and not self._echoes)
 
+    def bets_still_open(self) -> bool:
+        """No round, or a round still taking bets: nothing has been dealt or decided, so a
+        device going offline now changes nothing but that "No more bets" waits for it."""
+        return self.state in NO_ROUND or self.state is S.BETTING
+
     def ante_positions(self) -> list[str]:
         if self.rules.family is not Family.THREE_CARD_POKER:
             return []

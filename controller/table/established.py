@@ -28,7 +28,7 @@ from collections.abc import Collection, Mapping, Sequence
 from itertools import combinations
 
 from controller.games import pictures, poker
-from controller.games.cards import Card
+from controller.games.cards import FULL_DECK, Card
 from controller.games.rules import Family, GameRules
 from controller.settlement import pictures as pictures_bets
 from controller.settlement import poker as poker_bets
@@ -176,6 +176,20 @@ def decided_outcomes(rules: GameRules, hands: Mapping[str, Sequence[Card]],
     ``jackpot`` is the progressive meter the round would settle at (RWS-3CP 4.4).
     """
     played = played or {}
+    if len(unseen) == len(FULL_DECK) and False not in played.values():
+        # No card seen and nobody folded: every bet of the five rule sets can still both win
+        # and lose (tests/controller/table/test_established.py checks that premise against
+        # the exact search, bet by bet), so the 0.5-1.6 s search is skipped on the table
+        # thread, where a restart before the deal would otherwise wait for it.
+        return {wager.id: None for wager in wagers}
+    return exact_outcomes(rules, hands, unseen, wagers, played, jackpot)
+
+
+def exact_outcomes(rules: GameRules, hands: Mapping[str, Sequence[Card]],
+                   unseen: Collection[Card], wagers: Sequence[Wager],
+                   played: Mapping[str, bool | None], jackpot: int = 0
+                   ) -> dict[str, Outcome | None]:
+    """:func:`decided_outcomes` by the exhaustive search alone, whatever has been seen."""
     pool = sorted(unseen)
     cache: dict[str, dict[_Key, list[int]]] = {}
 

@@ -12,7 +12,7 @@ from drivers.framed.framing import Frame, encode
 MESSAGE_CLASSES: dict[int, type[m.Message]] = {
     cls.TYPE: cls for cls in (
         m.Ack, m.Nak, m.Identify, m.GetStatus, m.Shuffle, m.DispenseHand, m.EndRound,
-        m.ClearFault, m.GetMeters, m.EventAck, m.IdentityReply, m.StatusReply, m.MetersReply,
+        m.ClearFault, m.GetMeters, m.EventAck, m.Resync, m.IdentityReply, m.StatusReply, m.MetersReply,
         m.Heartbeat, ev.ShuffleDoneMsg, ev.HandReadyMsg, ev.HandTakenMsg, ev.FaultRaisedMsg,
         ev.FaultClearedMsg, ev.CardMsg, ev.NoReadMsg, ev.DoubleFeedMsg, ev.LidMsg, ev.ButtonMsg,
         ev.ForeignMsg,
@@ -20,7 +20,7 @@ MESSAGE_CLASSES: dict[int, type[m.Message]] = {
 }
 COMMANDS = frozenset({m.MsgType.IDENTIFY, m.MsgType.GET_STATUS, m.MsgType.SHUFFLE,
                       m.MsgType.DISPENSE_HAND, m.MsgType.END_ROUND, m.MsgType.CLEAR_FAULT,
-                      m.MsgType.GET_METERS})
+                      m.MsgType.GET_METERS, m.MsgType.RESYNC})
 REPLIES = frozenset({m.MsgType.ACK, m.MsgType.NAK, m.MsgType.IDENTITY, m.MsgType.STATUS,
                      m.MsgType.METERS})
 

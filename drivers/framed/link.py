@@ -11,6 +11,12 @@
   then the device keeps resending it, so a host killed in between gets the event again after
   its restart, and a hand is never lost. Copies that arrive before that are dropped unanswered;
   copies of an acknowledged event are acknowledged again (the first ACK was lost).
+* On every connection the host first sends ``RESYNC``: the device answers with a heartbeat and
+  every event it still holds, in id order, and only then ACKs. The device is reported online
+  (:class:`DeviceOnline`) after that answer, so whatever it held before this host connected (a
+  hand dispensed while the controller was down) is in the queue ahead of the online report and
+  of anything new; commands wait (bounded) for it. A device that NAKs ``RESYNC`` or never
+  answers it is taken as it comes after the retries.
 * The device sends a heartbeat every second with its boot id. Three silent seconds make the
   device offline; a changed boot id is a reboot (pending commands fail: the device forgot them).
 
@@ -37,7 +43,7 @@ from drivers.events import (
 from drivers.framed.codec import REPLIES, decode_message, encode_message
 from drivers.framed.event_messages import EventMessage
 from drivers.framed.framing import Dropped, Frame, FrameDecoder
-from drivers.framed.messages import EventAck, Heartbeat, Message, Nak, NakReason
+from drivers.framed.messages import EventAck, Heartbeat, Message, Nak, NakReason, Resync
 from drivers.runner import DeviceRunner
 from drivers.transport import Transport
 from drivers.window import RecentWindow
@@ -93,14 +99,22 @@ class FramedLink(DeviceRunner):
         """Ids the host has acknowledged this boot (with ``deferred_ack``): a copy of one of
         them means the ACK was lost, and is acknowledged again."""
         self._ack_lock = threading.Lock()
+        self._seq_lock = threading.Lock()
+        self._resync: _Pending | None = None
+        self._resync_bytes = b""
+        self._resync_sent_at = 0.0
+        self._resync_attempts = 0
+        self.resynced = threading.Event()
+        """Set once the device has answered ``RESYNC`` on this connection (or was given up on)."""
         self._boot_known = False
         """A heartbeat on this connection has named the boot: until then an event cannot be
         told apart from an earlier boot's, so it is left unanswered (the device resends it)."""
 
     # commands (any thread) --------------------------------------------------------------------
     def _next_seq(self) -> int:
-        self._seq = self._seq % 255 + 1  # 1..255; 0 marks unsolicited device frames
-        return self._seq
+        with self._seq_lock:  # the reader thread takes one for RESYNC while a command may run
+            self._seq = self._seq % 255 + 1  # 1..255; 0 marks unsolicited device frames
+            return self._seq
 
     def request(self, message: Message) -> Message:
         """Send a command and return its reply (ACK or a reply message).
@@ -109,6 +123,8 @@ class FramedLink(DeviceRunner):
         :class:`DriverTimeoutError` after the retries, :class:`DeviceDisconnected` when the link
         is down, :class:`DeviceFault` when the device rebooted under the command.
         """
+        if self.transport.is_open and not self.resynced.is_set():
+            self.resynced.wait(self.attempt_timeout * (self.retries + 1))
         with self._request_lock:
             pending = _Pending(self._next_seq())
             data = encode_message(pending.seq, message)
@@ -154,12 +170,44 @@ class FramedLink(DeviceRunner):
         self.decoder.reset()
         self._boot_known = False
         self._last_heard = self.clock()
+        self.resynced.clear()
+        self._resync = _Pending(self._next_seq())
+        self._resync_bytes = encode_message(self._resync.seq, Resync())
+        self._resync_attempts = 0
+        self._send_resync()
+
+    def _send_resync(self) -> None:
+        self._resync_attempts += 1
+        self._resync_sent_at = self.clock()
+        try:
+            self.write(self._resync_bytes)
+        except DriverError as error:  # the link is going down: on_disconnected follows
+            self.log.info("resync_not_sent", error=str(error))
+
+    def _resynced(self, reply: Message) -> None:
+        self._resync = None
+        if isinstance(reply, Nak):
+            self.log.info("resync_refused", reason=reply.reason.name)
+        self.resynced.set()
+        if not self.online:
+            self.mark_online(DeviceOnline(self.name, self.clock(), identity=self.identity,
+                                          boot_id=self.boot_id))
 
     def on_disconnected(self, reason: str) -> None:
+        self.resynced.clear()
+        self._resync = None
         self._fail_pending(DeviceDisconnected(f"{self.name}: {reason}"))
         self.mark_offline(reason)
 
     def on_idle(self, now: float) -> None:
+        if self._resync is not None and now - self._resync_sent_at > self.attempt_timeout:
+            if self._resync_attempts <= self.retries:
+                self.stats.retries += 1
+                self._send_resync()
+            else:  # an older device: no backlog guarantee, but not locked out either
+                self.log.info("resync_unanswered", attempts=self._resync_attempts)
+                self._resync = None
+                self.resynced.set()
         heard = self._last_heard
         if self.online and heard is not None and now - heard > self.silence:
             self.mark_offline(f"no frame for {self.silence:g} s")
@@ -188,10 +236,14 @@ class FramedLink(DeviceRunner):
         self._last_heard = now
         if isinstance(message, Heartbeat):
             self._heartbeat(message)
-        if not self.online:
+        if not self.online and self.resynced.is_set():
             self.mark_online(DeviceOnline(self.name, now, identity=self.identity,
                                           boot_id=self.boot_id))
         if frame.type in REPLIES:
+            resync = self._resync
+            if resync is not None and resync.seq == frame.seq:
+                self._resynced(message)
+                return
             pending = self._pending
             if pending is not None and pending.seq == frame.seq:
                 pending.reply = message

@@ -42,6 +42,7 @@ class MsgType(IntEnum):
     CLEAR_FAULT = 0x25
     GET_METERS = 0x26
     EVENT_ACK = 0x27
+    RESYNC = 0x28
     IDENTITY = 0x40
     STATUS = 0x41
     METERS = 0x46
@@ -211,6 +212,16 @@ class DispenseHand(Message):
 @dataclass(frozen=True, slots=True)
 class EndRound(Message):
     TYPE: ClassVar[MsgType] = MsgType.END_ROUND
+    FORMAT: ClassVar[struct.Struct] = _fixed("")
+
+
+@dataclass(frozen=True, slots=True)
+class Resync(Message):
+    """Sent by the host on every connection: "resend what you hold, then answer". The device
+    sends a heartbeat and every unacknowledged event in id order, then ACKs, so everything it
+    held before this host connected arrives ahead of anything new (docs/protocols.md)."""
+
+    TYPE: ClassVar[MsgType] = MsgType.RESYNC
     FORMAT: ClassVar[struct.Struct] = _fixed("")
 
 

@@ -116,3 +116,33 @@ def test_immediate_ack_remains_the_default(served: Served, sim: ShufflerSim,
         assert shuffler.connected.wait(5.0)
         _shuffled(shuffler, events)
         assert wait_until(lambda: sim.unacked_events == 0, RESEND_WAIT)
+
+
+def test_backlog_arrives_before_the_online_report(served: Served, sim: ShufflerSim,
+                                                  events: queue.Queue[DeviceEvent]) -> None:
+    """A host that connects says RESYNC: the device resends what it holds, in id order, and
+    only then is it reported online, so a hand dispensed while no controller ran reaches the
+    table ahead of anything new (docs/protocols.md, "Resync on connect")."""
+    first: queue.Queue[DeviceEvent] = queue.Queue()
+    with Shuffler(served.url, first, backoff=(0.02, 0.1), deferred_ack=True) as gone:
+        next_event(first, DeviceOnline)
+        gone.shuffle()
+        next_event(first, ShuffleDone)
+        gone.dispense_hand()
+        next_event(first, CardSetDispensed)
+    assert sim.unacked_events == 2
+    with Shuffler(served.url, events, backoff=(0.02, 0.1), deferred_ack=True) as shuffler:
+        online = next_event(events, DeviceOnline, seen=(before := []))
+        assert [type(e).__name__ for e in before] == ["ShuffleDone", "CardSetDispensed"]
+        assert [e.origin.event_id for e in before] == [1, 2]
+        assert online.boot_id == sim.boot_id and shuffler.resynced.is_set()
+
+
+def test_device_without_resync_still_comes_online(served: Served, sim: ShufflerSim,
+                                                  events: queue.Queue[DeviceEvent]) -> None:
+    """Older firmware NAKs RESYNC: the host notes it and takes the device as it comes."""
+    sim.answers_resync = False
+    with Shuffler(served.url, events, backoff=(0.02, 0.1), deferred_ack=True) as shuffler:
+        next_event(events, DeviceOnline)
+        assert shuffler.resynced.is_set()
+        assert _shuffled(shuffler, events).origin is not None

@@ -161,3 +161,75 @@ def test_event_the_journal_refused_is_retried(
         _stop(table, driver)
     assert table.failures == 1
     assert [p["type"] for p in _device_inputs(journal_dir)] == ["ShuffleDone"]
+
+
+def _restarted_with_backlog(link: str, writer: JournalWriter
+                            ) -> tuple[JournaledTable, Shuffler, list[Any]]:
+    """A hand dispensed and never recorded (the kill), then the next controller: recovered,
+    the driver attached, a subscriber collecting round events; nothing started yet."""
+    _deal_one_hand(link, lambda event: None)
+    table, _report = recover(writer, TableLayout.for_game(GAME, table_id="t1"))
+    driver = Shuffler(link, table.inputs, backoff=(0.02, 0.1),  # type: ignore[arg-type]
+                      deferred_ack=True)
+    table.attach_link("shuffler", driver)
+    seen: list[Any] = []
+    table.subscribe(seen.append)
+    return table, driver, seen
+
+
+def _online(seen: list[Any]) -> bool:
+    return any(type(e).__name__ == "DeviceNoted" and e.detail == "DeviceOnline" for e in seen)
+
+
+def test_backlog_before_the_round_is_ruled_outside_it(
+        sim: ShufflerSim, link: str, open_writer: Callable[..., JournalWriter]) -> None:
+    """The device counts as offline ("No more bets" waits) until it has resent what it held
+    (the driver reports it online only then); the hand dispensed before the restart is then a card with no round
+    in progress, not used (RWS-NC3P 5.17), and the next round closes and deals normally."""
+    from controller.table import commands as cmd
+
+    table, driver, seen = _restarted_with_backlog(link, open_writer())
+    dealer = dict(actor="dana", role=cmd.Role.DEALER)
+    assert "resend what it holds" in table.table.machine.offline["shuffler"]  # not started yet
+    table.start()
+    driver.start()
+    try:
+        assert wait_until(lambda: sim.unacked_events == 0 and _online(seen), WAIT)
+        table.put(cmd.OpenRound(**dealer))
+        table.put(cmd.PlaceWager(**dealer, wager_id="w1", position="1", bet="main",
+                                 amount=1000, player="p1"))
+        table.put(cmd.CloseBets(**dealer))
+        assert wait_until(lambda: any(type(e).__name__ == "BetsClosed" for e in seen), WAIT)
+    finally:
+        _stop(table, driver)
+    kinds = [type(e).__name__ for e in seen]
+    ignored = [e for e in seen if type(e).__name__ == "CardIgnored"]
+    assert len(ignored) == 3 and {e.clause for e in ignored} == {"RWS-NC3P 5.17"}
+    assert kinds.index("CardIgnored") < kinds.index("RoundOpened")
+    assert "CardAssigned" not in kinds and "RoundVoided" not in kinds
+
+
+def test_backlog_in_a_round_opened_meanwhile_is_held_for_a_supervisor(
+        sim: ShufflerSim, link: str, open_writer: Callable[..., JournalWriter]) -> None:
+    """A round opened before the device was back: its bets cannot close while the backlog is
+    due, and the old hand arriving while bets are offered is never dealt to a box; it is held
+    for a Pit Supervisor as a card drawn during betting (RWS-NC3P 5.17)."""
+    from controller.table import commands as cmd
+
+    table, driver, seen = _restarted_with_backlog(link, open_writer())
+    dealer = dict(actor="dana", role=cmd.Role.DEALER)
+    table.process(cmd.OpenRound(**dealer))
+    table.process(cmd.PlaceWager(**dealer, wager_id="w1", position="1", bet="main",
+                                 amount=1000, player="p1"))
+    table.process(cmd.CloseBets(**dealer))
+    assert "resend what it holds" in seen[-1].reason
+    table.start()
+    driver.start()
+    try:
+        assert wait_until(lambda: sim.unacked_events == 0 and _online(seen), WAIT)
+    finally:
+        _stop(table, driver)
+    kinds = [type(e).__name__ for e in seen]
+    held = [e for e in seen if type(e).__name__ == "SupervisorRequired"]
+    assert held and held[0].clause == "RWS-NC3P 5.17"
+    assert "CardAssigned" not in kinds and "BetsClosed" not in kinds

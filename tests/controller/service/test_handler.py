@@ -100,8 +100,8 @@ def test_a_reported_round_is_the_journal_round(
                                       "2\\)") as caught:
         handler(Request(3, "irregularity.report", {"kind": "other", "round": 3}), DEALER)
     assert caught.value.code is ErrorCode.BAD_ARGS
-    with pytest.raises(Refusal, match="round 1 was played before the service last started; "
-                                      "this session's rounds start at 2"):
+    with pytest.raises(Refusal, match="round 1 is closed: it was played before this table "
+                                      "session, whose rounds start at 2"):
         handler(Request(4, "irregularity.report", {"kind": "other", "round": 1}), DEALER)
 
 

@@ -151,3 +151,20 @@ def test_progressive_matches_brute_force() -> None:
     decided = decided_outcomes(RWS_3CP, hands, _unseen(*hands.values()), wagers,
                                {"1": True, "2": True, "3": True}, jackpot=10**6)
     assert decided["g"] is Outcome.LOSE
+
+
+def test_fast_path_premise_every_bet_open_before_the_deal() -> None:
+    """The shortcut for "no card seen" (a restart before the deal answers at once) rests on a
+    fact checked here by the exhaustive search: in each of the five rule sets every bet, at
+    every kind of position, can still be both won and lost when no card has been seen."""
+    from controller.games.catalog import MBS_3P, MBS_R3P
+    from controller.table.established import exact_outcomes
+
+    for rules in (RWS_NC3P, MBS_3P, MBS_R3P, LIVE_3P, RWS_3CP):
+        box = rules.positions[0]
+        wagers = [Wager(f"{bet}", box, bet, 1000, player="p1") for bet in rules.bets]
+        played = {box: None} if "ante" in rules.bets else {}
+        hands = {box: (), rules.dealer: ()}
+        exact = exact_outcomes(rules, hands, FULL_DECK, wagers, played)
+        assert exact == {w.id: None for w in wagers}, rules.id
+        assert decided_outcomes(rules, hands, FULL_DECK, wagers, played) == exact
