@@ -6,7 +6,12 @@ dialect's hooks, and when the port disappears close the old handle, report the d
 
 * ``on_connected()`` - the transport is open (default: emit :class:`DeviceOnline`);
 * ``on_bytes(data)`` - bytes arrived;
-* ``on_idle(now)`` - called after every read, data or timeout (heartbeats, silence detection);
+* ``on_idle(now)`` - called after every read, data or timeout (heartbeats, silence detection):
+  at once after bytes arrived, and at least once per read timeout, which is long on a quiet
+  link (``drivers.transport.READ_TIMEOUT_SECONDS``) and shortened while ``idle_timeout()``
+  says something is pending;
+* ``idle_timeout()`` - ``None`` (the default), or how soon ``on_idle`` must run again because
+  the dialect waits for an answer it resends on a timeout;
 * ``on_disconnected(reason)`` - the link went away or could not be opened (default: emit
   :class:`DeviceOffline` once per outage).
 
@@ -67,8 +72,10 @@ class DeviceRunner(ABC):
         self._thread.start()
 
     def close(self) -> None:
-        """Stop and join the reader thread, then close the transport. Idempotent."""
+        """Stop and join the reader thread, then close the transport. Idempotent. The blocked
+        read is cancelled, so closing does not wait out the (long) read timeout."""
         self._stop.set()
+        self.transport.cancel_read()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=JOIN_SECONDS)
@@ -133,6 +140,12 @@ class DeviceRunner(ABC):
     def on_idle(self, now: float) -> None:  # noqa: B027 - optional hook
         """Called after every read, whether or not bytes arrived."""
 
+    def idle_timeout(self) -> float | None:
+        """How soon :meth:`on_idle` must run again, while something is pending that it
+        resends on a timeout; ``None`` (nothing pending): the transport's read timeout, which
+        is long, so that an idle table's reader rarely wakes."""
+        return None
+
     def on_disconnected(self, reason: str) -> None:
         self.mark_offline(reason)
 
@@ -177,9 +190,17 @@ class DeviceRunner(ABC):
             self._hook("on_disconnected", reason)
             self._stop.wait(delay)
 
+    def _idle_timeout(self) -> float | None:
+        try:
+            return self.idle_timeout()
+        except Exception as error:  # noqa: BLE001 - a hook bug must not stop the reader
+            self.log.exception("hook_failed", hook="idle_timeout", error=repr(error))
+            return None
+
     def _pump(self) -> str:
         """Read until the link drops or we are stopped; return the reason."""
         while not self._stop.is_set():
+            self.transport.limit_read_timeout(self._idle_timeout())
             try:
                 data = self.transport.read()
             except DeviceDisconnected as error:

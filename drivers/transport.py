@@ -5,6 +5,11 @@ the framed link, the barcode-scanner dialects and the Bee-Tek parser all sit on 
 timeout returns ``b""`` and is *not* a disconnect: a quiet shoe is normal, an unplugged one is
 not. Serial ports are opened only with ``serial.serial_for_url(url, exclusive=True)`` so that a
 config string alone chooses ``/dev/serial/by-id/...``, ``socket://host:port`` or ``loop://``.
+
+The read timeout is *not* a latency: a read returns as soon as the first byte arrives, whatever
+the timeout. It only bounds how long a reader waits on a quiet link before its idle hook runs
+(:data:`READ_TIMEOUT_SECONDS`), and a stop does not wait it out: :meth:`Transport.cancel_read`
+wakes a blocked read.
 """
 
 from __future__ import annotations
@@ -19,6 +24,12 @@ import structlog
 from drivers.errors import DeviceDisconnected, DriverTimeoutError, OpenFailed
 
 log = structlog.get_logger(__name__)
+
+READ_TIMEOUT_SECONDS = 0.5
+"""How long a read waits for a first byte. Every wake-up of an idle table costs CPU on the Pi, so
+this is long; it is short enough for the framed link's heartbeat supervision (3 silent seconds
+are noticed within half a second). While a dialect waits for an answer that it resends on a
+timeout, the reader shortens it (:meth:`drivers.runner.DeviceRunner.idle_timeout`)."""
 
 
 class Transport(ABC):
@@ -44,6 +55,17 @@ class Transport(ABC):
     def close(self) -> None:
         """Release the handle. Idempotent: the runner closes on every disconnect and on exit."""
 
+    def cancel_read(self) -> None:  # noqa: B027 - optional: not every transport can
+        """Make a read blocked in another thread return ``b""`` now, so that stopping a reader
+        does not wait out the read timeout. Safe from any thread, also when closed; a
+        transport that cannot do it does nothing (its reader stops at the next timeout)."""
+
+    def limit_read_timeout(self, seconds: float | None) -> None:  # noqa: B027 - optional
+        """Let the next reads wait at most ``seconds`` (``None``: the transport's own read
+        timeout again). The reader's thread calls it, between reads, while its dialect has
+        something pending that it resends on a timeout; a transport whose timeout is short
+        anyway ignores it."""
+
     @property
     @abstractmethod
     def is_open(self) -> bool:
@@ -68,7 +90,8 @@ class SerialTransport(Transport):
     below one frame time at 115200 baud.
     """
 
-    def __init__(self, url: str, *, baudrate: int = 115200, read_timeout: float = 0.05,
+    def __init__(self, url: str, *, baudrate: int = 115200,
+                 read_timeout: float = READ_TIMEOUT_SECONDS,
                  write_timeout: float = 1.0, **serial_kwargs: Any) -> None:
         if not isinstance(url, str) or not url.strip():
             raise OpenFailed(f"serial URL must be a non-empty string, got {url!r}")
@@ -130,13 +153,36 @@ class SerialTransport(Transport):
         except (serial.SerialException, OSError, TypeError, AttributeError) as e:
             raise DeviceDisconnected(f"{self.url} disconnected on write: {e}") from e
 
+    def limit_read_timeout(self, seconds: float | None) -> None:
+        timeout = self.read_timeout if seconds is None else min(seconds, self.read_timeout)
+        port = self._port
+        if port is None or port.timeout == timeout:
+            return
+        try:
+            port.timeout = timeout  # pyserial re-reads the termios settings: only on a change
+        except (serial.SerialException, OSError, ValueError) as e:
+            log.debug("transport_timeout_not_set", url=self.url, error=str(e))
+
+    def cancel_read(self) -> None:
+        # Under the lock that close() holds: pyserial cancels by writing to a pipe of the
+        # port's, and that descriptor must not be closed (and its number reused) meanwhile.
+        with self._lock:
+            port = self._port
+            cancel = getattr(port, "cancel_read", None)  # posix ports and loop://, not socket://
+            if port is None or cancel is None or not port.is_open:
+                return
+            try:
+                cancel()
+            except (serial.SerialException, OSError) as e:
+                log.debug("transport_cancel_read_error", url=self.url, error=str(e))
+
     def close(self) -> None:
         with self._lock:
             port, self._port = self._port, None
-        if port is None:
-            return
-        try:
-            port.close()
-        except (serial.SerialException, OSError) as e:
-            log.debug("transport_close_error", url=self.url, error=str(e))
+            if port is None:
+                return
+            try:
+                port.close()
+            except (serial.SerialException, OSError) as e:
+                log.debug("transport_close_error", url=self.url, error=str(e))
         log.debug("transport_closed", url=self.url)

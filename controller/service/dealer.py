@@ -28,6 +28,7 @@ from typing import Any
 
 import structlog
 
+from controller.journal.recorder import Phase
 from controller.service.devices import DealingDevice
 from controller.table import commands as cmd
 from controller.table import events as ev
@@ -38,7 +39,10 @@ SIM_DEALER = "sim-dealer"
 MAX_STEPS_PER_ROUND = 64
 """A deal needs at most 8 boxes + dealer sets, or 4 burns + 12 cards: more is a runaway."""
 _STOP = object()
+_STEP = object()
 _RESUMING = ("continue", "order", "reconstruct")
+_CLOSED = (Phase.CLOSED, Phase.SHUFFLED, Phase.DEALING, Phase.DEALT, Phase.REVEALED)
+_SHUFFLED = (Phase.SHUFFLED, Phase.DEALING, Phase.DEALT, Phase.REVEALED)
 
 
 class DeviceOperator:
@@ -76,6 +80,19 @@ class DeviceOperator:
         if self._thread.is_alive():
             self._thread.join(timeout=5.0)
 
+    def resume(self, number: int, phase: Phase, resumes_to: Phase) -> None:
+        """Before :meth:`start`, after a restart: take up the round recovery left open (table
+        round ``number``, where the journal says it stood), so that a round the clause lets go
+        on (RWS-NC3P 5.4.1, MBS-R3P 5.13.2, a supervisor's "continue") is dealt on. The
+        events that said so were emitted during recovery, before this operator subscribed."""
+        self._reset(number)
+        self.held = phase in (Phase.HOLD, Phase.OPTIONS)
+        stood = resumes_to if self.held else phase
+        self.closed = stood in _CLOSED
+        self.shuffled = self.shuffle_asked = stood in _SHUFFLED
+        self.over = stood in (Phase.DEALT, Phase.REVEALED)
+        self.events.put(_STEP)
+
     def see(self, events: list[ev.RoundEvent]) -> None:
         """A batch subscriber (all events of one table input): never blocks the table thread.
         Acting only after the whole batch keeps a card from being drawn between the last
@@ -89,7 +106,7 @@ class DeviceOperator:
             if event is _STOP:
                 return
             try:
-                due = False
+                due = event is _STEP
                 for one in event if isinstance(event, list) else ():
                     due = self._on_event(one) or due
                 if due:

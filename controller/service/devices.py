@@ -6,7 +6,10 @@ the pty: every byte still crosses the framing, the link and the driver, exactly 
 The simulators run with zero shuffle and dispense times and no automatic hand-taking, because the
 service's :class:`~controller.service.dealer.DeviceOperator` plays the dealer's hands in sim mode
 (it ticks the simulator right after a command is acknowledged and lifts the presented hand),
-which keeps the byte server's 50 ms tick out of every step.
+which keeps the byte server's 50 ms tick out of every step. Idle, the byte server ticks once a
+second, in step with the simulator's heartbeat (``idle_tick``), not 20 times: an idle table must
+not keep the Pi awake. The simulator greets the driver (its first heartbeat) as soon as the
+driver has opened the pty, not at the server's next tick, which READY waits for.
 
 A real device path is checked before anything starts: a path the service may not open is a
 deployment mistake (udev group, ``DeviceAllow=``) that no retry will fix, so it is refused with
@@ -20,6 +23,8 @@ from __future__ import annotations
 import os
 import queue
 import stat
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +37,8 @@ log = structlog.get_logger(__name__)
 
 SIM_BACKOFF = (0.02, 0.2)
 """Reconnect backoff for the simulated devices (a pty never needs the hardware's 2 s)."""
+SIM_CONNECT_SECONDS = 1.0
+"""How long :meth:`DealingDevice.start` waits for the driver to open a simulator's pty."""
 
 
 @dataclass(slots=True)
@@ -46,6 +53,12 @@ class DealingDevice:
     server: Any = None
 
     @property
+    def acknowledger(self) -> Any:
+        """The driver, when it leaves event acknowledgement to the journal (the framed
+        shuffler and shoe, opened with ``deferred_ack``); ``None`` for the barcode dialects."""
+        return self.driver if getattr(self.driver, "deferred_ack", False) else None
+
+    @property
     def simulated(self) -> bool:
         return self.sim is not None
 
@@ -57,6 +70,9 @@ class DealingDevice:
         if self.server is not None:
             self.server.start()
         self.driver.start()
+        if self.sim is not None and self.driver.connected.wait(SIM_CONNECT_SECONDS):
+            # The greeting now, after the driver's open (which flushes the pty's input).
+            self.sim.tick(time.monotonic())
         log.info("device started", device=self.name, url=self.where)
 
     def close(self) -> None:
@@ -75,8 +91,11 @@ def device_name(config: DeviceConfig) -> str:
     return "shuffler" if config.kind is DeviceKind.SHUFFLER else "shoe"
 
 
-def check_device_path(config: DeviceConfig) -> None:
-    """Refuse a device path the service cannot open (permissions); see the module doc."""
+def check_device_path(config: DeviceConfig, *,
+                      access: Callable[[str, int], bool] = os.access) -> None:
+    """Refuse a device path the service cannot open (permissions); see the module doc.
+    ``access`` is :func:`os.access` (a seam: the tests run as root, for whom it always says
+    yes)."""
     url = config.url
     if not url.startswith("/"):
         return
@@ -90,7 +109,7 @@ def check_device_path(config: DeviceConfig) -> None:
     if not stat.S_ISCHR(info.st_mode):
         raise ServiceError(f"device.url {url}: not a character device (a serial port or USB "
                            "adapter)")
-    if not os.access(url, os.R_OK | os.W_OK):
+    if not access(url, os.R_OK | os.W_OK):
         raise ServiceError(f"device.url {url}: permission denied: the service's user needs "
                            "read and write access (udev group tablectl-devices, mode 0660; "
                            "see systemd/99-tablectl.rules)")
@@ -105,20 +124,30 @@ def open_device(config: DeviceConfig, events: queue.Queue[Any]) -> DealingDevice
     if config.kind is DeviceKind.SHUFFLER:
         from drivers.shuffler import Shuffler
 
-        return DealingDevice(name, config, Shuffler(config.url, events, name=name))
+        return DealingDevice(name, config, Shuffler(config.url, events, name=name,
+                                                    deferred_ack=True))
     from drivers.shoe import open_shoe
 
     assert config.dialect is not None
-    options: dict[str, Any] = {"name": name}
+    options: dict[str, Any] = {"name": name, **_deferred(config.dialect)}
     if config.deck is not None:
         options["deck"] = config.deck
     return DealingDevice(name, config, open_shoe(config.dialect.value, config.url, events,
                                                  **options))
 
 
+def _deferred(dialect: ShoeDialect) -> dict[str, Any]:
+    """Framed devices number their events and resend them until acknowledged: the journal
+    acknowledges them once recorded (controller/journal/delivery.py). The barcode dialects
+    have nothing to defer."""
+    return {"deferred_ack": True} if dialect is ShoeDialect.FRAMED else {}
+
+
 def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> DealingDevice:
-    from firmware_sim.framed import bind_server
+    from firmware_sim.framed import HEARTBEAT_SECONDS, bind_server
     from firmware_sim.serve import PtyServer
+
+    idle_tick = HEARTBEAT_SECONDS  # idle, the byte server ticks once per heartbeat
 
     sim: Any
     if config.kind is DeviceKind.SHUFFLER:
@@ -126,9 +155,10 @@ def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> Dea
         from firmware_sim.shuffler import ShufflerSim
 
         sim = ShufflerSim(shuffle_seconds=0.0, dispense_seconds=0.0, take_seconds=None)
-        server = PtyServer(sim, name=name)
+        server = PtyServer(sim, name=name, idle_tick=idle_tick)
         bind_server(sim, server)
-        driver: Any = Shuffler(server.path, events, name=name, backoff=SIM_BACKOFF)
+        driver: Any = Shuffler(server.path, events, name=name, backoff=SIM_BACKOFF,
+                               deferred_ack=True)
         return DealingDevice(name, config, driver, sim, server)
     from drivers.shoe import open_shoe
 
@@ -137,25 +167,25 @@ def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> Dea
         from firmware_sim.shoe_framed import FramedShoeSim
 
         sim = FramedShoeSim()
-        server = PtyServer(sim, name=name)
+        server = PtyServer(sim, name=name, idle_tick=idle_tick)
         bind_server(sim, server)
     elif dialect is ShoeDialect.SCANNER:
         from firmware_sim.scanner import ScannerShoeSim
 
         sim = ScannerShoeSim(deck=config.deck or "generic-code128")
-        server = PtyServer(sim, name=name)
+        server = PtyServer(sim, name=name, idle_tick=idle_tick)
         sim.bind_link(server)
     elif dialect is ShoeDialect.BEETEK:
         from firmware_sim.beetek import BeeTekShoeSim
 
         sim = BeeTekShoeSim()
-        server = PtyServer(sim, name=name)
+        server = PtyServer(sim, name=name, idle_tick=idle_tick)
         sim.bind_link(server)
     else:
         raise ServiceError(f"device.url 'sim': the {dialect.value if dialect else '?'} dialect "
                            "has no pty simulator (its simulator is a pyusb backend); use "
                            "dialect 'scanner' for a simulated barcode shoe")
-    options: dict[str, Any] = {"name": name, "backoff": SIM_BACKOFF}
+    options: dict[str, Any] = {"name": name, "backoff": SIM_BACKOFF, **_deferred(dialect)}
     if dialect is ShoeDialect.SCANNER:
         options["deck"] = config.deck or "generic-code128"
     try:

@@ -17,15 +17,15 @@ import structlog
 
 from controller.journal.errors import JournalError
 from controller.journal.recovery import RESTART_DEVICE, RecoveryReport, recover
-from controller.journal.retention import apply_retention
 from controller.journal.writer import JournalWriter
 from controller.service.app import Health
 from controller.service.config import DeviceKind, ServiceConfig
 from controller.service.dealer import DeviceOperator
-from controller.service.devices import DealingDevice, open_device
+from controller.service.devices import DealingDevice, check_device_path, open_device
 from controller.service.errors import ServiceError
 from controller.service.handler import TableHandler, event_json
 from controller.service.keyfile import load_service_key
+from controller.service.retention import RetentionTimer
 from controller.service.tablethread import TableThread
 from controller.table import events as ev
 from drivers import events as dev
@@ -51,7 +51,7 @@ class Wiring:
         self.operator: DeviceOperator | None = None
         self.recovery: RecoveryReport | None = None
         self.handler: TableHandler | None = None
-        self._base = 0
+        self.retention: RetentionTimer | None = None
         self._device_online = threading.Event()
 
     # start / stop ---------------------------------------------------------------------------
@@ -64,16 +64,15 @@ class Wiring:
 
     def _start(self) -> None:
         config, journal = self.config, self.config.journal
+        check_device_path(config.device)  # a deployment mistake: refused before the journal
         key = load_service_key(journal.hmac_key_file) if journal.hmac_key_file else None
         try:
             self.writer = JournalWriter(journal.directory, table_id=config.table_id,
                                         hmac_key=key, durability=journal.durability)
         except JournalError as error:
             raise ServiceError(f"journal.directory {journal.directory}: {error}") from error
-        try:
-            apply_retention(self.writer, keep_days=journal.retention_days)
-        except JournalError as error:  # old files stay; the journal itself is fine
-            log.error("journal retention failed", error=str(error))
+        self.retention = RetentionTimer(self.writer, keep_days=journal.retention_days)
+        self.retention.run_pass()  # once now (a failure is logged; old files stay), then daily
         started = time.monotonic()
         try:
             journaled, self.recovery = recover(self.writer, config.layout())
@@ -86,11 +85,15 @@ class Wiring:
         if report.round is not None:
             log.warning("round interrupted by the restart", round=report.round,
                         decision=report.decision.value, clause=report.clause)
-        self._base = journaled.session.base
         self.table = TableThread(journaled)
         self.device = open_device(config.device, self.table.inputs)
+        if self.device.acknowledger is not None:  # before the table thread runs
+            journaled.attach_link(self.device.name, self.device.acknowledger)
         self.operator = DeviceOperator(self.device, self.table.put,
                                        live=config.device.kind is DeviceKind.LIVE)
+        if journaled.tracker.open:
+            self.operator.resume(journaled.table.machine.number, journaled.tracker.phase,
+                                 journaled.tracker.resumes_to)
         self.table.subscribe_batches(self._published)
         self.table.subscribe_batches(self.operator.see)
         self.handler = TableHandler(self.table, lambda: self._base, status=self.status)
@@ -105,6 +108,7 @@ class Wiring:
             # a sim on our own pty that does not come up is a bug or a stolen pty: say so
             log.warning("simulated device not online yet", device=self.device.name,
                         error=getattr(self.device.driver, "last_error", ""))
+        self.retention.start()
 
     def close(self) -> None:
         """Device first (no more inputs), then its operator, the table (after what is
@@ -116,6 +120,8 @@ class Wiring:
             steps.append(self.operator.close)
         if self.table is not None:
             steps.append(self.table.close)
+        if self.retention is not None:
+            steps.append(self.retention.close)
         if self.writer is not None:
             steps.append(self.writer.close)
         for step in steps:
@@ -123,7 +129,14 @@ class Wiring:
                 step()
             except Exception:
                 log.exception("shutdown step failed", step=repr(step))
-        self.device = self.operator = self.table = self.writer = None
+        self.device = self.operator = self.table = self.writer = self.retention = None
+
+    @property
+    def _base(self) -> int:
+        """The journal round base of the running session. Read live: the journal starts a
+        session at each clean round boundary, so the base moves with the rounds."""
+        table = self.table
+        return table.journaled.session.base if table is not None else 0
 
     # events ---------------------------------------------------------------------------------
     def _published(self, events: list[ev.RoundEvent]) -> None:
@@ -162,7 +175,8 @@ class Wiring:
                 "device": self.device_status(),
                 "journal": {"directory": str(self.config.journal.directory),
                             "seq": writer.seq if writer else None,
-                            "last_hash": writer.last_hash if writer else None},
+                            "last_hash": writer.last_hash if writer else None,
+                            "retention": self.retention.status() if self.retention else None},
                 "recovery": self.recovery.to_dict() if self.recovery else None}
 
     def status_line(self, alive: bool = True) -> str:

@@ -199,6 +199,10 @@ class FramedLink(DeviceRunner):
         self._fail_pending(DeviceDisconnected(f"{self.name}: {reason}"))
         self.mark_offline(reason)
 
+    def idle_timeout(self) -> float | None:
+        """While RESYNC is unanswered, look again after one attempt's timeout (to resend it)."""
+        return self.attempt_timeout if self._resync is not None else None
+
     def on_idle(self, now: float) -> None:
         if self._resync is not None and now - self._resync_sent_at > self.attempt_timeout:
             if self._resync_attempts <= self.retries:

@@ -15,7 +15,7 @@ from drivers.events import DeviceEvent
 from drivers.runner import DeviceRunner
 from drivers.shoe.codes import Garbage
 from drivers.shoe.tracker import ShoeTracker
-from drivers.transport import SerialTransport, Transport
+from drivers.transport import READ_TIMEOUT_SECONDS, SerialTransport, Transport
 
 MAX_BUFFER = 4096
 
@@ -29,7 +29,7 @@ class LineShoe(DeviceRunner):
 
     def __init__(self, url: str | Transport, events: queue.Queue[DeviceEvent], *, name: str,
                  decoder: Decoder, baudrate: int, tracker_options: dict[str, Any],
-                 read_timeout: float = 0.05, **runner_options: Any) -> None:
+                 read_timeout: float = READ_TIMEOUT_SECONDS, **runner_options: Any) -> None:
         transport = (url if isinstance(url, Transport)
                      else SerialTransport(url, baudrate=baudrate, read_timeout=read_timeout))
         super().__init__(name, transport, events, **runner_options)

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import os
 import signal
+import site
 import socket
+import stat
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,9 @@ from typing import Any
 import pytest
 
 from controller.service.client import ControlClient
+from firmware_sim.scanner import ScannerShoeSim
+from firmware_sim.serve import PtyServer
+from firmware_sim.shuffler import ShufflerSim
 
 ROOT = Path(__file__).resolve().parents[2]
 READY_SECONDS = 15.0
@@ -45,7 +50,16 @@ WAGERS: dict[str, list[tuple[str, str, int]]] = {
 }
 
 
-def config_toml(tmp: Path, game: str, *, device: dict[str, str] | None = None,
+HELD = {
+    # game -> the device a test holds for it (HeldDevice): the two ways cards reach the table
+    "rws-nc-three-pictures": "shuffler",
+    "mbs-royal-three-pictures": "scanner",
+    # a held shuffler whose round a supervisor continues: the restarted service deals it on
+    "rws-three-card-poker": "shuffler",
+}
+
+
+def config_toml(tmp: Path, game: str, *, device: Mapping[str, str] | None = None,
                 extra: str = "") -> str:
     device = device or {**GAMES[game], "url": "sim"}
     lines = [f'{k} = "{v}"' for k, v in device.items()]
@@ -87,11 +101,56 @@ class ServiceProcess:
         _, err = self.process.communicate(timeout=timeout)
         return self.process.returncode, err
 
+    def kill(self, timeout: float = 15.0) -> tuple[int, str]:
+        """SIGKILL (the OOM killer, a watchdog kill, a power cut as the process sees it): no
+        handler runs, nothing is flushed or closed; the exit status and stderr."""
+        self.process.send_signal(signal.SIGKILL)
+        _, err = self.process.communicate(timeout=timeout)
+        return self.process.returncode, err
+
     def stop_and_stderr(self) -> str:
         if self.process.poll() is None:
             self.process.kill()
         _, err = self.process.communicate(timeout=15)
         return err
+
+
+@dataclass(frozen=True)
+class Account:
+    """An unprivileged account a root test runs the service as, and a Python it may run."""
+
+    uid: int
+    """Also its gid; it gets no supplementary groups."""
+    python: str
+    env: dict[str, str]
+    """What that Python needs to find the repo and the venv's packages."""
+
+
+def _others_may_enter(path: Path) -> bool:
+    """Whether an account owning nothing on the way can reach ``path`` (every directory above
+    it searchable by others) and read it (and search it, for a directory)."""
+    resolved = path.resolve()
+    if not all(parent.stat().st_mode & stat.S_IXOTH for parent in resolved.parents):
+        return False
+    mode = resolved.stat().st_mode
+    return bool(mode & stat.S_IROTH and mode & stat.S_IXOTH)
+
+
+def unprivileged_account(uid: int) -> Account | None:
+    """``uid`` with this Python when others may run it and its standard library (then its venv
+    works as usual), else with the system's ``python3.X`` of the same minor version, the repo
+    and the venv's (pure Python) packages on its path; ``None`` when neither is possible."""
+    stdlib = Path(os.__file__).parent
+    if _others_may_enter(Path(sys.executable)) and _others_may_enter(stdlib):
+        return Account(uid, sys.executable, {"PYTHONDONTWRITEBYTECODE": "1"})
+    system = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
+    packages = [Path(path) for path in site.getsitepackages() if Path(path).is_dir()]
+    if not (system.exists() and _others_may_enter(system)
+            and all(_others_may_enter(path) for path in [ROOT, *packages])):
+        return None
+    return Account(uid, str(system), {
+        "PYTHONPATH": os.pathsep.join(map(str, [ROOT, *packages])),
+        "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"})
 
 
 class Processes:
@@ -100,22 +159,37 @@ class Processes:
         self.started: list[subprocess.Popen[str]] = []
         self.sockets: list[socket.socket] = []
 
-    def spawn(self, args: list[str], **env: str) -> subprocess.Popen[str]:
-        process = subprocess.Popen([sys.executable, "-m", "controller", *args], cwd=ROOT,
+    def spawn(self, args: list[str], *, account: Account | None = None,
+              **env: str) -> subprocess.Popen[str]:
+        """``python -m controller ARGS``, as ``account`` when given (which needs root)."""
+        python, options = sys.executable, {}
+        if account is not None:
+            python = account.python
+            options = {"user": account.uid, "group": account.uid, "extra_groups": []}
+            env = {**account.env, **env}
+        process = subprocess.Popen([python, "-m", "controller", *args], cwd=ROOT,
                                    env={**os.environ, **env}, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
+                                   stderr=subprocess.PIPE, text=True, **options)
         self.started.append(process)
         return process
 
-    def service(self, toml: str, name: str = "tablectl.toml") -> ServiceProcess:
-        config = self.tmp / name
+    def service(self, toml: str, name: str = "tablectl.toml", *, directory: Path | None = None,
+                account: Account | None = None) -> ServiceProcess:
+        """``tablectl run`` on ``toml`` written to ``directory`` (default: the test's tmp
+        dir), whose control socket is ``directory/control.sock`` (as :func:`config_toml`
+        puts it); as ``account`` when given."""
+        directory = directory or self.tmp
+        config = directory / name
         config.write_text(toml)
+        if account is not None:
+            os.chown(config, account.uid, account.uid)
         notify_path = self.tmp / f"notify-{len(self.sockets)}"
         notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
         notify.bind(str(notify_path))
         self.sockets.append(notify)
-        process = self.spawn(["run", "--config", str(config)], NOTIFY_SOCKET=str(notify_path))
-        return ServiceProcess(config, self.tmp / "control.sock", notify, process)
+        process = self.spawn(["run", "--config", str(config)], account=account,
+                             NOTIFY_SOCKET=str(notify_path))
+        return ServiceProcess(config, directory / "control.sock", notify, process)
 
     def cli(self, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
         process = self.spawn(list(args))
@@ -151,3 +225,54 @@ def wait_for(events: Iterator[dict[str, Any]], *types: str) -> dict[str, Any]:
         if event["type"] in types:
             return event
     raise AssertionError(f"watch ended before {types}")
+
+
+@dataclass
+class HeldDevice:
+    """A firmware_sim device that the *test* serves on a real pty, configured as the service's
+    device path (a udev-like symlink): it outlives a killed service, as the table's hardware
+    does, and the test acts as the dealer on it (lifts the presented hands of the shuffler,
+    shuffles and draws from the shoe), so a deal stops exactly where the test stops."""
+
+    kind: str
+    """``shuffler`` (the framed shuffler) or ``scanner`` (a shoe with a barcode scanner)."""
+    sim: Any
+    server: PtyServer
+
+    @property
+    def name(self) -> str:
+        """The device's name in the service's events and status."""
+        return "shuffler" if self.kind == "shuffler" else "shoe"
+
+    def device_config(self) -> dict[str, str]:
+        """The ``[device]`` table of a config that uses this device."""
+        kind = {"kind": "shuffler"} if self.kind == "shuffler" else {"kind": "shoe",
+                                                                     "dialect": "scanner"}
+        return {**kind, "url": str(self.server.link)}
+
+    def close(self) -> None:
+        self.server.close()
+        close = getattr(self.sim, "close", None)
+        if close is not None:
+            close()
+
+
+@pytest.fixture(name="hold_device")
+def fixture_hold_device(tmp_path: Path) -> Iterator[Callable[[str], HeldDevice]]:
+    """``hold_device(kind)``: a started :class:`HeldDevice`; all are closed after the test."""
+    held: list[HeldDevice] = []
+
+    def hold(kind: str) -> HeldDevice:
+        sim: Any = (ShufflerSim(shuffle_seconds=0.0, dispense_seconds=0.0, take_seconds=None)
+                    if kind == "shuffler" else ScannerShoeSim())
+        server = PtyServer(sim, link=tmp_path / f"table-{kind}", name=kind)
+        device = HeldDevice(kind, sim, server)
+        held.append(device)
+        server.start()
+        return device
+
+    try:
+        yield hold
+    finally:
+        for device in held:
+            device.close()

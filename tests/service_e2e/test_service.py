@@ -1,14 +1,17 @@
 """The table service end to end: a subprocess driven through its control socket, like the pit.
 
 Each of the five games plays whole rounds on simulated devices (open, wagers, no more bets, the
-deal by the simulated shuffler or shoe, RWS-3CP play/fold decisions (3.8), reveal, settle); the
-service is stopped with SIGTERM mid-round and restarted, and recovery applies the game's
-interruption clause (RWS-NC3P 5.4.1/5.4.2, MBS-R3P 5.13.1/5.13.2, a supervisor elsewhere); and
-the faults a deployment meets give one clear line each."""
+deal by the simulated shuffler or shoe, RWS-3CP play/fold decisions (3.8), reveal, settle); and
+the faults a deployment meets give one clear line each. Restarts mid-round: test_restart.py."""
 
 from __future__ import annotations
 
+import os
 import select
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,33 +19,19 @@ import pytest
 
 from controller.journal.verify import verify
 from controller.service.client import CommandRefused, ControlClient
-from tests.service_e2e.conftest import GAMES, WAGERS, Processes, config_toml, wait_for
+from tests.service_e2e.conftest import (
+    GAMES,
+    WAGERS,
+    Account,
+    Processes,
+    config_toml,
+    unprivileged_account,
+    wait_for,
+)
+from tests.service_e2e.rounds import bet_and_deal, finish
 
-INTERRUPTION = {
-    # game -> (clause if established, decision if established, clause if not, decision if not)
-    "rws-nc-three-pictures": ("RWS-NC3P 5.4.1", "continue", "RWS-NC3P 5.4.2", "void"),
-    "mbs-royal-three-pictures": ("MBS-R3P 5.13.2", "continue", "MBS-R3P 5.13.1",
-                                 "player_options"),
-}
-
-
-def _bet_and_deal(client: ControlClient, events: Any, game: str) -> dict[str, Any]:
-    opened = client.request("round.open", actor="dealer:e2e")
-    for index, (position, bet, amount) in enumerate(WAGERS[game]):
-        client.request("wager.place", {"wager_id": f"r{opened['round']}-{index}",
-                                       "position": position, "bet": bet, "amount": amount})
-    client.request("round.close")
-    wait_for(events, "DealComplete")
-    return client.request("round.status")
-
-
-def _finish(client: ControlClient, game: str) -> dict[str, Any]:
-    status = client.request("round.status")
-    for position in status["decisions_due"]:  # RWS-3CP 3.8: every Ante player decides
-        client.request("decide", {"position": position, "choice": "play"})
-    if client.request("round.status")["state"] == "dealt":
-        client.request("round.reveal")
-    return client.request("round.settle")
+NOBODY = 65534
+"""The unprivileged account a root test runs the service as."""
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -54,11 +43,11 @@ def test_whole_rounds_of_each_game(processes: Processes, tmp_path: Path, game: s
     with service.client() as client, service.client() as watcher:
         events = watcher.watch()
         for number in (1, 2):
-            status = _bet_and_deal(client, events, game)
+            status = bet_and_deal(client, events, game)
             assert status["round"] == number
             hands = status["hands"]
             assert all(len(cards) == 3 for cards in hands.values()), hands
-            settled = _finish(client, game)
+            settled = finish(client, game)
             assert settled["state"] == "settled"
             (event,) = [e for e in settled["events"] if e["type"] == "RoundSettled"]
             ids = {r["wager_id"] for r in event["settlement"]["results"]}
@@ -67,50 +56,6 @@ def test_whole_rounds_of_each_game(processes: Processes, tmp_path: Path, game: s
     assert code == 0, err
     report = verify([tmp_path / "journal"])
     assert report.ok and report.closed, report.problem
-
-
-@pytest.mark.parametrize("game", GAMES)
-def test_restart_mid_round_applies_the_interruption_clause(
-        processes: Processes, tmp_path: Path, game: str) -> None:
-    """SIGTERM with the cards dealt and the round unsettled; on restart recovery replays the
-    journal and rules the interruption by the game's clause, and the round can be concluded."""
-    toml = config_toml(tmp_path, game)
-    first = processes.service(toml)
-    first.wait_ready()
-    with first.client() as client, first.client() as watcher:
-        events = watcher.watch()
-        before = _bet_and_deal(client, events, game)
-    code, err = first.terminate()
-    assert code == 0, err
-
-    second = processes.service(toml, name="again.toml")
-    second.wait_ready()
-    with second.client() as client:
-        status = client.request("round.status")
-        recovery = status["recovery"]
-        assert recovery["round"] == 1 and recovery["inputs_replayed"] > 0
-        assert status["hands"] == before["hands"]  # not one card lost or changed
-        if game in INTERRUPTION:
-            yes_clause, yes, no_clause, no = INTERRUPTION[game]
-            expected = (yes_clause, yes) if recovery["established"] else (no_clause, no)
-            assert (recovery["clause"], recovery["decision"]) == expected
-        else:  # MBS-3P, RWS-3CP, LIVE-3P print no interruption clause: a supervisor decides
-            assert recovery["decision"] == "supervisor"
-            assert status["state"] == "hold" and "interruption" in status["held_for"]
-            client.request("supervisor.continue", {"reason": "controller restarted"},
-                           actor="supervisor:e2e")
-        if recovery["decision"] == "player_options":
-            for position in client.request("round.status")["options_pending"]:
-                client.request("option", {"position": position, "choice": "continue"})
-        if recovery["decision"] != "void":
-            assert _finish(client, game)["state"] == "settled"
-        else:
-            assert status["state"] == "voided"
-        client.request("round.open")  # the table goes on: round numbers continue
-        assert client.request("round.status")["round"] == 2
-    code, err = second.terminate()
-    assert code == 0, err
-    assert verify([tmp_path / "journal"]).ok
 
 
 def test_a_refused_command_is_one_line_exit_1(processes: Processes, tmp_path: Path) -> None:
@@ -192,6 +137,71 @@ def test_a_device_path_that_is_no_device_is_refused(processes: Processes,
     assert not service.socket.exists()
 
 
+@pytest.fixture(name="nobody")
+def fixture_nobody() -> Account | None:
+    """The account to run the service as: nobody when the test is root (as systemd runs it:
+    unprivileged), else the test's own (already unprivileged)."""
+    if os.geteuid() != 0:
+        return None
+    account = unprivileged_account(NOBODY)
+    if account is None:
+        pytest.skip(f"no Python that uid {NOBODY} may run: {sys.executable} and its standard "
+                    "library are not readable by others, and no system python3 of the same "
+                    "minor version is")
+    return account
+
+
+@pytest.fixture(name="service_dir")
+def fixture_service_dir(nobody: Account | None) -> Iterator[Path]:
+    """A directory for the config, journal and socket of the service, owned by its account:
+    pytest's own tmp dirs are root's 0700, which nobody cannot enter."""
+    directory = Path(tempfile.mkdtemp(prefix="tablectl-e2e-"))
+    try:
+        if nobody is not None:
+            os.chown(directory, nobody.uid, nobody.uid)
+        yield directory
+    finally:
+        shutil.rmtree(directory)
+
+
+@pytest.fixture(name="forbidden_device")
+def fixture_forbidden_device() -> Iterator[Path]:
+    """A real character device (a pty's slave) the service's account may not open: root's,
+    mode 0600, when the service runs as nobody; mode 0000 when the test is not root."""
+    master, slave = os.openpty()
+    path = Path(os.ttyname(slave))
+    try:
+        if os.geteuid() == 0:
+            os.chown(path, 0, 0)
+            path.chmod(0o600)
+        else:
+            path.chmod(0)
+            if os.access(path, os.R_OK | os.W_OK):
+                pytest.skip("not root (cannot run the service as another user) and the "
+                            f"device stays readable by this account even at mode 0000 ({path})")
+        yield path
+    finally:
+        os.close(slave)
+        os.close(master)
+
+
+def test_a_device_the_service_may_not_open_is_refused(
+        processes: Processes, nobody: Account | None, service_dir: Path,
+        forbidden_device: Path) -> None:
+    """The service as an unprivileged account (as systemd runs it) against a serial device
+    it has no access to: exit 2 with one line naming device.url, no traceback, and nothing
+    left behind (no journal, no socket), since no retry can fix permissions."""
+    toml = config_toml(service_dir, "rws-nc-three-pictures",
+                       device={"kind": "shuffler", "url": str(forbidden_device)})
+    service = processes.service(toml, directory=service_dir, account=nobody)
+    assert service.process.wait(timeout=15) == 2
+    err = service.stop_and_stderr()
+    assert err.startswith(f"tablectl run: device.url {forbidden_device}: permission denied: "
+                          "the service's user needs read and write access"), err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert not (service_dir / "journal").exists() and not service.socket.exists()
+
+
 def test_a_key_file_others_can_read_is_refused(processes: Processes, tmp_path: Path) -> None:
     """Least privilege: an HMAC key readable by group or others is not used."""
     key = tmp_path / "journal.key"
@@ -222,7 +232,7 @@ def test_a_wrong_deck_count_blocks_dealing_until_counted(processes: Processes,
     sock = ("--socket", str(tmp_path / "control.sock"), "--actor", "dealer:e2e")
     with service.client() as client, service.client() as watcher:
         events = watcher.watch()
-        _bet_and_deal(client, events, game)
+        bet_and_deal(client, events, game)
         short = processes.cli("deck", "counted", "51", *sock)
         assert short.returncode == 0, short.stderr
         assert short.stdout.startswith("accepted: round 1, now voided (DeckBlocked"), short.stdout
@@ -254,7 +264,7 @@ def test_a_wrong_deck_count_blocks_dealing_until_counted(processes: Processes,
         status = client.request("round.status")
         assert status["round"] == 2 and status["deck_blocked"] is None
         assert all(len(cards) == 3 for cards in status["hands"].values()), status["hands"]
-        settled = _finish(client, game)
+        settled = finish(client, game)
         assert settled["state"] == "settled"
         (event,) = [e for e in settled["events"] if e["type"] == "RoundSettled"]
         assert {f"r2-{i}" for i in range(len(WAGERS[game]))} <= {
