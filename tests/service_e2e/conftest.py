@@ -10,6 +10,7 @@ to (a service left behind would keep its pty and socket)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import site
 import socket
@@ -136,21 +137,48 @@ def _others_may_enter(path: Path) -> bool:
     return bool(mode & stat.S_IROTH and mode & stat.S_IXOTH)
 
 
-def unprivileged_account(uid: int) -> Account | None:
+RUNTIME_MODULES = ("controller", "drivers", "firmware_sim", "serial", "usb", "transitions",
+                   "structlog", "six")
+"""What ``python -m controller run`` imports: our packages and the runtime dependencies."""
+
+
+def unprivileged_account(uid: int, stage: Path) -> Account | None:
     """``uid`` with this Python when others may run it and its standard library (then its venv
-    works as usual), else with the system's ``python3.X`` of the same minor version, the repo
-    and the venv's (pure Python) packages on its path; ``None`` when neither is possible."""
+    works as usual), else with the system's ``python3.X`` of the same minor version and the
+    repo and the venv's packages on its path. Where those are not readable by others (a clone
+    under a 0700 directory, as a fresh CI clone may be) they are copied into ``stage``, made
+    readable, so the test runs wherever the repo lives. ``None`` when no such Python exists."""
     stdlib = Path(os.__file__).parent
     if _others_may_enter(Path(sys.executable)) and _others_may_enter(stdlib):
         return Account(uid, sys.executable, {"PYTHONDONTWRITEBYTECODE": "1"})
     system = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
-    packages = [Path(path) for path in site.getsitepackages() if Path(path).is_dir()]
-    if not (system.exists() and _others_may_enter(system)
-            and all(_others_may_enter(path) for path in [ROOT, *packages])):
+    if not (system.exists() and _others_may_enter(system)):
         return None
+    packages = [Path(path) for path in site.getsitepackages() if Path(path).is_dir()]
+    path = [ROOT, *packages]
+    if not all(_others_may_enter(place) for place in path):
+        path = [_stage_for_others(stage, [ROOT, *packages])]
     return Account(uid, str(system), {
-        "PYTHONPATH": os.pathsep.join(map(str, [ROOT, *packages])),
+        "PYTHONPATH": os.pathsep.join(map(str, path)),
         "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"})
+
+
+def _stage_for_others(stage: Path, sources: list[Path]) -> Path:
+    """Copy :data:`RUNTIME_MODULES` from the first of ``sources`` that has each into
+    ``stage``, readable and searchable by others (0755 directories, 0644 files)."""
+    stage.chmod(0o755)
+    for name in RUNTIME_MODULES:
+        for source in sources:
+            if (source / name).is_dir():
+                shutil.copytree(source / name, stage / name,
+                                ignore=shutil.ignore_patterns("__pycache__"))
+                break
+            if (source / f"{name}.py").is_file():
+                shutil.copy(source / f"{name}.py", stage / f"{name}.py")
+                break
+    for place in [stage, *stage.rglob("*")]:
+        place.chmod(0o755 if place.is_dir() else 0o644)
+    return stage
 
 
 class Processes:

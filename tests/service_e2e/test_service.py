@@ -138,17 +138,22 @@ def test_a_device_path_that_is_no_device_is_refused(processes: Processes,
 
 
 @pytest.fixture(name="nobody")
-def fixture_nobody() -> Account | None:
+def fixture_nobody() -> Iterator[Account | None]:
     """The account to run the service as: nobody when the test is root (as systemd runs it:
     unprivileged), else the test's own (already unprivileged)."""
     if os.geteuid() != 0:
-        return None
-    account = unprivileged_account(NOBODY)
-    if account is None:
-        pytest.skip(f"no Python that uid {NOBODY} may run: {sys.executable} and its standard "
-                    "library are not readable by others, and no system python3 of the same "
-                    "minor version is")
-    return account
+        yield None
+        return
+    stage = Path(tempfile.mkdtemp(prefix="tablectl-e2e-python-"))
+    try:
+        account = unprivileged_account(NOBODY, stage)
+        if account is None:
+            pytest.skip(f"no Python that uid {NOBODY} may run: {sys.executable} and its "
+                        "standard library are not readable by others, and there is no system "
+                        "python3 of the same minor version")
+        yield account
+    finally:
+        shutil.rmtree(stage)
 
 
 @pytest.fixture(name="service_dir")
