@@ -4,8 +4,9 @@ The serial line is the bottleneck we want: one CARD frame is 14 bytes, about 1.2
 at 115200 baud, so our decode path should stay well under that (goal: p99 < 1 ms). We write one
 framed ``CARD`` event at a time into the pty master, timestamp right after ``os.write`` returns,
 and compare with the ``at`` stamp the driver puts on the ``CardRead`` just before it is queued
-(same clock, ``time.perf_counter``). The host's ``EVENT_ACK`` replies are drained from the master
-so the pty buffer never fills.
+(same clock, ``time.perf_counter``). Like a device, it first sends a heartbeat naming its boot
+(the link takes events only from a known boot). The host's ``RESYNC`` and ``EVENT_ACK`` frames are
+drained from the master so the pty buffer never fills.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from controller.games.cards import FULL_DECK
 from drivers.events import CardRead, DeviceEvent
 from drivers.framed.codec import encode_message
 from drivers.framed.event_messages import CardMsg
+from drivers.framed.messages import DeviceState, Heartbeat
 from drivers.shoe.framed import FramedShoe
 
 
@@ -41,6 +43,7 @@ def measure_latency(events: int = 10000) -> dict[str, float]:
         shoe.start()
         if not shoe.connected.wait(5):
             raise RuntimeError(f"benchmark could not open {path}: {shoe.last_error}")
+        os.write(master, encode_message(0, Heartbeat(0x5EED, 0, DeviceState.IDLE, 0)))
         for i in range(events + 100):  # the first 100 warm up caches and the thread
             frame = encode_message(0, CardMsg(i % 0xFFFF + 1, i % 52 + 1, FULL_DECK[i % 52]))
             os.write(master, frame)
