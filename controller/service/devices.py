@@ -8,8 +8,8 @@ service's :class:`~controller.service.dealer.DeviceOperator` plays the dealer's 
 (it ticks the simulator right after a command is acknowledged and lifts the presented hand),
 which keeps the byte server's 50 ms tick out of every step. Idle, the byte server ticks once a
 second, in step with the simulator's heartbeat (``idle_tick``), not 20 times: an idle table must
-not keep the Pi awake. The simulator greets the driver (its first heartbeat) as soon as the
-driver has opened the pty, not at the server's next tick, which READY waits for.
+not keep the Pi awake. A framed simulator answers the driver's ``RESYNC`` at once (heartbeat,
+backlog, ACK), so READY does not wait for the server's next tick.
 
 A real device path is checked before anything starts: a path the service may not open is a
 deployment mistake (udev group, ``DeviceAllow=``) that no retry will fix, so it is refused with
@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import queue
 import stat
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -37,8 +36,6 @@ log = structlog.get_logger(__name__)
 
 SIM_BACKOFF = (0.02, 0.2)
 """Reconnect backoff for the simulated devices (a pty never needs the hardware's 2 s)."""
-SIM_CONNECT_SECONDS = 1.0
-"""How long :meth:`DealingDevice.start` waits for the driver to open a simulator's pty."""
 
 
 @dataclass(slots=True)
@@ -70,9 +67,6 @@ class DealingDevice:
         if self.server is not None:
             self.server.start()
         self.driver.start()
-        if self.sim is not None and self.driver.connected.wait(SIM_CONNECT_SECONDS):
-            # The greeting now, after the driver's open (which flushes the pty's input).
-            self.sim.tick(time.monotonic())
         log.info("device started", device=self.name, url=self.where)
 
     def close(self) -> None:

@@ -100,7 +100,8 @@ class FramedLink(DeviceRunner):
         them means the ACK was lost, and is acknowledged again."""
         self._ack_lock = threading.Lock()
         self._seq_lock = threading.Lock()
-        self._resync: _Pending | None = None
+        self._resync_seq: int | None = None
+        """The sequence number of this connection's RESYNC while it is unanswered."""
         self._resync_bytes = b""
         self._resync_sent_at = 0.0
         self._resync_attempts = 0
@@ -171,8 +172,8 @@ class FramedLink(DeviceRunner):
         self._boot_known = False
         self._last_heard = self.clock()
         self.resynced.clear()
-        self._resync = _Pending(self._next_seq())
-        self._resync_bytes = encode_message(self._resync.seq, Resync())
+        self._resync_seq = self._next_seq()
+        self._resync_bytes = encode_message(self._resync_seq, Resync())
         self._resync_attempts = 0
         self._send_resync()
 
@@ -185,7 +186,7 @@ class FramedLink(DeviceRunner):
             self.log.info("resync_not_sent", error=str(error))
 
     def _resynced(self, reply: Message) -> None:
-        self._resync = None
+        self._resync_seq = None
         if isinstance(reply, Nak):
             self.log.info("resync_refused", reason=reply.reason.name)
         self.resynced.set()
@@ -195,22 +196,22 @@ class FramedLink(DeviceRunner):
 
     def on_disconnected(self, reason: str) -> None:
         self.resynced.clear()
-        self._resync = None
+        self._resync_seq = None
         self._fail_pending(DeviceDisconnected(f"{self.name}: {reason}"))
         self.mark_offline(reason)
 
     def idle_timeout(self) -> float | None:
         """While RESYNC is unanswered, look again after one attempt's timeout (to resend it)."""
-        return self.attempt_timeout if self._resync is not None else None
+        return self.attempt_timeout if self._resync_seq is not None else None
 
     def on_idle(self, now: float) -> None:
-        if self._resync is not None and now - self._resync_sent_at > self.attempt_timeout:
+        if self._resync_seq is not None and now - self._resync_sent_at > self.attempt_timeout:
             if self._resync_attempts <= self.retries:
                 self.stats.retries += 1
                 self._send_resync()
             else:  # an older device: no backlog guarantee, but not locked out either
                 self.log.info("resync_unanswered", attempts=self._resync_attempts)
-                self._resync = None
+                self._resync_seq = None
                 self.resynced.set()
         heard = self._last_heard
         if self.online and heard is not None and now - heard > self.silence:
@@ -244,8 +245,7 @@ class FramedLink(DeviceRunner):
             self.mark_online(DeviceOnline(self.name, now, identity=self.identity,
                                           boot_id=self.boot_id))
         if frame.type in REPLIES:
-            resync = self._resync
-            if resync is not None and resync.seq == frame.seq:
+            if self._resync_seq is not None and self._resync_seq == frame.seq:
                 self._resynced(message)
                 return
             pending = self._pending
