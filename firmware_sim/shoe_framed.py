@@ -81,7 +81,7 @@ class FramedShoeSim(FramedSimDevice):
         if isinstance(message, GetMeters):
             return MetersReply(*self.meters)
         if isinstance(message, ClearFault):
-            self.close_lid()
+            self.after_reply(self.close_lid)  # ACK first, then LID closed (protocols.md 5.5)
             return Ack()
         return Nak(NakReason.UNKNOWN)
 
