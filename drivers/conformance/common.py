@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from drivers.conformance.session import Nonconformance, Scenario, Session, Unanswered
 from drivers.conformance.wire import Received, frame_bytes
 from drivers.framed.event_ids import is_newer
 from drivers.framed.messages import (
-    Ack, EventAck, GetMeters, Heartbeat, Identify, IdentityReply, MetersReply, MsgType, Nak, NakReason,
-    Resync,
+    Ack, ClearFault, EventAck, GetMeters, Heartbeat, Identify, IdentityReply, Message,
+    MetersReply, MsgType, Nak, NakReason, Resync,
 )
 
 HEARTBEAT_LISTEN = 2.3
@@ -163,6 +165,21 @@ def check_resend_and_backlog(s: Session, event_id: int, kind: MsgType) -> str:
     if late:
         raise Nonconformance("3.4", f"{kind.name} {event_id} still resent after EVENT_ACK")
     return f"resent {len(copies)}x in 1 s; RESYNC run twice; resending stopped after EVENT_ACK"
+
+
+def clear_fault_acked_first(s: Session, is_clear: Callable[[Message], bool], what: str) -> None:
+    """Send CLEAR_FAULT; its ACK MUST come before the event saying the fault cleared (5.5)."""
+    seq = s.wire.next_seq()
+    start = len(s.wire.received)
+    s.wire.send(ClearFault(), seq)
+    reply = s.wire.reply_to(seq, 1.0)
+    if reply is None or not isinstance(reply.message, Ack):
+        got = reply.describe() if reply is not None else "nothing"
+        raise Nonconformance("5.5", f"CLEAR_FAULT answered {got}, expected ACK")
+    before = s.wire.received[start:s.wire.received.index(reply)]
+    if any(r.message is not None and is_clear(r.message) for r in before):
+        raise Nonconformance("5.5", f"{what} came before the ACK to CLEAR_FAULT; the ACK MUST "
+                                    "come first")
 
 
 LINK_SCENARIOS = (

@@ -6,12 +6,14 @@ A shoe only reports what a dealer does, so its card and lid scenarios need a per
 
 from __future__ import annotations
 
-from drivers.conformance.common import LINK_SCENARIOS, check_resend_and_backlog
+from drivers.conformance.common import (
+    LINK_SCENARIOS, check_resend_and_backlog, clear_fault_acked_first,
+)
 from drivers.conformance.session import (
     Action, Nonconformance, Scenario, Session,
 )
 from drivers.framed import event_messages as ev
-from drivers.framed.messages import Ack, ClearFault, MsgType, NakReason, Shuffle
+from drivers.framed.messages import MsgType, NakReason, Shuffle
 
 EVENT_SECONDS = 30.0
 
@@ -39,17 +41,8 @@ def lid(s: Session) -> str:
     """LID open is a fault until CLEAR_FAULT; CLEAR_FAULT is ACKed before LID closed."""
     s.physical(Action.OPEN_LID)
     s.event(ev.LidMsg, "6", "open after the lid was opened", EVENT_SECONDS, lambda m: m.open)
-    seq = s.wire.next_seq()
-    start = len(s.wire.received)
-    s.wire.send(ClearFault(), seq)
-    reply = s.wire.reply_to(seq, 1.0)
-    if reply is None or not isinstance(reply.message, Ack):
-        raise Nonconformance("6", "CLEAR_FAULT not ACKed")
-    early = [r for r in s.wire.received[start:s.wire.received.index(reply)]
-             if isinstance(r.message, ev.LidMsg) and not r.message.open]
-    if early:
-        raise Nonconformance("5.5", "LID closed came before the ACK to CLEAR_FAULT; the ACK "
-                                    "MUST come first")
+    clear_fault_acked_first(s, lambda m: isinstance(m, ev.LidMsg) and not m.open,
+                            "LID closed")
     status = s.status()
     if status.faults:
         raise Nonconformance("6", f"fault word 0x{status.faults:04X} after CLEAR_FAULT with "

@@ -8,13 +8,15 @@ report them taken by itself, and causing a fault; everything else uses what the 
 
 from __future__ import annotations
 
-from drivers.conformance.common import LINK_SCENARIOS, check_resend_and_backlog
+from drivers.conformance.common import (
+    LINK_SCENARIOS, check_resend_and_backlog, clear_fault_acked_first,
+)
 from drivers.conformance.session import (
     MOVE_SECONDS, Action, Nonconformance, NotRun, Scenario, Session,
 )
 from drivers.framed import event_messages as ev
 from drivers.framed.messages import (
-    Ack, ClearFault, DeviceState, DispenseHand, EndRound, GetMeters, MetersReply, MsgType, Nak,
+    Ack, DeviceState, DispenseHand, EndRound, GetMeters, MetersReply, MsgType, Nak,
     NakReason, Shuffle,
 )
 
@@ -192,17 +194,7 @@ def fault_clear_order(s: Session) -> str:
     raised = s.event(ev.FaultRaisedMsg, "5.5", "after the fault was caused", MOVE_SECONDS)
     s.refused(DispenseHand(), (NakReason.BAD_STATE,), "4", "while a fault is active")
     s.refused(EndRound(), (NakReason.BAD_STATE,), "5.7", "while a fault is active")
-    seq = s.wire.next_seq()
-    start = len(s.wire.received)
-    s.wire.send(ClearFault(), seq)
-    reply = s.wire.reply_to(seq, 1.0)
-    if reply is None or not isinstance(reply.message, Ack):
-        raise Nonconformance("5.5", "CLEAR_FAULT not ACKed")
-    early = [r for r in s.wire.received[start:s.wire.received.index(reply)]
-             if isinstance(r.message, ev.FaultClearedMsg)]
-    if early:
-        raise Nonconformance("5.5", "FAULT_CLEARED came before the ACK to CLEAR_FAULT; the ACK "
-                                    "MUST come first")
+    clear_fault_acked_first(s, lambda m: isinstance(m, ev.FaultClearedMsg), "FAULT_CLEARED")
     s.event(ev.FaultClearedMsg, "5.5", f"for {raised.fault.value} after CLEAR_FAULT", 2.0,
             lambda m: m.fault is raised.fault)
     status = s.status()
