@@ -10,7 +10,7 @@ Pure and incremental like the other decoders; ``decode(buf)`` consumes one repor
 
 from __future__ import annotations
 
-from drivers.shoe.codes import Garbage, ScannedCode, split_aim
+from drivers.shoe.codes import Garbage, ScannedCode, scanned
 
 REPORT_SIZE = 8
 SHIFT_BITS = 0x22
@@ -89,10 +89,7 @@ class HidKeyboardCodec:
         if bad:
             return Garbage(f"code {text!r} with unmapped key(s) {', '.join(sorted(set(bad)))}",
                            len(text) + len(bad))
-        if not text:
-            return None
-        symbology, text = split_aim(text) if self.aim else (None, text)
-        return ScannedCode(text, symbology)
+        return scanned(text, aim=self.aim)
 
 
 def reports_for(text: str) -> list[bytes]:
