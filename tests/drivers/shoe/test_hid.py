@@ -66,12 +66,55 @@ def test_open_detaches_kernel_driver_and_does_not_reconfigure(shoe, backend, sim
     assert state.configuration == 1
 
 
-def test_close_releases_and_reattaches_kernel_driver(shoe, backend, sim):
-    """On close the interface is released and usbhid re-attached, so the console gets keys."""
+def test_open_asks_for_boot_protocol(shoe, sim):
+    """At open the driver sends the HID class request SET_PROTOCOL(boot) to the keyboard's
+    interface: bmRequestType 0x21, bRequest 0x0B, wValue 0, wIndex 0 (HID 1.11 7.2.6)."""
+    assert (0x21, 0x0B, 0, 0) in sim.requests
+    assert sim.protocol == 0
+
+
+def test_close_releases_and_keeps_usbhid_away(shoe, backend, sim):
+    """On close the interface is released and usbhid is *not* re-attached: a scanner bound to
+    usbhid would type its barcodes into the Pi's console while the service is down."""
+    shoe.close()
+    state = backend.state(sim)
+    assert state.history[-2:] == ["release:0", "close"]
+    assert state.kernel_driver == {0: False} and not state.claimed
+
+
+def test_close_gives_the_keyboard_back_when_asked(backend, sim, events, deck):
+    """give_back_keyboard=True (a desk, not a table) re-attaches usbhid on close."""
+    shoe = HidScannerShoe(events, vendor_id=sim.vendor_id, product_id=sim.product_id,
+                          backend=backend, deck=deck, backoff=FAST_BACKOFF,
+                          give_back_keyboard=True)
+    shoe.start()
+    wait_for(events, DeviceOnline)
     shoe.close()
     state = backend.state(sim)
     assert state.history[-3:] == ["release:0", "attach:0", "close"]
-    assert state.kernel_driver == {0: True} and not state.claimed
+    assert state.kernel_driver == {0: True}
+
+
+@pytest.mark.parametrize("obeys", [True, False], ids=["obeys-boot", "ignores-boot"])
+def test_scanner_with_report_ids_is_read(events, deck, obeys):
+    """A scanner whose report descriptor declares a Report ID is read whether it obeys
+    SET_PROTOCOL(boot) (8-byte reports) or ignores it (9-byte reports, ID first: they were
+    "9-byte report, expected 8" for every report)."""
+    sim = HidScannerSim(seed=2, deck=deck, report_id=3, obeys_set_protocol=obeys)
+    backend = SimUsbBackend([sim])
+    shoe = HidScannerShoe(events, vendor_id=sim.vendor_id, product_id=sim.product_id,
+                          backend=backend, deck=deck, backoff=FAST_BACKOFF)
+    shoe.start()
+    try:
+        wait_for(events, DeviceOnline)
+        assert (0x21, 0x0B, 0, 0) in sim.requests
+        assert shoe.hid.report_id == 3
+        drawn = [sim.draw() for _ in range(3)]
+        assert [e.card for e in take(events, 3)] == drawn
+        assert shoe.link_errors == 0
+    finally:
+        shoe.close()
+        sim.close()
 
 
 def test_unconfigured_device_is_configured_once(events, deck):
@@ -96,10 +139,17 @@ def test_cards_are_read(shoe, sim, events):
     assert [e.card for e in take(events, 5)] == drawn
 
 
-def test_idle_read_timeouts_are_not_disconnects(shoe, events):
-    """Many 50 ms read timeouts on an idle scanner produce no offline event."""
-    assert_quiet(events, 0.4)
-    assert shoe.online
+def test_idle_read_timeouts_are_not_disconnects(events, backend, sim, deck):
+    """Many read timeouts on an idle scanner produce no offline event."""
+    shoe = HidScannerShoe(events, vendor_id=sim.vendor_id, product_id=sim.product_id,
+                          backend=backend, deck=deck, backoff=FAST_BACKOFF, read_timeout_ms=20)
+    shoe.start()
+    try:
+        wait_for(events, DeviceOnline)
+        assert_quiet(events, 0.4)
+        assert shoe.online
+    finally:
+        shoe.close()
 
 
 @pytest.mark.parametrize(("kind", "expected"), [
