@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -62,6 +63,18 @@ def fixture_spawn() -> Iterator[list[subprocess.Popen[str]]]:
                 stream.close()
 
 
+@contextmanager
+def _framed_shoe_over_tcp(spawn: list[subprocess.Popen[str]], events: queue.Queue[DeviceEvent]
+                          ) -> Iterator[subprocess.Popen[str]]:
+    """A `shoe --dialect framed` subprocess on TCP with a FramedShoe driver online on it."""
+    spawn.append(proc := _start("shoe", "--dialect", "framed", "--listen", "tcp:127.0.0.1:0"))
+    _, where = _first_line(proc).split(" ", 1)
+    with FramedShoe(f"socket://{where}", events):
+        next_event(events, DeviceOnline)
+        assert proc.stdin is not None
+        yield proc
+
+
 def _first_line(proc: subprocess.Popen[str]) -> str:
     assert proc.stdout is not None
     return proc.stdout.readline().strip()
@@ -96,10 +109,7 @@ def test_several_draw_lines_at_once_each_deal(spawn: list[subprocess.Popen[str]]
                                               events: queue.Queue[DeviceEvent]) -> None:
     """Three `draw` lines written in one go deal three cards, in order: none is lost in a
     read buffer while the simulator waits for more input."""
-    spawn.append(proc := _start("shoe", "--dialect", "framed", "--listen", "tcp:127.0.0.1:0"))
-    _, where = _first_line(proc).split(" ", 1)
-    with FramedShoe(f"socket://{where}", events):
-        next_event(events, DeviceOnline)
+    with _framed_shoe_over_tcp(spawn, events) as proc:
         assert proc.stdin is not None
         proc.stdin.write("draw\ndraw\ndraw\n")
         proc.stdin.flush()
@@ -154,10 +164,7 @@ def test_stdin_closed_later_keeps_serving(spawn: list[subprocess.Popen[str]],
                                          events: queue.Queue[DeviceEvent]) -> None:
     """Commands on stdin are optional: closing stdin after a last `draw` (no newline) deals
     that card and the shoe still serves; SIGINT ends it with status 0."""
-    spawn.append(proc := _start("shoe", "--dialect", "framed", "--listen", "tcp:127.0.0.1:0"))
-    _, where = _first_line(proc).split(" ", 1)
-    with FramedShoe(f"socket://{where}", events):
-        next_event(events, DeviceOnline)
+    with _framed_shoe_over_tcp(spawn, events) as proc:
         assert proc.stdin is not None
         proc.stdin.write("draw")
         proc.stdin.close()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import queue
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import given, settings
@@ -58,6 +60,21 @@ def fixture_shoe(backend, sim, events, deck):
     shoe.close()
 
 
+@contextmanager
+def running(events, sim, deck, backend=None, **options) -> Iterator[tuple[HidScannerShoe,
+                                                                          SimUsbBackend]]:
+    """A started HID shoe on ``sim`` (plugged into ``backend`` or a fresh one), online."""
+    backend = backend or SimUsbBackend([sim])
+    shoe = HidScannerShoe(events, vendor_id=sim.vendor_id, product_id=sim.product_id,
+                          backend=backend, deck=deck, backoff=FAST_BACKOFF, **options)
+    shoe.start()
+    try:
+        wait_for(events, DeviceOnline)
+        yield shoe, backend
+    finally:
+        shoe.close()
+
+
 def test_open_detaches_kernel_driver_and_does_not_reconfigure(shoe, backend, sim):
     """Kernel driver detached, configuration left alone (already 1), interface claimed."""
     state = backend.state(sim)
@@ -84,12 +101,8 @@ def test_close_releases_and_keeps_usbhid_away(shoe, backend, sim):
 
 def test_close_gives_the_keyboard_back_when_asked(backend, sim, events, deck):
     """give_back_keyboard=True (a desk, not a table) re-attaches usbhid on close."""
-    shoe = HidScannerShoe(events, vendor_id=sim.vendor_id, product_id=sim.product_id,
-                          backend=backend, deck=deck, backoff=FAST_BACKOFF,
-                          give_back_keyboard=True)
-    shoe.start()
-    wait_for(events, DeviceOnline)
-    shoe.close()
+    with running(events, sim, deck, backend, give_back_keyboard=True):
+        pass
     state = backend.state(sim)
     assert state.history[-3:] == ["release:0", "attach:0", "close"]
     assert state.kernel_driver == {0: True}
@@ -101,19 +114,14 @@ def test_scanner_with_report_ids_is_read(events, deck, obeys):
     SET_PROTOCOL(boot) (8-byte reports) or ignores it (9-byte reports, ID first: they were
     "9-byte report, expected 8" for every report)."""
     sim = HidScannerSim(seed=2, deck=deck, report_id=3, obeys_set_protocol=obeys)
-    backend = SimUsbBackend([sim])
-    shoe = HidScannerShoe(events, vendor_id=sim.vendor_id, product_id=sim.product_id,
-                          backend=backend, deck=deck, backoff=FAST_BACKOFF)
-    shoe.start()
     try:
-        wait_for(events, DeviceOnline)
-        assert (0x21, 0x0B, 0, 0) in sim.requests
-        assert shoe.hid.report_id == 3
-        drawn = [sim.draw() for _ in range(3)]
-        assert [e.card for e in take(events, 3)] == drawn
-        assert shoe.link_errors == 0
+        with running(events, sim, deck) as (shoe, _):
+            assert (0x21, 0x0B, 0, 0) in sim.requests
+            assert shoe.hid.report_id == 3
+            drawn = [sim.draw() for _ in range(3)]
+            assert [e.card for e in take(events, 3)] == drawn
+            assert shoe.link_errors == 0
     finally:
-        shoe.close()
         sim.close()
 
 
@@ -121,16 +129,9 @@ def test_unconfigured_device_is_configured_once(events, deck):
     """With no active configuration the driver sets one, then detaches the bound driver."""
     sim = HidScannerSim(seed=1, deck=deck)
     sim.initial_configuration = 0
-    backend = SimUsbBackend([sim])
-    shoe = HidScannerShoe(events, vendor_id=sim.vendor_id, product_id=sim.product_id,
-                          backend=backend, deck=deck, backoff=FAST_BACKOFF)
-    shoe.start()
-    try:
-        wait_for(events, DeviceOnline)
+    with running(events, sim, deck) as (_, backend):
         assert backend.state(sim).history == ["open", "set_configuration:1", "detach:0",
                                               "claim:0"]
-    finally:
-        shoe.close()
 
 
 def test_cards_are_read(shoe, sim, events):
@@ -141,15 +142,9 @@ def test_cards_are_read(shoe, sim, events):
 
 def test_idle_read_timeouts_are_not_disconnects(events, backend, sim, deck):
     """Many read timeouts on an idle scanner produce no offline event."""
-    shoe = HidScannerShoe(events, vendor_id=sim.vendor_id, product_id=sim.product_id,
-                          backend=backend, deck=deck, backoff=FAST_BACKOFF, read_timeout_ms=20)
-    shoe.start()
-    try:
-        wait_for(events, DeviceOnline)
+    with running(events, sim, deck, backend, read_timeout_ms=20) as (shoe, _):
         assert_quiet(events, 0.4)
         assert shoe.online
-    finally:
-        shoe.close()
 
 
 @pytest.mark.parametrize(("kind", "expected"), [
