@@ -27,6 +27,7 @@ from drivers.shoe import open_shoe
 from drivers.shoe.hid import HidScannerShoe, parse_usb_url
 from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.usb.backend import SimUsbBackend
+from firmware_sim.usb.device import LibusbCode, usb_error
 from firmware_sim.usb.hid_scanner import HidScannerSim
 
 from .conftest import FAST_BACKOFF
@@ -121,6 +122,28 @@ def test_scanner_with_report_ids_is_read(events, deck, obeys):
             drawn = [sim.draw() for _ in range(3)]
             assert [e.card for e in take(events, 3)] == drawn
             assert shoe.link_errors == 0
+    finally:
+        sim.close()
+
+
+class _RefusesBootProtocol(HidScannerSim):
+    """A scanner that STALLs SET_PROTOCOL and so stays in report protocol, IDs and all."""
+
+    def on_control(self, request_type, request, value, index, data, length):
+        if (request_type, request) == (0x21, 0x0B):
+            self.requests.append((request_type, request, value, index))
+            raise usb_error(LibusbCode.PIPE, "SET_PROTOCOL not supported (STALL)")
+        return super().on_control(request_type, request, value, index, data, length)
+
+
+def test_scanner_that_stalls_set_protocol_is_still_read(events, deck):
+    """A STALLed SET_PROTOCOL is logged, not fatal: the driver reads the 9-byte reports."""
+    sim = _RefusesBootProtocol(seed=4, deck=deck, report_id=1)
+    try:
+        with running(events, sim, deck) as (shoe, _):
+            assert sim.requests == [(0x21, 0x0B, 0, 0)] and sim.protocol == 1
+            card = sim.draw()
+            assert wait_for(events, CardRead).card == card and shoe.link_errors == 0
     finally:
         sim.close()
 

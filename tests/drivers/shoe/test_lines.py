@@ -125,3 +125,13 @@ def test_beetek_lowercase_tags_are_read():
     assert isinstance(no_read, NoRead)
     assert isinstance(warning, DeviceWarning) and warning.code == "W0x01"
     assert warning.text == "shoe warning 0x01"
+
+
+def test_trickled_overlong_line_is_one_link_error_and_no_card(deck):
+    """Issue 10's phantom through the driver's byte path: an 81-byte line ending in TS's code,
+    one byte per read, is one LinkError (logged, counted) and no card; the next line is read."""
+    shoe = ScannerShoe("loop://", queue.Queue(), deck=deck)
+    line = b"A" * 81 + b"100110\r\n"
+    events = _feed(shoe, line + b"100101\r\n", [1] * len(line))
+    assert [type(e) for e in events] == [LinkError, CardRead]
+    assert events[1].card.code == "AS" and shoe.link_errors == 1
