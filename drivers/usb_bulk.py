@@ -8,6 +8,12 @@ libusb, in tests a :class:`firmware_sim.usb.backend.SimUsbBackend` stands in.
 
 ``USBTimeoutError`` on a read is a quiet device (``b""``), any other ``USBError`` is a disconnect:
 libusb reports an unplugged device as ENODEV/EIO/EPIPE on the next transfer.
+
+A read asks for one packet (``wMaxPacketSize``), so it completes with the first packet the
+device sends, full or short; asking for more would make libusb wait for a short packet after a
+full one and, on a timeout, drop what it had. The read timeout is the serial transport's
+(:data:`drivers.transport.READ_TIMEOUT_SECONDS`, it was 50 ms: twenty wake-ups a second on an
+idle table), shortened by :meth:`limit_read_timeout` while the link waits to resend.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import usb.core
 import usb.util
 
 from drivers.errors import ConfigError, DeviceDisconnected, DriverTimeoutError, OpenFailed
-from drivers.transport import Transport
+from drivers.transport import READ_TIMEOUT_SECONDS, Transport
 from drivers.usb_find import find_device
 
 log = structlog.get_logger(__name__)
@@ -41,12 +47,13 @@ class UsbBulkTransport(Transport):
 
     def __init__(self, vendor_id: int, product_id: int, *, backend: Any = None,
                  serial_number: str | None = None, interface: int = 0,
-                 read_timeout: float = 0.05, write_timeout: float = 1.0) -> None:
+                 read_timeout: float = READ_TIMEOUT_SECONDS, write_timeout: float = 1.0) -> None:
         self.vendor_id, self.product_id = vendor_id, product_id
         self.backend = backend
         self.serial_number = serial_number
         self.interface = interface
         self.read_timeout_ms = max(1, int(read_timeout * 1000))
+        self._limit_ms: int | None = None
         self.write_timeout_ms = max(1, int(write_timeout * 1000))
         suffix = f"/{serial_number}" if serial_number else ""
         self.url = f"usb://{vendor_id:04x}:{product_id:04x}{suffix}"
@@ -102,13 +109,17 @@ class UsbBulkTransport(Transport):
         dev, ep = self._dev, self._ep_in
         if dev is None:
             raise DeviceDisconnected(f"{self.url} is not open")
-        size = max(max_bytes, ep.wMaxPacketSize)
+        timeout = self.read_timeout_ms if self._limit_ms is None else self._limit_ms
         try:
-            return bytes(ep.read(size, timeout=self.read_timeout_ms))
+            return bytes(ep.read(min(max_bytes, ep.wMaxPacketSize), timeout=timeout))
         except usb.core.USBTimeoutError:
             return b""
         except usb.core.USBError as e:
             raise DeviceDisconnected(f"{self.url} disconnected: {e}") from e
+
+    def limit_read_timeout(self, seconds: float | None) -> None:
+        self._limit_ms = (None if seconds is None
+                          else max(1, min(self.read_timeout_ms, int(seconds * 1000))))
 
     def write(self, data: bytes) -> None:
         dev, ep = self._dev, self._ep_out

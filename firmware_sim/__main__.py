@@ -2,8 +2,10 @@
 
 The first line on stdout says where to connect (``PTY /dev/pts/N`` or ``TCP host:port``) and is
 flushed at once, so a test or an integrator's script can read it and open the device. The
-simulator then serves until SIGTERM, SIGINT or end of stdin. Lines on stdin drive it: ``draw``
-(a shoe deals a card), ``take`` (the dealer lifts the shuffler's hand), ``fault SPEC``.
+simulator then serves until SIGTERM or SIGINT, and exits 0. Lines on stdin drive it, optionally:
+``draw`` (a shoe deals a card), ``take`` (the dealer lifts the shuffler's hand), ``fault SPEC``.
+End of stdin only ends the commands, not the device: a script's background job or a service
+manager starts it with stdin on /dev/null, and a device does not vanish because nobody types.
 """
 
 from __future__ import annotations
@@ -94,6 +96,14 @@ def _command(device: Any, line: str) -> None:
               file=sys.stderr, flush=True)
 
 
+def _stdin_fd() -> int | None:
+    """stdin's descriptor, or None when there is none to read commands from."""
+    try:
+        return sys.stdin.fileno() if sys.stdin is not None else None
+    except (OSError, ValueError):  # closed, or replaced by an object without a descriptor
+        return None
+
+
 def serve(args: argparse.Namespace) -> int:
     device = make_device(args.device, args.dialect, args.seed, args.fault)
     server = make_server(args.listen, device, args.link)
@@ -115,16 +125,19 @@ def serve(args: argparse.Namespace) -> int:
         # Read stdin's descriptor directly: select() on a buffered file misses lines that
         # Python already pulled into its buffer, so several "draw" lines arriving together
         # would be served late or lost.
-        stdin_fd = sys.stdin.fileno()
+        stdin_fd: int | None = _stdin_fd()
         pending = b""
         try:
             while True:
                 wait = 0.5 if next_draw is None else max(0.0, next_draw - time.monotonic())
-                ready, _, _ = select.select([stdin_fd], [], [], wait)
-                if ready:
+                watched = [] if stdin_fd is None else [stdin_fd]
+                ready, _, _ = select.select(watched, [], [], wait)
+                if ready and stdin_fd is not None:
                     chunk = os.read(stdin_fd, 4096)
-                    if not chunk:
-                        break  # stdin closed: the parent is gone
+                    if not chunk:  # end of the commands (a last one without a newline counts)
+                        stdin_fd, chunk = None, b"\n"  # the device serves on
+                        print("firmware_sim: stdin closed; serving until SIGINT or SIGTERM",
+                              file=sys.stderr, flush=True)
                     pending += chunk
                     *lines, pending = pending.split(b"\n")
                     for line in lines:

@@ -10,7 +10,9 @@ with spaces::
     <W0x01>                           a warning, with or without a section
 
 The decoder is pure and incremental (``decode(buf) -> (consumed, message | None)``). Noise is
-dropped up to the next ``[`` or ``<`` and reported as :class:`Garbage`; it never raises.
+dropped up to the next ``[`` or ``<`` and reported as :class:`Garbage`; it never raises. Tags and
+their fields are case-insensitive (``<card:4s>``, ``<game>``, ``<alarm:e3 ...>``, ``<w0x0a>``):
+shoe firmware versions differ in case, and case carries no meaning in any of them.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from drivers.shoe.codes import Garbage, printable
 
 MAX_TOKEN = 64
 _SPACE = b" \t\r\n"
-_WARNING = re.compile(r"W0x[0-9A-Fa-f]{2}")
-_ALARM = re.compile(r"Alarm:(E[0-9A-Fa-f]+)\s*(.*)")
+_WARNING = re.compile(r"W0x([0-9A-F]{2})", re.IGNORECASE)
+_ALARM = re.compile(r"Alarm:(E[0-9A-F]+)\s*(.*)", re.IGNORECASE)
+_CARD = "card:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +81,10 @@ def _noise(buf: bytes, start: int, reason: str) -> tuple[int, Garbage]:
 
 
 class BeeTekCodec:
-    """Incremental Bee-Tek decoder."""
+    """Incremental Bee-Tek decoder; stateless (every message starts at a ``[`` or ``<``)."""
+
+    def reset(self) -> None:
+        """Nothing to forget: the driver's buffer is all the state there is."""
 
     def decode(self, buf: bytes) -> tuple[int, Message | None]:
         start = _skip_space(buf, 0)
@@ -156,17 +162,18 @@ def _text(raw: bytes) -> str | None:
 
 
 def _message(section: str, body: str, raw: bytes) -> Message:
-    if body.startswith("Card:"):
+    if body[:len(_CARD)].lower() == _CARD:
+        token = body[len(_CARD):]
         try:
-            card = parse_beetek_card(body[5:].strip())
+            card = parse_beetek_card(token.strip().upper())
         except CardError:
-            return Garbage(f"unreadable card token {body[5:]!r}", len(raw), raw)
+            return Garbage(f"unreadable card token {token!r}", len(raw), raw)
         return BeeTekCard(card, section, burn="burn" in section.lower())
-    if body == "Game":
+    if body.lower() == "game":
         return BeeTekNoRead(section)
     alarm = _ALARM.fullmatch(body)
     if alarm:
         return BeeTekAlarm(alarm[1].upper(), alarm[2].strip(), section)
-    if _WARNING.fullmatch(body):
-        return BeeTekWarning(body, section)
+    if warning := _WARNING.fullmatch(body):
+        return BeeTekWarning(f"W0x{warning[1].upper()}", section)
     return Garbage(f"unknown message <{body}>", len(raw), raw)

@@ -36,6 +36,15 @@ def split_aim(text: str) -> tuple[str | None, str]:
     return None, text
 
 
+def scanned(text: str, *, aim: bool) -> ScannedCode | None:
+    """The code in ``text`` as a scanner sent it: surrounding whitespace stripped (scanners pad
+    codes with spaces, or send a space before the terminator), then the AIM id split off when
+    ``aim``; None when nothing but whitespace is left."""
+    symbology, code = split_aim(text.strip()) if aim else (None, text)
+    code = code.strip()
+    return ScannedCode(code, symbology) if code else None
+
+
 def printable(text: str) -> bool:
     """Barcodes we accept are printable ASCII; anything else is line noise."""
     return all(" " <= ch <= "~" for ch in text)

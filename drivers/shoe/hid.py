@@ -5,11 +5,16 @@ shoe reuses the runner's reader thread, backoff and offline/online reporting. Op
 order a Linux host needs: find the device (``usb.core.find(..., backend=backend)``), set a
 configuration *only if none is active* (setting it again would reset the device and re-bind
 usbhid; configuring binds usbhid anyway), detach the kernel driver if it holds the keyboard
-interface, claim the interface. Closing
-releases the interface and re-attaches the kernel driver we detached, so the scanner types into
-the console again. Each interrupt transfer is one 8-byte report; a read timeout is an idle scanner,
-not a disconnect. ``USBError`` never escapes: it becomes :class:`OpenFailed` or
-:class:`DeviceDisconnected` with ``raise ... from e``.
+interface, claim the interface, ask for boot protocol (HID class request SET_PROTOCOL, value 0:
+boot reports are 8 bytes without a Report ID) and read the report descriptor to learn whether
+the keyboard's reports carry a Report ID anyway (a scanner may ignore SET_PROTOCOL; the codec then
+strips the ID from its 9-byte reports). Closing releases the interface and, by default, does
+*not* give it back to usbhid: a scanner bound to usbhid types its barcodes into the Pi's console
+while the service is down (docs/protocols-shoes.md, "HID"; ``give_back_keyboard=True`` restores
+it, for a desk). Each interrupt transfer is one report, read with the endpoint's packet size so a
+transfer ends at the first report; a read timeout is an idle scanner, not a disconnect.
+``USBError`` never escapes: it becomes :class:`OpenFailed` or :class:`DeviceDisconnected` with
+``raise ... from e``.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from drivers.errors import ConfigError, DeviceDisconnected, OpenFailed, Protocol
 from drivers.events import DeviceEvent
 from drivers.runner import DeviceRunner
 from drivers.shoe.codes import Garbage, ScannedCode
-from drivers.shoe.hid_codec import REPORT_SIZE, HidKeyboardCodec
+from drivers.shoe.hid_codec import REPORT_SIZE, HidKeyboardCodec, keyboard_report_id
 from drivers.shoe.scanner_codec import NO_READ_TEXT
 from drivers.shoe.tracker import ShoeTracker
 from drivers.transport import Transport
@@ -36,7 +41,16 @@ from drivers.usb_find import find_device
 log = structlog.get_logger(__name__)
 
 HID_CLASS = 0x03
+BOOT_SUBCLASS = 0x01
 BOOT_KEYBOARD = 0x01
+SET_PROTOCOL = (0x21, 0x0B)  # class request to an interface, host to device (HID 1.11 7.2.6)
+BOOT_PROTOCOL = 0
+GET_REPORT_DESCRIPTOR = (0x81, 0x06, 0x2200)  # standard GET_DESCRIPTOR, interface, type 0x22
+HID_DESCRIPTOR_TYPE = 0x21
+MAX_REPORT_DESCRIPTOR = 1024
+READ_TIMEOUT_MS = 500
+"""An idle scanner's reader wakes twice a second, not twenty times (it was 50 ms): a read
+returns at the first report whatever the timeout, so only a stop waits for it, at most this."""
 
 
 def parse_usb_url(url: str) -> tuple[int, int, str | None]:
@@ -55,15 +69,20 @@ class HidTransport(Transport):
     """One HID boot-keyboard interface's interrupt IN endpoint; ``read`` returns one report."""
 
     def __init__(self, *, vendor_id: int, product_id: int, serial: str | None = None,
-                 backend: Any = None, read_timeout_ms: int = 50) -> None:
+                 backend: Any = None, read_timeout_ms: int = READ_TIMEOUT_MS,
+                 give_back_keyboard: bool = False) -> None:
         self.vendor_id, self.product_id, self.serial = vendor_id, product_id, serial
         self.url = f"usb:{vendor_id:04x}:{product_id:04x}" + (f":{serial}" if serial else "")
         self.backend = backend
         self.read_timeout_ms = read_timeout_ms
+        self.give_back_keyboard = give_back_keyboard
         self._dev: usb.core.Device | None = None
         self._intf = 0
         self._ep = 0
+        self._packet = REPORT_SIZE
         self._detached = False
+        self.report_id: int | None = None
+        """The keyboard's Report ID from the report descriptor (None: none, or unreadable)."""
 
     @property
     def is_open(self) -> bool:
@@ -99,13 +118,36 @@ class HidTransport(Transport):
         if endpoint is None:
             raise usb.core.USBError(f"interface {self._intf} has no interrupt IN endpoint")
         self._ep = endpoint.bEndpointAddress
+        self._packet = max(REPORT_SIZE, endpoint.wMaxPacketSize)
+        if intf.bInterfaceSubClass == BOOT_SUBCLASS:
+            self._set_boot_protocol(dev)
+        self.report_id = self._read_report_id(dev, intf)
+
+    def _set_boot_protocol(self, dev: usb.core.Device) -> None:
+        """SET_PROTOCOL(boot): 8-byte reports without a Report ID. A scanner that STALLs it is
+        read in report protocol (the codec strips an ID), so a refusal is logged, not fatal."""
+        try:
+            dev.ctrl_transfer(*SET_PROTOCOL, BOOT_PROTOCOL, self._intf)
+        except usb.core.USBError as e:
+            log.warning("hid_set_protocol_refused", url=self.url, error=str(e))
+
+    def _read_report_id(self, dev: usb.core.Device, intf: Any) -> int | None:
+        """The keyboard's Report ID from the interface's report descriptor (None if it has none
+        or it cannot be read: the codec then learns an ID from a 9-byte report)."""
+        length = _report_descriptor_length(bytes(intf.extra_descriptors))
+        try:
+            descriptor = bytes(dev.ctrl_transfer(*GET_REPORT_DESCRIPTOR, self._intf, length))
+        except usb.core.USBError as e:
+            log.warning("hid_report_descriptor_unreadable", url=self.url, error=str(e))
+            return None
+        return keyboard_report_id(descriptor)
 
     def read(self, max_bytes: int = REPORT_SIZE) -> bytes:
         dev = self._dev
         if dev is None:
             raise DeviceDisconnected(f"{self.url} is not open")
         try:
-            return bytes(dev.read(self._ep, max(max_bytes, REPORT_SIZE), self.read_timeout_ms))
+            return bytes(dev.read(self._ep, self._packet, self.read_timeout_ms))
         except usb.core.USBTimeoutError:
             return b""  # an idle scanner
         except usb.core.USBError as e:
@@ -120,7 +162,7 @@ class HidTransport(Transport):
             return
         try:
             usb.util.release_interface(dev, self._intf)
-            if self._detached:
+            if self._detached and self.give_back_keyboard:
                 dev.attach_kernel_driver(self._intf)
         except usb.core.USBError as e:  # unplugged: nothing left to give back
             level = log.debug if e.errno == errno.ENODEV else log.warning
@@ -129,6 +171,14 @@ class HidTransport(Transport):
             self._detached = False
             usb.util.dispose_resources(dev)
         log.debug("hid_closed", url=self.url)
+
+
+def _report_descriptor_length(hid_descriptor: bytes) -> int:
+    """wDescriptorLength of the report descriptor from the HID class descriptor (HID 1.11
+    6.2.1) that follows the interface descriptor; a generous default when it is missing."""
+    if len(hid_descriptor) >= 9 and hid_descriptor[1] == HID_DESCRIPTOR_TYPE:
+        return int.from_bytes(hid_descriptor[7:9], "little") or MAX_REPORT_DESCRIPTOR
+    return MAX_REPORT_DESCRIPTOR
 
 
 def _keyboard_interface(config: Any) -> Any:
@@ -147,10 +197,13 @@ class HidScannerShoe(DeviceRunner):
     def __init__(self, events: queue.Queue[DeviceEvent], *, vendor_id: int, product_id: int,
                  deck: DeckMap, serial: str | None = None, backend: Any = None,
                  name: str = "shoe", no_read_text: str | None = NO_READ_TEXT, aim: bool = True,
-                 read_timeout_ms: int = 50, **runner_options: Any) -> None:
+                 read_timeout_ms: int = READ_TIMEOUT_MS, give_back_keyboard: bool = False,
+                 **runner_options: Any) -> None:
         transport = HidTransport(vendor_id=vendor_id, product_id=product_id, serial=serial,
-                                 backend=backend, read_timeout_ms=read_timeout_ms)
+                                 backend=backend, read_timeout_ms=read_timeout_ms,
+                                 give_back_keyboard=give_back_keyboard)
         super().__init__(name, transport, events, **runner_options)
+        self.hid = transport
         self._aim = aim
         self.codec = HidKeyboardCodec(aim=aim)
         self.tracker = ShoeTracker(name, self.emit, self.clock, deck=deck,
@@ -162,6 +215,10 @@ class HidScannerShoe(DeviceRunner):
 
     def new_shoe(self) -> None:
         self.tracker.new_shoe()
+
+    def on_connected(self) -> None:
+        self.codec = HidKeyboardCodec(aim=self._aim, report_id=self.hid.report_id)
+        super().on_connected()
 
     def on_bytes(self, data: bytes) -> None:
         message = self.codec.report(data)

@@ -6,11 +6,19 @@ A key produces a character when it appears in a report and was not down in the p
 a key held across reports (rollover, repeated reports) counts once. Enter (0x28, keypad 0x58)
 ends a code. ``ErrorRollOver`` reports (all six slots 0x01) are phantom states and ignored.
 Pure and incremental like the other decoders; ``decode(buf)`` consumes one report at a time.
+
+Report IDs: a scanner whose report descriptor declares a Report ID (item ``0x85``) prefixes
+every report with that ID when it is in report protocol, so its keyboard reports are 9 bytes.
+The driver asks for boot protocol (no ID) at open, but not every scanner obeys; so the codec
+strips a leading ID from a 9-byte report when it is the keyboard's ID, read from the report
+descriptor (:func:`keyboard_report_id`) or, when the descriptor could not be read, learned from
+the first 9-byte report (a keyboard report is 9 bytes only with an ID in front). A 9-byte report
+with another ID (a second collection, e.g. consumer keys) is dropped as garbage.
 """
 
 from __future__ import annotations
 
-from drivers.shoe.codes import Garbage, ScannedCode, split_aim
+from drivers.shoe.codes import Garbage, ScannedCode, scanned
 
 REPORT_SIZE = 8
 SHIFT_BITS = 0x22
@@ -42,12 +50,53 @@ for _usage, _ch in sorted(_PLAIN.items(), reverse=True):
 
 Message = ScannedCode | Garbage
 
+_USAGE_PAGE, _USAGE, _COLLECTION, _END_COLLECTION, _REPORT_ID = 0x04, 0x08, 0xA0, 0xC0, 0x84
+_GENERIC_DESKTOP, _KEYBOARD, _LONG_ITEM = 0x01, 0x06, 0xFE
+
+
+def keyboard_report_id(descriptor: bytes) -> int | None:
+    """The Report ID of the keyboard collection in a HID report descriptor (HID 1.11 section
+    6.2.2), or None when its reports carry no ID. Short items only matter here; long items are
+    skipped by their size byte."""
+    page = usage = 0
+    app: tuple[int, int] | None = None
+    depth, pos = 0, 0
+    first_id: int | None = None
+    while pos < len(descriptor):
+        prefix = descriptor[pos]
+        if prefix == _LONG_ITEM:
+            pos += 3 + (descriptor[pos + 1] if pos + 1 < len(descriptor) else 0)
+            continue
+        size = (0, 1, 2, 4)[prefix & 0x03]
+        if pos + 1 + size > len(descriptor):
+            break  # a truncated item: what came before is all we know
+        value = int.from_bytes(descriptor[pos + 1:pos + 1 + size], "little")
+        tag = prefix & 0xFC
+        pos += 1 + size
+        if tag == _USAGE_PAGE:
+            page = value
+        elif tag == _USAGE:
+            usage = value
+        elif tag == _COLLECTION:
+            if depth == 0:
+                app = (page, usage)
+            depth += 1
+        elif tag == _END_COLLECTION:
+            depth = max(0, depth - 1)
+        elif tag == _REPORT_ID:
+            if app == (_GENERIC_DESKTOP, _KEYBOARD):
+                return value
+            first_id = value if first_id is None else first_id
+    return first_id
+
 
 class HidKeyboardCodec:
     """Turns boot-keyboard reports into codes; keeps the keys-down state between reports."""
 
-    def __init__(self, *, aim: bool = True) -> None:
+    def __init__(self, *, aim: bool = True, report_id: int | None = None) -> None:
         self.aim = aim
+        self.report_id = report_id
+        """The keyboard's Report ID when known; learned from the first 9-byte report if not."""
         self._down: frozenset[int] = frozenset()
         self._chars: list[str] = []
         self._bad: list[str] = []
@@ -60,6 +109,13 @@ class HidKeyboardCodec:
 
     def report(self, report: bytes) -> Message | None:
         """Apply one report (one interrupt transfer)."""
+        if len(report) == REPORT_SIZE + 1:
+            if self.report_id is None:
+                self.report_id = report[0]
+            if report[0] != self.report_id:
+                return Garbage(f"report id {report[0]}, the keyboard's is {self.report_id}",
+                               len(report), bytes(report))
+            report = report[1:]
         if len(report) != REPORT_SIZE:
             return Garbage(f"{len(report)}-byte report, expected {REPORT_SIZE}", len(report),
                            bytes(report))
@@ -89,10 +145,7 @@ class HidKeyboardCodec:
         if bad:
             return Garbage(f"code {text!r} with unmapped key(s) {', '.join(sorted(set(bad)))}",
                            len(text) + len(bad))
-        if not text:
-            return None
-        symbology, text = split_aim(text) if self.aim else (None, text)
-        return ScannedCode(text, symbology)
+        return scanned(text, aim=self.aim)
 
 
 def reports_for(text: str) -> list[bytes]:

@@ -23,6 +23,8 @@ MAX_BUFFER = 4096
 class Decoder(Protocol):
     def decode(self, buf: bytes) -> tuple[int, Any]: ...
 
+    def reset(self) -> None: ...
+
 
 class LineShoe(DeviceRunner):
     """Common reader for the scanner and Bee-Tek dialects."""
@@ -64,6 +66,7 @@ class LineShoe(DeviceRunner):
             self.tracker.garbage(Garbage("partial message lost in a disconnect", len(self._buf),
                                          self._buf))
             self._buf = b""
+        self.decoder.reset()
         super().on_disconnected(reason)
 
     def handle(self, message: object) -> None:

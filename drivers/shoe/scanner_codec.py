@@ -6,14 +6,24 @@ identifier (``]C1`` = Code 128) in front. The decoder is pure and incremental: `
 returns ``(consumed, message)``; ``(0, None)`` means "need more bytes". A CR is a terminator by
 itself, so a CRLF split across two reads yields the code on CR and an empty line that is skipped
 silently. Anything that is not a clean code is returned as :class:`Garbage`, never raised.
+
+An over-long line is dropped *up to and including its terminator*, however it arrives. The
+decoder cannot hold the whole of it (a scanner gone mad must not grow our buffer), so once a line
+passes ``max_length`` without a terminator it remembers that it is inside a line it is
+discarding: the tail that arrives later is discarded with it and never read as the start of a new
+line. A tail such as ``...100110\r`` therefore cannot become a card that was never sent. The
+drop is reported once, when the terminator ends it (or every ``MAX_DISCARD`` bytes of a stream
+that never ends a line). This one flag is the decoder's only state; ``reset()`` clears it.
 """
 
 from __future__ import annotations
 
-from drivers.shoe.codes import Garbage, ScannedCode, printable, split_aim
+from drivers.shoe.codes import Garbage, ScannedCode, printable, scanned
 
 CR, LF = 0x0D, 0x0A
 DEFAULT_MAX_LENGTH = 80
+MAX_DISCARD = 4096
+"""A stream that never ends a line is reported once per this many bytes, not once per read."""
 NO_READ_TEXT = "NR"  # the "no read" message scanners send when configured to report misses
 
 Message = ScannedCode | Garbage
@@ -28,13 +38,22 @@ class ScannerCodec:
         self.suffix = bytes(suffix)
         self.aim = aim
         self.max_length = max_length + len(self.prefix) + len(self.suffix)
+        self._in_long_line = False
+        """Inside an over-long line whose terminator has not arrived: drop until it does."""
+        self._dropped = 0
+
+    def reset(self) -> None:
+        """Forget a line being discarded (after a reconnect the next byte starts a new line)."""
+        self._in_long_line, self._dropped = False, 0
 
     def decode(self, buf: bytes) -> tuple[int, Message | None]:
         """Consume at most one line (or one run of noise) from the front of ``buf``."""
         end = _terminator(buf)
+        if self._in_long_line:
+            return self._discard(buf, end)
         if end < 0:
             if len(buf) > self.max_length:
-                return len(buf), Garbage("line too long without CR/LF", len(buf), bytes(buf))
+                return self._discard(buf, end)
             return 0, None
         consumed = end + 1
         if buf[end] == CR and end + 1 < len(buf) and buf[end + 1] == LF:
@@ -44,9 +63,21 @@ class ScannerCodec:
             return consumed, None  # the LF of a split CRLF, or a blank line
         return consumed, self._parse(line)
 
+    def _discard(self, buf: bytes, end: int) -> tuple[int, Message | None]:
+        """Drop ``buf`` up to and including the terminator at ``end`` (all of it if none)."""
+        consumed = len(buf) if end < 0 else end + 1
+        self._dropped += consumed
+        self._in_long_line = end < 0
+        if self._in_long_line and self._dropped < MAX_DISCARD:
+            return consumed, None  # the rest of the line is still to come: keep dropping it
+        dropped, self._dropped = self._dropped, 0
+        why = (f"line longer than {self.max_length} bytes dropped up to its CR/LF" if end >= 0
+               else f"no CR/LF in {dropped} bytes; dropping until the next one")
+        return consumed, Garbage(why, dropped, bytes(buf[:min(consumed, 64)]))
+
     def _parse(self, line: bytes) -> Message:
         if len(line) > self.max_length:
-            return Garbage("line too long", len(line), line)
+            return Garbage(f"line longer than {self.max_length} bytes dropped", len(line), line)
         if self.prefix:
             if not line.startswith(self.prefix):
                 return Garbage("line without the configured prefix", len(line), line)
@@ -61,10 +92,10 @@ class ScannerCodec:
             text = line_body.decode("ascii")
         except UnicodeDecodeError:
             return Garbage("non-ASCII bytes in a code", len(line), line)
-        if not text or not printable(text):
-            return Garbage("empty or non-printable code", len(line), line)
-        symbology, text = split_aim(text) if self.aim else (None, text)
-        return ScannedCode(text, symbology)
+        code = scanned(text, aim=self.aim) if printable(text.strip()) else None
+        if code is None:
+            return Garbage("blank or non-printable code", len(line), line)
+        return code
 
     def encode(self, code: ScannedCode, ending: bytes = b"\r\n") -> bytes:
         """The bytes a scanner configured like this codec sends for ``code`` (simulators)."""

@@ -6,10 +6,16 @@ second :class:`CardRead`), whether a reader reported the same card twice in a ro
 a :class:`DeviceWarning`, the second report is dropped) and which deck a barcode belongs to
 (another deck id or an unknown code is :class:`ForeignCard`). Garbage is counted in
 ``dropped_bytes``/``link_errors`` and becomes one :class:`LinkError` per resync.
+
+A barcode is looked up with its surrounding whitespace stripped, and the no-read message matches
+in any case (``NR``, ``nr``). A code glued behind a truncated one (``1001`` + ``100102``) is
+recovered only when the stub in front is itself the start of one of this deck's barcodes: noise
+in front of a code is a foreign barcode, never a card.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import structlog
@@ -32,6 +38,9 @@ from drivers.shoe.scanner_codec import NO_READ_TEXT
 
 log = structlog.get_logger(__name__)
 
+_TRAILING_AIM = re.compile(r"\][A-Za-z][0-9A-Za-z]$")
+"""An AIM id at the end of a stub: the truncated line was cut right after its own AIM id."""
+
 
 class ShoeTracker:
     """Per-shoe state shared by the scanner, HID and Bee-Tek drivers."""
@@ -44,6 +53,8 @@ class ShoeTracker:
         self._clock = clock
         self.deck = deck
         self.no_read_text = no_read_text
+        self._barcodes = (tuple(deck.barcode_for(card) for card, _ in deck.fields)
+                          if deck is not None else ())
         self.link_errors = 0
         self.dropped_bytes = 0
         self.new_shoe()
@@ -77,21 +88,22 @@ class ShoeTracker:
 
     def code(self, code: ScannedCode) -> None:
         """A barcode from a scanner: the no-read message, a card of our deck, or foreign."""
-        if self.no_read_text is not None and code.text == self.no_read_text:
+        text = code.text.strip()
+        if self.no_read_text is not None and text.casefold() == self.no_read_text.casefold():
             self.no_read()
             return
         if self.deck is None:
             self.garbage(Garbage("barcode but no deck map configured", len(code.text)))
             return
         try:
-            card = self.deck.lookup(code.text)
+            card = self.deck.lookup(text)
         except ForeignDeckBarcode as error:
-            self._foreign(code.text, error.deck_id)
+            self._foreign(text, error.deck_id)
             return
         except UnknownBarcode:
-            if self._resync(code.text):
+            if self._resync(text):
                 return
-            self._foreign(code.text, None)
+            self._foreign(text, None)
             return
         self.card(card)
 
@@ -115,6 +127,8 @@ class ShoeTracker:
         """A truncated code glued to the next one: drop the stub, keep the whole code behind it."""
         assert self.deck is not None
         for cut in range(1, len(text)):
+            if not self._truncated_code(text[:cut]):
+                continue
             try:
                 card = self.deck.lookup(text[cut:])
             except UnknownBarcode:
@@ -124,3 +138,12 @@ class ShoeTracker:
             self.card(card)
             return True
         return False
+
+    def _truncated_code(self, stub: str) -> bool:
+        """``stub`` is the front of one of this deck's barcodes (after its AIM id, if any)."""
+        aim = _TRAILING_AIM.search(stub)
+        head = stub[:aim.start()] if aim else stub
+        if aim and not head:
+            return True  # only the AIM id got through before the line was cut
+        return any(len(head) < len(barcode) and barcode.startswith(head)
+                   for barcode in self._barcodes)

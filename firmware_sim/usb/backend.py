@@ -350,7 +350,7 @@ class SimUsbBackend(usb.backend.IBackend):
         device_to_host = bool(bmRequestType & 0x80)
         standard = (bmRequestType & 0x60) == 0
         if standard and bRequest == 0x06 and device_to_host:
-            reply = self._descriptor(plug, wValue >> 8, wValue & 0xFF)
+            reply = self._descriptor(plug, wValue >> 8, wValue & 0xFF, wIndex)
         elif standard and bRequest == 0x08 and device_to_host:
             reply = bytes([plug.configuration])
         elif standard and bRequest == 0x09 and not device_to_host:
@@ -366,7 +366,7 @@ class SimUsbBackend(usb.backend.IBackend):
         memoryview(data).cast("B")[: len(reply)] = reply
         return len(reply)
 
-    def _descriptor(self, plug: PlugState, kind: int, index: int) -> bytes:
+    def _descriptor(self, plug: PlugState, kind: int, index: int, w_index: int = 0) -> bytes:
         device = plug.device
         if kind == 1:
             return device_bytes(self.get_device_descriptor(plug).__dict__)
@@ -380,4 +380,8 @@ class SimUsbBackend(usb.backend.IBackend):
             text = device.strings().get(index)
             if text is not None:
                 return string_bytes(text)
+        if kind >= 0x21:  # a class descriptor (HID 0x21, report 0x22) of interface w_index
+            found = device.class_descriptor(kind, index, w_index)
+            if found is not None:
+                return found
         raise usb_error(LibusbCode.PIPE, f"descriptor type {kind} index {index} (STALL)")

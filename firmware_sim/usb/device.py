@@ -117,6 +117,11 @@ class SimUsbDevice:
         """A class or vendor control request. Return IN data (or None for OUT); default STALL."""
         raise usb_error(LibusbCode.PIPE, f"request 0x{request:02x} not supported (STALL)")
 
+    def class_descriptor(self, kind: int, index: int, interface: int) -> bytes | None:
+        """A class-specific descriptor asked for with GET_DESCRIPTOR (e.g. the HID report
+        descriptor, type 0x22, of ``interface``); None STALLs, as for an unknown descriptor."""
+        return None
+
     def on_plug(self) -> None:
         """Called after the device is enumerated (again)."""
 

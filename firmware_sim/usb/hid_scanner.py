@@ -6,6 +6,13 @@ at plug time (``kernel_driver=True``) and the kernel has already selected config
 driver must detach the kernel driver and must *not* set the configuration again. A draw types the
 barcode as press/release report pairs followed by Enter. Faults as for the serial scanner, plus
 ``disconnect`` which unplugs the device from the backend and replugs it ARG seconds later.
+
+``report_id=N`` emulates a scanner whose report descriptor declares Report ID N: in report
+protocol (the state it powers up in) every report is 9 bytes, the ID first, and the endpoint's
+packet size is 9. SET_PROTOCOL(boot) switches it to 8-byte boot reports, unless
+``obeys_set_protocol=False`` (scanners that ignore it exist). Every class request the host
+sends is recorded in ``requests`` as ``(bmRequestType, bRequest, wValue, wIndex)``, and GET_DESCRIPTOR
+of the report descriptor (type 0x22) answers the descriptor, with or without the ID item.
 """
 
 from __future__ import annotations
@@ -32,9 +39,38 @@ from firmware_sim.usb.descriptors import (
 )
 
 REPORT_ENDPOINT = 0x81
-# HID class descriptor: HID 1.11, country 0, one report descriptor of 63 bytes (boot keyboard).
-HID_DESCRIPTOR = bytes([9, 0x21, 0x11, 0x01, 0, 1, 0x22, 63, 0])
+REPORT_DESCRIPTOR_TYPE = 0x22
 _HID_SET_IDLE, _HID_SET_PROTOCOL = 0x0A, 0x0B
+_KEYBOARD_HEAD = bytes.fromhex("05 01 09 06 a1 01")  # Generic Desktop, Keyboard, Application
+_KEYBOARD_BODY = bytes.fromhex(
+    "05 07 19 e0 29 e7 15 00 25 01 75 01 95 08 81 02"  # 8 modifier bits
+    "95 01 75 08 81 01"                                # reserved byte
+    "95 05 75 01 05 08 19 01 29 05 91 02 95 01 75 03 91 01"  # LED output report
+    "95 06 75 08 15 00 25 65 05 07 19 00 29 65 81 00"  # six key slots
+    "c0")
+"""The boot keyboard report descriptor of HID 1.11 Appendix B.1 / E.6 (63 bytes)."""
+
+
+def report_descriptor(report_id: int | None) -> bytes:
+    """The keyboard's report descriptor, with a Report ID item when ``report_id`` is set."""
+    item = b"" if report_id is None else bytes([0x85, report_id])
+    return _KEYBOARD_HEAD + item + _KEYBOARD_BODY
+
+
+def hid_descriptor(report_id: int | None) -> bytes:
+    """HID class descriptor: HID 1.11, country 0, one report descriptor of its length."""
+    length = len(report_descriptor(report_id))
+    return bytes([9, 0x21, 0x11, 0x01, 0, 1, REPORT_DESCRIPTOR_TYPE, length & 0xFF, length >> 8])
+
+
+def _configurations(report_id: int | None) -> tuple[ConfigurationSpec, ...]:
+    packet = 8 if report_id is None else 9
+    return (ConfigurationSpec(1, (
+        InterfaceSpec(0, InterfaceClass.HID, (EndpointSpec(REPORT_ENDPOINT, Transfer.INTERRUPT,
+                                                           packet, 1),),
+                      subclass=1, protocol=1, name="Keyboard", kernel_driver=True,
+                      extra=hid_descriptor(report_id)),
+    )),)
 
 
 class HidScannerSim(SimUsbDevice, SimShoe):
@@ -46,12 +82,7 @@ class HidScannerSim(SimUsbDevice, SimShoe):
     product = "Sim HID card scanner"
     device_class = 0x00
     initial_configuration = 1
-    configurations = (ConfigurationSpec(1, (
-        InterfaceSpec(0, InterfaceClass.HID, (EndpointSpec(REPORT_ENDPOINT, Transfer.INTERRUPT,
-                                                           8, 1),),
-                      subclass=1, protocol=1, name="Keyboard", kernel_driver=True,
-                      extra=HID_DESCRIPTOR),
-    )),)
+    configurations = _configurations(None)
 
     SUPPORTED = frozenset({
         FaultKind.FOREIGN, FaultKind.DUPLICATE, FaultKind.NO_READ, FaultKind.DOUBLE_READ,
@@ -60,8 +91,13 @@ class HidScannerSim(SimUsbDevice, SimShoe):
 
     def __init__(self, seed: int | None = None, faults: Sequence[FaultSpec] = (), *,
                  deck: DeckMap | str = "generic-code128", serial: str = "HID0001",
-                 aim: str | None = None, no_read_text: str | None = NO_READ_TEXT) -> None:
+                 aim: str | None = None, no_read_text: str | None = NO_READ_TEXT,
+                 report_id: int | None = None, obeys_set_protocol: bool = True) -> None:
         SimUsbDevice.__init__(self)
+        self.report_id = report_id
+        self.obeys_set_protocol = obeys_set_protocol
+        self.configurations = _configurations(report_id)
+        self.requests: list[tuple[int, int, int, int]] = []
         self.serial = serial
         self.deck = deck if isinstance(deck, DeckMap) else DeckMap.load(deck)
         self.foreign_deck = self.deck.with_deck_id(
@@ -111,7 +147,7 @@ class HidScannerSim(SimUsbDevice, SimShoe):
                     raise usb_error(LibusbCode.NO_DEVICE, NO_DEVICE_TEXT)
                 now = time.monotonic()
                 if self._reports and self._reports[0][0] <= now:
-                    return self._reports.popleft()[1]
+                    return self._framed(self._reports.popleft()[1])
                 wait = None if deadline is None else deadline - now
                 if self._reports:
                     release = self._reports[0][0] - now
@@ -120,14 +156,29 @@ class HidScannerSim(SimUsbDevice, SimShoe):
                     raise usb_error(LibusbCode.TIMEOUT, "Operation timed out")
                 self._cond.wait(wait)
 
+    def _framed(self, report: bytes) -> bytes:
+        """A boot report in boot protocol; with the Report ID in front in report protocol."""
+        if self.report_id is None or (self.protocol == 0 and self.obeys_set_protocol):
+            return report
+        return bytes([self.report_id]) + report
+
     def on_control(self, request_type: int, request: int, value: int, index: int,
                    data: bytes, length: int) -> bytes | None:
+        self.requests.append((request_type, request, value, index))
         if request_type == 0x21 and request == _HID_SET_IDLE:
             return None
         if request_type == 0x21 and request == _HID_SET_PROTOCOL:
             self.protocol = value
             return None
         return super().on_control(request_type, request, value, index, data, length)
+
+    def class_descriptor(self, kind: int, index: int, interface: int) -> bytes | None:
+        if kind == REPORT_DESCRIPTOR_TYPE and interface == 0:
+            return report_descriptor(self.report_id)
+        return None
+
+    def on_plug(self) -> None:
+        self.protocol = 1  # a new enumeration powers up in report protocol
 
     def on_unplug(self) -> None:
         with self._cond:

@@ -1,25 +1,49 @@
 """``python -m firmware_sim`` as a subprocess: first line says where to connect, then it serves
-until terminated or stdin closes. Every process is terminated and reaped (no leaks)."""
+until SIGINT or SIGTERM, with or without stdin. Every process is terminated and reaped (no leaks)."""
 
 from __future__ import annotations
 
 import queue
+import select
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
+from drivers.decks import DeckMap
 from drivers.events import CardRead, DeviceEvent, DeviceOnline
 from drivers.shoe.framed import FramedShoe
+from drivers.shoe.scanner import ScannerShoe
 from drivers.shuffler import Shuffler
 from drivers.transport import SerialTransport
 from tests.drivers.sim_fixtures import fixture_events, next_event  # noqa: F401 - fixture
 
 
-def _start(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "firmware_sim", *args], stdin=subprocess.PIPE,
+STDERR_WAIT = 10.0
+
+
+def _start(*args: str, stdin: int = subprocess.PIPE) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "firmware_sim", *args], stdin=stdin,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _stderr_line(proc: subprocess.Popen[str], timeout: float = STDERR_WAIT) -> str:
+    """The next line on stderr, waiting at most ``timeout`` (select, not a sleep)."""
+    assert proc.stderr is not None
+    ready, _, _ = select.select([proc.stderr], [], [], timeout)
+    assert ready, f"nothing on stderr within {timeout} s"
+    return proc.stderr.readline().strip()
+
+
+def _terminate_cleanly(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM ends the simulator with status 0 and no traceback."""
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 0
+    assert proc.stderr is not None
+    assert "Traceback" not in proc.stderr.read()
 
 
 @pytest.fixture(name="spawn")
@@ -37,6 +61,18 @@ def fixture_spawn() -> Iterator[list[subprocess.Popen[str]]]:
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None and not stream.closed:
                 stream.close()
+
+
+@contextmanager
+def _framed_shoe_over_tcp(spawn: list[subprocess.Popen[str]], events: queue.Queue[DeviceEvent]
+                          ) -> Iterator[subprocess.Popen[str]]:
+    """A `shoe --dialect framed` subprocess on TCP with a FramedShoe driver online on it."""
+    spawn.append(proc := _start("shoe", "--dialect", "framed", "--listen", "tcp:127.0.0.1:0"))
+    _, where = _first_line(proc).split(" ", 1)
+    with FramedShoe(f"socket://{where}", events):
+        next_event(events, DeviceOnline)
+        assert proc.stdin is not None
+        yield proc
 
 
 def _first_line(proc: subprocess.Popen[str]) -> str:
@@ -73,10 +109,7 @@ def test_several_draw_lines_at_once_each_deal(spawn: list[subprocess.Popen[str]]
                                               events: queue.Queue[DeviceEvent]) -> None:
     """Three `draw` lines written in one go deal three cards, in order: none is lost in a
     read buffer while the simulator waits for more input."""
-    spawn.append(proc := _start("shoe", "--dialect", "framed", "--listen", "tcp:127.0.0.1:0"))
-    _, where = _first_line(proc).split(" ", 1)
-    with FramedShoe(f"socket://{where}", events):
-        next_event(events, DeviceOnline)
+    with _framed_shoe_over_tcp(spawn, events) as proc:
         assert proc.stdin is not None
         proc.stdin.write("draw\ndraw\ndraw\n")
         proc.stdin.flush()
@@ -93,13 +126,53 @@ def test_other_dialects_autodraw(spawn: list[subprocess.Popen[str]], dialect: st
         assert transport.read()
 
 
-def test_stdin_eof_stops(spawn: list[subprocess.Popen[str]]) -> None:
-    """Closing stdin ends the simulator with status 0."""
-    spawn.append(proc := _start("shuffler"))
-    assert _first_line(proc).startswith("PTY ")
-    assert proc.stdin is not None
-    proc.stdin.close()
-    assert proc.wait(timeout=5) == 0
+def test_shuffler_outlives_devnull_stdin(spawn: list[subprocess.Popen[str]],
+                                         events: queue.Queue[DeviceEvent]) -> None:
+    """Started with stdin on /dev/null (a script's background job, a service manager), the
+    shuffler says once that stdin is closed, keeps serving on its pty, and SIGTERM ends it with
+    status 0."""
+    spawn.append(proc := _start("shuffler", "--listen", "pty", "--seed", "1",
+                                stdin=subprocess.DEVNULL))
+    kind, path = _first_line(proc).split(" ", 1)
+    assert kind == "PTY"
+    assert "stdin closed" in _stderr_line(proc)  # EOF already seen: what follows is after it
+    with Shuffler(path, events) as shuffler:
+        next_event(events, DeviceOnline)
+        assert shuffler.identify().model.startswith("HF-3")
+    assert proc.poll() is None
+    _terminate_cleanly(proc)
+
+
+def test_shoe_outlives_devnull_stdin(spawn: list[subprocess.Popen[str]],
+                                     events: queue.Queue[DeviceEvent]) -> None:
+    """A scanner shoe with stdin on /dev/null serves its pty after stdin's end: the driver
+    reads autodrawn cards from it; SIGTERM then ends it with status 0."""
+    spawn.append(proc := _start("shoe", "--dialect", "scanner", "--listen", "pty",
+                                "--autodraw", "0.05", "--seed", "3", stdin=subprocess.DEVNULL))
+    kind, path = _first_line(proc).split(" ", 1)
+    assert kind == "PTY"
+    assert "stdin closed" in _stderr_line(proc)
+    with ScannerShoe(path, events, deck=DeckMap.load("generic-code128")):
+        next_event(events, DeviceOnline)
+        first, second = next_event(events, CardRead), next_event(events, CardRead)
+        assert second.index_in_shoe == first.index_in_shoe + 1
+    assert proc.poll() is None
+    _terminate_cleanly(proc)
+
+
+def test_stdin_closed_later_keeps_serving(spawn: list[subprocess.Popen[str]],
+                                         events: queue.Queue[DeviceEvent]) -> None:
+    """Commands on stdin are optional: closing stdin after a last `draw` (no newline) deals
+    that card and the shoe still serves; SIGINT ends it with status 0."""
+    with _framed_shoe_over_tcp(spawn, events) as proc:
+        assert proc.stdin is not None
+        proc.stdin.write("draw")
+        proc.stdin.close()
+        assert next_event(events, CardRead).index_in_shoe == 1
+        assert "stdin closed" in _stderr_line(proc)
+        assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=10) == 0
 
 
 def test_bad_fault_is_one_line(spawn: list[subprocess.Popen[str]]) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import queue
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import given, settings
@@ -25,6 +27,7 @@ from drivers.shoe import open_shoe
 from drivers.shoe.hid import HidScannerShoe, parse_usb_url
 from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.usb.backend import SimUsbBackend
+from firmware_sim.usb.device import LibusbCode, usb_error
 from firmware_sim.usb.hid_scanner import HidScannerSim
 
 from .conftest import FAST_BACKOFF
@@ -58,6 +61,21 @@ def fixture_shoe(backend, sim, events, deck):
     shoe.close()
 
 
+@contextmanager
+def running(events, sim, deck, backend=None, **options) -> Iterator[tuple[HidScannerShoe,
+                                                                          SimUsbBackend]]:
+    """A started HID shoe on ``sim`` (plugged into ``backend`` or a fresh one), online."""
+    backend = backend or SimUsbBackend([sim])
+    shoe = HidScannerShoe(events, vendor_id=sim.vendor_id, product_id=sim.product_id,
+                          backend=backend, deck=deck, backoff=FAST_BACKOFF, **options)
+    shoe.start()
+    try:
+        wait_for(events, DeviceOnline)
+        yield shoe, backend
+    finally:
+        shoe.close()
+
+
 def test_open_detaches_kernel_driver_and_does_not_reconfigure(shoe, backend, sim):
     """Kernel driver detached, configuration left alone (already 1), interface claimed."""
     state = backend.state(sim)
@@ -66,28 +84,77 @@ def test_open_detaches_kernel_driver_and_does_not_reconfigure(shoe, backend, sim
     assert state.configuration == 1
 
 
-def test_close_releases_and_reattaches_kernel_driver(shoe, backend, sim):
-    """On close the interface is released and usbhid re-attached, so the console gets keys."""
+def test_open_asks_for_boot_protocol(shoe, sim):
+    """At open the driver sends the HID class request SET_PROTOCOL(boot) to the keyboard's
+    interface: bmRequestType 0x21, bRequest 0x0B, wValue 0, wIndex 0 (HID 1.11 7.2.6)."""
+    assert (0x21, 0x0B, 0, 0) in sim.requests
+    assert sim.protocol == 0
+
+
+def test_close_releases_and_keeps_usbhid_away(shoe, backend, sim):
+    """On close the interface is released and usbhid is *not* re-attached: a scanner bound to
+    usbhid would type its barcodes into the Pi's console while the service is down."""
     shoe.close()
     state = backend.state(sim)
+    assert state.history[-2:] == ["release:0", "close"]
+    assert state.kernel_driver == {0: False} and not state.claimed
+
+
+def test_close_gives_the_keyboard_back_when_asked(backend, sim, events, deck):
+    """give_back_keyboard=True (a desk, not a table) re-attaches usbhid on close."""
+    with running(events, sim, deck, backend, give_back_keyboard=True):
+        pass
+    state = backend.state(sim)
     assert state.history[-3:] == ["release:0", "attach:0", "close"]
-    assert state.kernel_driver == {0: True} and not state.claimed
+    assert state.kernel_driver == {0: True}
+
+
+@pytest.mark.parametrize("obeys", [True, False], ids=["obeys-boot", "ignores-boot"])
+def test_scanner_with_report_ids_is_read(events, deck, obeys):
+    """A scanner whose report descriptor declares a Report ID is read whether it obeys
+    SET_PROTOCOL(boot) (8-byte reports) or ignores it (9-byte reports, ID first: they were
+    "9-byte report, expected 8" for every report)."""
+    sim = HidScannerSim(seed=2, deck=deck, report_id=3, obeys_set_protocol=obeys)
+    try:
+        with running(events, sim, deck) as (shoe, _):
+            assert (0x21, 0x0B, 0, 0) in sim.requests
+            assert shoe.hid.report_id == 3
+            drawn = [sim.draw() for _ in range(3)]
+            assert [e.card for e in take(events, 3)] == drawn
+            assert shoe.link_errors == 0
+    finally:
+        sim.close()
+
+
+class _RefusesBootProtocol(HidScannerSim):
+    """A scanner that STALLs SET_PROTOCOL and so stays in report protocol, IDs and all."""
+
+    def on_control(self, request_type, request, value, index, data, length):
+        if (request_type, request) == (0x21, 0x0B):
+            self.requests.append((request_type, request, value, index))
+            raise usb_error(LibusbCode.PIPE, "SET_PROTOCOL not supported (STALL)")
+        return super().on_control(request_type, request, value, index, data, length)
+
+
+def test_scanner_that_stalls_set_protocol_is_still_read(events, deck):
+    """A STALLed SET_PROTOCOL is logged, not fatal: the driver reads the 9-byte reports."""
+    sim = _RefusesBootProtocol(seed=4, deck=deck, report_id=1)
+    try:
+        with running(events, sim, deck) as (shoe, _):
+            assert sim.requests == [(0x21, 0x0B, 0, 0)] and sim.protocol == 1
+            card = sim.draw()
+            assert wait_for(events, CardRead).card == card and shoe.link_errors == 0
+    finally:
+        sim.close()
 
 
 def test_unconfigured_device_is_configured_once(events, deck):
     """With no active configuration the driver sets one, then detaches the bound driver."""
     sim = HidScannerSim(seed=1, deck=deck)
     sim.initial_configuration = 0
-    backend = SimUsbBackend([sim])
-    shoe = HidScannerShoe(events, vendor_id=sim.vendor_id, product_id=sim.product_id,
-                          backend=backend, deck=deck, backoff=FAST_BACKOFF)
-    shoe.start()
-    try:
-        wait_for(events, DeviceOnline)
+    with running(events, sim, deck) as (_, backend):
         assert backend.state(sim).history == ["open", "set_configuration:1", "detach:0",
                                               "claim:0"]
-    finally:
-        shoe.close()
 
 
 def test_cards_are_read(shoe, sim, events):
@@ -96,10 +163,11 @@ def test_cards_are_read(shoe, sim, events):
     assert [e.card for e in take(events, 5)] == drawn
 
 
-def test_idle_read_timeouts_are_not_disconnects(shoe, events):
-    """Many 50 ms read timeouts on an idle scanner produce no offline event."""
-    assert_quiet(events, 0.4)
-    assert shoe.online
+def test_idle_read_timeouts_are_not_disconnects(events, backend, sim, deck):
+    """Many read timeouts on an idle scanner produce no offline event."""
+    with running(events, sim, deck, backend, read_timeout_ms=20) as (shoe, _):
+        assert_quiet(events, 0.4)
+        assert shoe.online
 
 
 @pytest.mark.parametrize(("kind", "expected"), [

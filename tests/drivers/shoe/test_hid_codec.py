@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.shoe.codes import Garbage, ScannedCode
-from drivers.shoe.hid_codec import REPORT_SIZE, HidKeyboardCodec, reports_for
+from drivers.shoe.hid_codec import REPORT_SIZE, HidKeyboardCodec, keyboard_report_id, reports_for
 
 from .streams import decode_all, mutated
 
@@ -92,3 +92,41 @@ def test_mutated_reports_resynchronise(data, codes, last):
     noisy = noisy[: len(noisy) // REPORT_SIZE * REPORT_SIZE]  # USB transfers are whole reports
     stream = noisy + RELEASE + ENTER + RELEASE + b"".join(reports_for(last))
     assert decode_all(HidKeyboardCodec().decode, stream)[0][-1] == ScannedCode(last)
+
+
+# The boot keyboard report descriptor of HID 1.11 Appendix E.6, as printed there; the second
+# has a Report ID item (85 02) after Collection(Application), as composite scanners send it.
+SPEC_KEYBOARD = bytes.fromhex(
+    "05 01 09 06 a1 01 05 07 19 e0 29 e7 15 00 25 01 75 01 95 08 81 02 95 01 75 08 81 01"
+    "95 05 75 01 05 08 19 01 29 05 91 02 95 01 75 03 91 01 95 06 75 08 15 00 25 65 05 07"
+    "19 00 29 65 81 00 c0")
+WITH_ID = SPEC_KEYBOARD[:6] + bytes.fromhex("85 02") + SPEC_KEYBOARD[6:]
+# A consumer-control collection (ID 1) before the keyboard (ID 2): the keyboard's ID wins.
+CONSUMER_FIRST = bytes.fromhex("05 0c 09 01 a1 01 85 01 15 00 26 ff 03 75 10 95 01 81 00 c0"
+                               ) + WITH_ID
+
+
+@pytest.mark.parametrize(("descriptor", "expected"), [
+    (SPEC_KEYBOARD, None), (WITH_ID, 2), (CONSUMER_FIRST, 2), (b"", None), (b"\x85", None),
+])
+def test_keyboard_report_id_from_the_descriptor(descriptor, expected):
+    """The keyboard collection's Report ID is read from the report descriptor; a descriptor
+    without one means 8-byte reports without an ID. Truncated input never raises."""
+    assert keyboard_report_id(descriptor) == expected
+
+
+def test_nine_byte_reports_with_the_keyboard_id_are_stripped():
+    """With the keyboard's ID known, a 9-byte report is that ID and a boot report."""
+    codec = HidKeyboardCodec(report_id=2)
+    out = [codec.report(b"\x02" + r) for r in reports_for("100101")]
+    assert [m for m in out if m] == [ScannedCode("100101")]
+
+
+def test_report_id_is_learned_from_a_consistent_nine_byte_length():
+    """Without a readable descriptor the first 9-byte report gives the ID; a report with
+    another ID (another collection) is garbage, the keyboard's codes still come out."""
+    codec = HidKeyboardCodec()
+    out = [codec.report(b"\x05" + r) for r in reports_for("1001")]
+    assert [m for m in out if m] == [ScannedCode("1001")] and codec.report_id == 5
+    other = codec.report(b"\x01" + bytes(8))
+    assert isinstance(other, Garbage) and "report id 1" in other.reason

@@ -78,3 +78,60 @@ def test_scanner_sample_events(deck):
     shoe = ScannerShoe("loop://", queue.Queue(), deck=deck)
     kinds = [type(e) for e in _feed(shoe, SCANNER_SAMPLE, [])]
     assert kinds == [CardRead, CardRead, ForeignCard, NoRead, FaultRaised]
+
+
+@pytest.mark.parametrize("line", [b"NR\r\n", b"nr\r\n", b"Nr\r", b" nr \n"])
+def test_no_read_message_in_any_case_is_a_no_read(deck, line):
+    """The scanner's no-read message is a NoRead in any case (a lowercase `nr` was a foreign
+    card), and takes an index in the shoe."""
+    shoe = ScannerShoe("loop://", queue.Queue(), deck=deck)
+    [event] = _feed(shoe, line, [])
+    assert isinstance(event, NoRead) and event.index_in_shoe == 1
+
+
+def test_code_with_trailing_spaces_is_the_card(deck):
+    """`100110  ` is TS, not foreign_card "100110  ": whitespace around a code is stripped."""
+    shoe = ScannerShoe("loop://", queue.Queue(), deck=deck)
+    [event] = _feed(shoe, b"100110  \r\n", [])
+    assert isinstance(event, CardRead) and event.card.code == "TS"
+
+
+@pytest.mark.parametrize(("line", "card"), [(b"1001100102\r", "2S"), (b"]C110]C1100102\r", "2S"),
+                                            (b"]C1]C1100103\r", "3S")])
+def test_code_behind_a_truncated_code_is_recovered(deck, line, card):
+    """A truncated code (terminator lost) glued to a complete one costs a LinkError for the stub;
+    the complete code behind it is the card, AIM ids included."""
+    shoe = ScannerShoe("loop://", queue.Queue(), deck=deck)
+    error, read = _feed(shoe, line, [])
+    assert isinstance(error, LinkError) and isinstance(read, CardRead)
+    assert read.card.code == card
+
+
+@pytest.mark.parametrize("line", [b"Z100110\r", b"9999100110\r", b"1002100110\r"])
+def test_noise_in_front_of_a_code_is_foreign_not_a_card(deck, line):
+    """Bytes in front of a code that are not the start of one of this deck's barcodes make the
+    line a foreign barcode: a card is never carved out of noise."""
+    shoe = ScannerShoe("loop://", queue.Queue(), deck=deck)
+    [event] = _feed(shoe, line, [])
+    assert isinstance(event, ForeignCard) and event.barcode == line.strip().decode()
+
+
+def test_beetek_lowercase_tags_are_read():
+    """Bee-Tek tags and fields are case-insensitive: `<card:4s>` is 4S (it was "unknown
+    message"), `<game>` a no-read, a lowercase warning a DeviceWarning with its code."""
+    shoe = BeeTekShoe("loop://", queue.Queue())
+    card, no_read, warning = _feed(shoe, b" [game]<card:4s>  [Game]<GAME> <w0x01> ", [])
+    assert isinstance(card, CardRead) and card.card.code == "4S"
+    assert isinstance(no_read, NoRead)
+    assert isinstance(warning, DeviceWarning) and warning.code == "W0x01"
+    assert warning.text == "shoe warning 0x01"
+
+
+def test_trickled_overlong_line_is_one_link_error_and_no_card(deck):
+    """Issue 10's phantom through the driver's byte path: an 81-byte line ending in TS's code,
+    one byte per read, is one LinkError (logged, counted) and no card; the next line is read."""
+    shoe = ScannerShoe("loop://", queue.Queue(), deck=deck)
+    line = b"A" * 81 + b"100110\r\n"
+    events = _feed(shoe, line + b"100101\r\n", [1] * len(line))
+    assert [type(e) for e in events] == [LinkError, CardRead]
+    assert events[1].card.code == "AS" and shoe.link_errors == 1

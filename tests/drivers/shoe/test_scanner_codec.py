@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.shoe.codes import Garbage, ScannedCode
-from drivers.shoe.scanner_codec import ScannerCodec
+from drivers.shoe.scanner_codec import MAX_DISCARD, ScannerCodec
 
 from .streams import chunk_sizes, decode_all, mutated
 
@@ -57,8 +57,51 @@ def test_prefix_and_suffix_are_required_when_configured():
 def test_noise_and_overlong_lines_are_garbage(codec):
     """Non-ASCII, non-printable and over-long lines come back as Garbage, not exceptions."""
     assert isinstance(codec.decode(b"\x00\xff\r")[1], Garbage)
-    consumed, message = codec.decode(b"9" * 200)
-    assert consumed == 200 and isinstance(message, Garbage)
+    assert isinstance(codec.decode(b"9" * 81 + b"\r")[1], Garbage)
+
+
+def test_overlong_line_trickled_is_dropped_up_to_its_terminator(codec):
+    """An 81+ byte line that arrives one byte per read, ending in a card's digits, is dropped
+    whole, up to and including its CR, and reported once; the line after it is read. (The
+    phantom of issue 10: its tail ``100110`` came out as TS.)"""
+    line = b"X" * 81 + b"100110\r\n"
+    messages, rest = decode_all(codec.decode, line + b"100101\r\n", chunks=[1] * len(line))
+    assert [type(m) for m in messages] == [Garbage, ScannedCode]
+    assert messages[0].dropped == len(line) - 1  # up to its CR; the LF is a blank line
+    assert messages[1] == ScannedCode("100101")
+    assert rest == b""
+
+
+def test_overlong_line_whole_in_one_read_is_dropped(codec):
+    """The same over-long line in one read is one Garbage and no code."""
+    messages, _ = decode_all(codec.decode, b"9" * 200 + b"100110\r")
+    assert [type(m) for m in messages] == [Garbage]
+
+
+def test_endless_line_is_reported_once_per_max_discard(codec):
+    """A stream that never ends a line is dropped and reported once per MAX_DISCARD bytes,
+    not once per read; the buffer does not grow."""
+    messages, rest = decode_all(codec.decode, b"7" * (2 * MAX_DISCARD), chunks=[13] * 700)
+    assert [type(m) for m in messages] == [Garbage] and rest == b""
+    assert MAX_DISCARD <= messages[0].dropped < MAX_DISCARD + 13
+
+
+def test_reset_ends_a_discarded_line(codec):
+    """After reset() (a reconnect) the next bytes start a new line, not the dropped one's tail."""
+    codec.decode(b"9" * 100)
+    codec.reset()
+    assert codec.decode(b"100101\r") == (7, ScannedCode("100101"))
+
+
+@pytest.mark.parametrize("line", [b"100110  \r", b"  100110\t\r", b"]C1100110 \r"])
+def test_surrounding_whitespace_is_stripped(codec, line):
+    """Spaces or tabs around a code (some scanners pad to a fixed width) are not part of it."""
+    assert codec.decode(line)[1].text == "100110"
+
+
+def test_blank_line_is_garbage_not_a_code(codec):
+    """A line of spaces is no barcode."""
+    assert isinstance(codec.decode(b"   \r")[1], Garbage)
 
 
 @FUZZ

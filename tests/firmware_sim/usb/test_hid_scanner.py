@@ -55,3 +55,54 @@ def test_hid_class_requests_are_accepted(sim, dev):
     dev.ctrl_transfer(0x21, 0x0A, 0, 0)
     dev.ctrl_transfer(0x21, 0x0B, 0, 0)
     assert sim.protocol == 0
+
+
+@pytest.fixture(name="id_sim")
+def fixture_id_sim():
+    sim = HidScannerSim(seed=3, report_id=4)
+    yield sim
+    sim.close()
+
+
+@pytest.fixture(name="id_dev")
+def fixture_id_dev(id_sim):
+    dev = usb.core.find(idVendor=0x1209, idProduct=0x5CA1, backend=SimUsbBackend([id_sim]))
+    dev.detach_kernel_driver(0)
+    yield dev
+    usb.util.dispose_resources(dev)
+
+
+def test_report_id_scanner_sends_nine_byte_reports_until_boot_protocol(id_sim, id_dev):
+    """In report protocol (its power-up state) each report is the ID then 8 bytes, on a 9-byte
+    endpoint; after SET_PROTOCOL(boot) the reports are 8-byte boot reports, and the request is
+    recorded as sent."""
+    (ep,) = list(id_dev.get_active_configuration()[(0, 0)])
+    assert ep.wMaxPacketSize == 9
+    id_sim.type_code("1")
+    assert bytes(id_dev.read(0x81, 9, 200))[:4] == bytes([4, 0, 0, 0x1E])
+    id_dev.ctrl_transfer(0x21, 0x0B, 0, 0)
+    assert id_sim.requests == [(0x21, 0x0B, 0, 0)]
+    assert bytes(id_dev.read(0x81, 9, 200)) == bytes(8)  # the release report, now without ID
+
+
+def test_report_descriptor_declares_the_id(id_dev):
+    """GET_DESCRIPTOR(report, interface 0) returns the keyboard descriptor with 85 04 in it,
+    as long as the HID descriptor says."""
+    hid = bytes(id_dev.get_active_configuration()[(0, 0)].extra_descriptors)
+    length = int.from_bytes(hid[7:9], "little")
+    descriptor = bytes(id_dev.ctrl_transfer(0x81, 0x06, 0x2200, 0, length))
+    assert len(descriptor) == length and descriptor[6:8] == bytes([0x85, 4])
+
+
+def test_scanner_ignoring_boot_protocol_keeps_its_ids():
+    """obeys_set_protocol=False: SET_PROTOCOL is recorded but the reports keep their ID."""
+    sim = HidScannerSim(seed=3, report_id=4, obeys_set_protocol=False)
+    dev = usb.core.find(idVendor=0x1209, idProduct=0x5CA1, backend=SimUsbBackend([sim]))
+    try:
+        dev.detach_kernel_driver(0)
+        dev.ctrl_transfer(0x21, 0x0B, 0, 0)
+        sim.type_code("1")
+        assert bytes(dev.read(0x81, 9, 200))[0] == 4
+    finally:
+        usb.util.dispose_resources(dev)
+        sim.close()
