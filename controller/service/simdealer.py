@@ -87,8 +87,9 @@ class SimulatedDealer:
         self.batches: queue.Queue[object] = queue.Queue()
         self.round = 0
         self.draw = Draw.NO_ROUND
-        self.shuffled_for = 0
-        """The round a shuffle was confirmed for (a shoe shuffled ahead counts for the next)."""
+        self.shuffled_ahead = False
+        """A shuffle confirmed before "No more bets" (or for the next round). Not by round
+        number: the table numbers its rounds per journal session."""
         self.out = False
         """A drawn card has not come back from the table yet."""
         self.draws = 0
@@ -127,9 +128,10 @@ class SimulatedDealer:
     def _follow(self, event: ev.RoundEvent) -> None:
         """The shoe dealer's view of the round, from the table's typed events."""
         if isinstance(event, ev.ShuffleConfirmed):
-            self.shuffled_for = event.round
-            if event.round == self.round and self.draw in (Draw.SHUFFLE, Draw.CONFIRMING):
+            if self.draw in (Draw.SHUFFLE, Draw.CONFIRMING):
                 self.draw = Draw.DRAWING
+            else:
+                self.shuffled_ahead = True
             return
         if isinstance(event, ev.RoundOpened):
             self.round, self.draw, self.out, self.draws = event.round, Draw.BETTING, False, 0
@@ -137,7 +139,8 @@ class SimulatedDealer:
         if event.round != self.round:
             return
         if isinstance(event, ev.BetsClosed):
-            self.draw = Draw.DRAWING if self.shuffled_for == self.round else Draw.SHUFFLE
+            self.draw = Draw.DRAWING if self.shuffled_ahead else Draw.SHUFFLE
+            self.shuffled_ahead = False
         elif isinstance(event, ev.DeckReleased) and self.draw is Draw.CONFIRMING:
             self.draw = Draw.SHUFFLE  # the blocked deck was replaced: shuffle it
         elif isinstance(event, (ev.CardAssigned, ev.BurnCard, ev.CardIgnored)):

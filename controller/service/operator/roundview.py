@@ -47,8 +47,9 @@ class RoundView:
     stage: Stage = Stage.NO_ROUND
     resume_to: Stage = Stage.NO_ROUND
     """The stage a held round returns to when the table lets it go on."""
-    shuffled_for: int = 0
-    """The table round a shuffle was confirmed for (one confirmed ahead counts for the next)."""
+    shuffled_ahead: bool = False
+    """A shuffle was confirmed before "No more bets" (or for the next round): the round goes
+    straight to dealing. Not by round number: the table numbers rounds per journal session."""
     deck: Deck = Deck.USABLE
     last_clause: str = ""
 
@@ -86,9 +87,10 @@ class RoundView:
             self.last_clause = event.clause
             return Signal.CLEAR_FAULT
         if isinstance(event, ev.ShuffleConfirmed):
-            self.shuffled_for = event.round
-            if event.round == self.round and self.stage is Stage.CLOSED:
+            if self.stage is Stage.CLOSED:
                 self.stage = Stage.SHUFFLED
+            else:
+                self.shuffled_ahead = True
             return None
         if isinstance(event, ev.RoundOpened):
             self.round, self.stage = event.round, Stage.BETTING
@@ -99,12 +101,13 @@ class RoundView:
 
     def _in_round(self, event: ev.RoundEvent) -> Signal | None:
         if isinstance(event, ev.BetsClosed):
-            self.stage = Stage.SHUFFLED if self.shuffled_for == self.round else Stage.CLOSED
+            self.stage = Stage.SHUFFLED if self.shuffled_ahead else Stage.CLOSED
+            self.shuffled_ahead = False
         elif isinstance(event, ev.DeviceNoted):
             if event.cause is ev.NoteCause.SHUFFLE_REFUSED:
                 self.deck = Deck.BLOCKED
             elif event.cause is ev.NoteCause.SHUFFLE_LOST and self.stage is Stage.SHUFFLED:
-                self.stage, self.shuffled_for = Stage.CLOSED, 0
+                self.stage, self.shuffled_ahead = Stage.CLOSED, False
         elif isinstance(event, (ev.CardAssigned, ev.BurnCard)):
             if self.stage is Stage.SHUFFLED:
                 self.stage = Stage.DEALING
