@@ -24,6 +24,7 @@ from controller.service.devices import DealingDevice, check_device_path, open_de
 from controller.service.errors import ServiceError
 from controller.service.handler import TableHandler, event_json
 from controller.service.keyfile import load_service_key
+from controller.service.liveness import waits
 from controller.service.operator import DeviceOperator
 from controller.service.retention import RetentionTimer
 from controller.service.simdealer import SimulatedDealer
@@ -184,8 +185,11 @@ class Wiring:
     def status(self) -> dict[str, Any]:
         """Extra fields of ``round.status``: the table, the device, the journal, recovery."""
         writer = self.writer
+        device = self.device_status()
+        snap = self.table.snapshot.to_json() if self.table is not None else None
         return {"table": self.config.table_id, "game": self.config.game.value,
-                "device": self.device_status(),
+                "device": device,
+                "waits": waits(snap, device.get("operator")) if snap else [],
                 "journal": {"directory": str(self.config.journal.directory),
                             "seq": writer.seq if writer else None,
                             "last_hash": writer.last_hash if writer else None,
@@ -208,6 +212,10 @@ class Wiring:
                 parts.append(f"{device['name']} offline ({why})")
             if device["operator_error"]:
                 parts.append(device["operator_error"])
+        operator = device.get("operator") if device else None
+        if operator and operator.get("role") and operator.get("waits_for") != "the table":
+            parts.append(f"{device['name']} {operator['state']}: waits for "
+                         f"{operator['waits_for']} ({operator['way_out']})")
         if snap.held_for:
             parts.append(f"held for a supervisor: {snap.held_for}")
         if snap.deck_blocked:
