@@ -148,7 +148,7 @@ def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> Dea
         from drivers.shuffler import Shuffler
         from firmware_sim.shuffler import ShufflerSim
 
-        sim = ShufflerSim(shuffle_seconds=0.0, dispense_seconds=0.0, take_seconds=None)
+        sim = ShufflerSim(config.seed, shuffle_seconds=0.0, dispense_seconds=0.0, take_seconds=None)
         server = PtyServer(sim, name=name, idle_tick=idle_tick)
         bind_server(sim, server)
         driver: Any = Shuffler(server.path, events, name=name, backoff=SIM_BACKOFF,
@@ -160,19 +160,19 @@ def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> Dea
     if dialect is ShoeDialect.FRAMED:
         from firmware_sim.shoe_framed import FramedShoeSim
 
-        sim = FramedShoeSim()
+        sim = FramedShoeSim(config.seed)
         server = PtyServer(sim, name=name, idle_tick=idle_tick)
         bind_server(sim, server)
     elif dialect is ShoeDialect.SCANNER:
         from firmware_sim.scanner import ScannerShoeSim
 
-        sim = ScannerShoeSim(deck=config.deck or "generic-code128")
+        sim = ScannerShoeSim(config.seed, deck=config.deck or "generic-code128")
         server = PtyServer(sim, name=name, idle_tick=idle_tick)
         sim.bind_link(server)
     elif dialect is ShoeDialect.BEETEK:
         from firmware_sim.beetek import BeeTekShoeSim
 
-        sim = BeeTekShoeSim()
+        sim = BeeTekShoeSim(config.seed)
         server = PtyServer(sim, name=name, idle_tick=idle_tick)
         sim.bind_link(server)
     else:

@@ -26,7 +26,7 @@ from controller.service.errors import ServiceError
 from controller.service.handler import TableHandler, event_json
 from controller.service.keyfile import load_service_key
 from controller.service.retention import RetentionTimer
-from controller.service.tablethread import TableThread
+from controller.service.tablethread import BatchSubscriber, TableThread
 from controller.table import events as ev
 from drivers import events as dev
 
@@ -42,9 +42,13 @@ Publish = Callable[[Mapping[str, Any]], None]
 class Wiring:
     """``Wiring(config, publish)``; :meth:`start` (recovery included), :meth:`close`."""
 
-    def __init__(self, config: ServiceConfig, publish: Publish) -> None:
+    def __init__(self, config: ServiceConfig, publish: Publish, *,
+                 observe: BatchSubscriber | None = None) -> None:
         self.config = config
         self.publish = publish
+        self.observe = observe
+        """Typed events of each input, on the table thread, before the device operator acts
+        on them: the seam for ``tablectl bench``'s actors (the simulated hands at the table)."""
         self.writer: JournalWriter | None = None
         self.table: TableThread | None = None
         self.device: DealingDevice | None = None
@@ -95,6 +99,8 @@ class Wiring:
             self.operator.resume(journaled.table.machine.number, journaled.tracker.phase,
                                  journaled.tracker.resumes_to)
         self.table.subscribe_batches(self._published)
+        if self.observe is not None:
+            self.table.subscribe_batches(self.observe)
         self.table.subscribe_batches(self.operator.see)
         self.handler = TableHandler(self.table, lambda: self._base, status=self.status)
         self.table.start()

@@ -1,4 +1,5 @@
-"""``tablectl bench``: a simulated table end to end (ptys, drivers, table thread, settlement)."""
+"""``tablectl bench``: a simulated table end to end through the service's own wiring (journal,
+recovery, table thread, the real driver on a pty, the product's device operator)."""
 
 from __future__ import annotations
 
@@ -69,13 +70,21 @@ def test_wrong_count_removes_hands(capsys) -> None:
 
 def test_journal_dir_records_inputs_and_events(capsys, tmp_path: Path) -> None:
     """``--journal-dir``: every table input and round event goes to the surveillance
-    journal."""
+    journal. It is the service's own journal (the bench runs the service's wiring): inputs are
+    recorded by type (``input_device`` CardSetDispensed, ``input_command`` PlaceWager) before
+    the table acts on them, and ``tablectl journal verify`` and ``replay`` accept it."""
     data = _bench(capsys, "--game", "rws-three-card-poker", "--rounds", "2", "--journal-dir",
                   str(tmp_path / "journal"))
     journal = data["journal"]
     assert journal["directory"] == str(tmp_path / "journal") and journal["records"] > 40
     text = "".join(p.read_text() for p in sorted((tmp_path / "journal").rglob("*")) if p.is_file())
-    assert "round_settled" in text and "card_set_dispensed" in text and "place_wager" in text
+    assert "round_settled" in text and '"type":"CardSetDispensed"' in text \
+        and '"type":"PlaceWager"' in text
+    assert "recovery_completed" in text  # started as `tablectl run` starts: recovery first
+    capsys.readouterr()
+    assert main(["journal", "verify", str(tmp_path / "journal")]) == 0
+    assert main(["journal", "replay", str(tmp_path / "journal")]) == 0
+    assert "2 settlement(s)/void(s)" in capsys.readouterr().out
 
 
 def test_bad_fault_is_a_usage_error(capsys) -> None:
