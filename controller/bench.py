@@ -85,10 +85,12 @@ class Bench:
         self.rig.put(command)
 
     # on the table thread --------------------------------------------------------------------
-    def _observe(self, events: list[ev.RoundEvent]) -> None:
-        """Each input's events, before the device operator acts on them: the hands at the
-        table react at once (a fault appears, the dealer clears an alarm the table ruled
-        on); the people's decisions are taken on the bench thread."""
+    def _observe(self, _input: object, events: list[ev.RoundEvent]) -> None:
+        """Each input's events, before the device operator sees them: the hands at the table
+        react at once (a fault appears, the dealer clears an alarm the table ruled on); the
+        people's decisions are taken on the bench thread."""
+        if not events:
+            return
         for event in events:
             self.injector.see(event)
             if isinstance(event, ev.IrregularityRuled) and event.action == "continue":

@@ -24,7 +24,7 @@ from controller.journal.policy import Durability
 from controller.service.config import (
     SIM_URL, DeviceConfig, DeviceKind, JournalConfig, ServiceConfig, ShoeDialect,
 )
-from controller.service.tablethread import BatchSubscriber
+from controller.service.tablethread import InputSubscriber
 from controller.service.wiring import Wiring
 from controller.table import commands as cmd
 from drivers.framed.messages import ClearFault
@@ -50,7 +50,7 @@ class BenchRig:
     """``with BenchRig(game, seed, journal_dir, observe) as rig: rig.put(command) ...``."""
 
     def __init__(self, game: str, seed: int, journal_dir: Path | None,
-                 observe: BatchSubscriber) -> None:
+                 observe: InputSubscriber) -> None:
         self.live = get_game(game).id is GameId.LIVE_3P
         self.journal_dir = journal_dir
         self._tmp = None if journal_dir is not None else \

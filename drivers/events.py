@@ -171,6 +171,20 @@ class LinkError(DeviceEvent):
     dropped: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class CommandFailed(DeviceEvent):
+    """The host gave up on a device command after repeated failures. Not sent by a device:
+    the service's device operator records the whole streak once (how many tries, the first
+    and last, in ``time.monotonic()`` seconds), so a device that refuses everything adds one
+    journal record, not one per try."""
+
+    command: str = ""
+    error: str = ""
+    count: int = 0
+    first: float = 0.0
+    last: float = 0.0
+
+
 class EventAcknowledger(Protocol):
     """What a driver with deferred acknowledgement offers the component that makes its events
     durable. Both are called from that component's thread, never the reader's."""

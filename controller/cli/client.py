@@ -4,7 +4,7 @@
 place|withdraw|list``, ``tablectl decide POS play|fold``, ``tablectl option POS
 continue|withdraw``, ``tablectl options close``, ``tablectl deck replace|counted N``,
 ``tablectl report KIND [--position P] ...``, ``tablectl supervisor
-continue|void|reconstruct|order|swap ...``, ``tablectl watch``.
+continue|void|reconstruct|order|swap|clear-fault ...``, ``tablectl watch``.
 
 The socket is ``--socket PATH``, else the one named by ``--config PATH``, else the service's
 default (``/run/tablectl/control.sock``) when it exists, else the simulated bench table's.
@@ -138,7 +138,11 @@ def register(subparsers: Any) -> None:
     swap.add_argument("first")
     swap.add_argument("second")
     swap.add_argument("--reason", default=None)
-    for parser in (cont, void, recon, order, swap):
+    clear = sup_sub.add_parser("clear-fault", help="the device is fixed (jam cleared, door "
+                                                   "closed): send it CLEAR_FAULT")
+    clear.add_argument("--device", default=None, help="the device (default: shuffler)")
+    clear.add_argument("--reason", default=None)
+    for parser in (cont, void, recon, order, swap, clear):
         _common(parser)
         parser.set_defaults(func=run, verb=_supervisor)
 
@@ -200,6 +204,8 @@ def _supervisor(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         args["cards"] = list(a.cards)
     elif a.action == "swap":
         args["positions"] = [a.first, a.second]
+    elif a.action == "clear-fault" and a.device:
+        args["device"] = a.device
     return f"supervisor.{a.action}", args
 
 
@@ -281,6 +287,9 @@ def describe(verb: str, result: Mapping[str, Any]) -> list[str]:
         for key in ("held_for", "deck_blocked"):
             if result.get(key):
                 lines.append(f"{key.replace('_', ' ')}: {result[key]}")
+        for wait in result.get("waits") or []:
+            lines.append(f"waits for {wait['waits_for']}: {wait['way_out']}"
+                         + (f" ({wait['role']})" if wait.get("role") else ""))
         if result.get("decisions_due"):
             lines.append(f"decisions due: {' '.join(result['decisions_due'])}")
         for position, cards in (result.get("hands") or {}).items():

@@ -238,6 +238,9 @@ VERBS: Mapping[str, VerbSpec] = MappingProxyType({spec.verb: spec for spec in (
              (Arg("cards", ArgType.CARDS), _REASON)),
     VerbSpec("supervisor.swap", Access.COMMAND, "swap the hands of two positions",
              (Arg("positions", ArgType.PAIR), _REASON)),
+    VerbSpec("supervisor.clear-fault", Access.COMMAND, "the device is fixed (jam cleared, "
+             "door closed): send it CLEAR_FAULT", (Arg("device", ArgType.TEXT, required=False),
+                                                  _REASON)),
     VerbSpec("watch", Access.READ, "stream the round events", streams=True),
 )})
 

@@ -37,6 +37,7 @@ log = structlog.get_logger(__name__)
 
 Subscriber = Callable[[ev.RoundEvent], None]
 BatchSubscriber = Callable[[list[ev.RoundEvent]], None]
+InputSubscriber = Callable[[object, list[ev.RoundEvent]], None]
 _STOP = object()
 
 
@@ -96,6 +97,7 @@ class TableThread:
         self.inputs: queue.Queue[object] = queue.Queue()
         self.subscribers: list[Subscriber] = []
         self.batch_subscribers: list[BatchSubscriber] = []
+        self.input_subscribers: list[InputSubscriber] = []
         self._collected: list[ev.RoundEvent] = []
         self._count = 0
         self.snapshot = self._snap()
@@ -112,6 +114,12 @@ class TableThread:
         events it caused, in order. A reactor that must not act between two events of one
         input (the last card's assignment and the DealComplete it completes) uses this."""
         self.batch_subscribers.append(subscriber)
+
+    def subscribe_inputs(self, subscriber: InputSubscriber) -> None:
+        """Before :meth:`start`: called on the table thread after each input (a command or a
+        device event) with the input and the events it caused (maybe none), in the table's
+        order. The device operator follows the device and the round together this way."""
+        self.input_subscribers.append(subscriber)
 
     def start(self) -> None:
         self._thread.start()
@@ -179,6 +187,7 @@ class TableThread:
                     log.exception("status snapshot failed")
                 if ticket is not None:
                     ticket.done.set()
+                self._deliver_input(ticket.command if ticket else item, collected)
                 if collected:
                     self._deliver(collected)
 
@@ -186,6 +195,13 @@ class TableThread:
         for subscriber in self.batch_subscribers:
             try:
                 subscriber(list(events))
+            except Exception:
+                log.exception("subscriber failed", subscriber=repr(subscriber))
+
+    def _deliver_input(self, item: object, events: list[ev.RoundEvent]) -> None:
+        for subscriber in self.input_subscribers:
+            try:
+                subscriber(item, list(events))
             except Exception:
                 log.exception("subscriber failed", subscriber=repr(subscriber))
 

@@ -20,13 +20,15 @@ from controller.journal.recovery import RESTART_DEVICE, RecoveryReport, recover
 from controller.journal.writer import JournalWriter
 from controller.service.app import Health
 from controller.service.config import DeviceKind, ServiceConfig
-from controller.service.dealer import DeviceOperator
 from controller.service.devices import DealingDevice, check_device_path, open_device
 from controller.service.errors import ServiceError
 from controller.service.handler import TableHandler, event_json
 from controller.service.keyfile import load_service_key
+from controller.service.liveness import waits
+from controller.service.operator import DeviceOperator
 from controller.service.retention import RetentionTimer
-from controller.service.tablethread import BatchSubscriber, TableThread
+from controller.service.simdealer import SimulatedDealer
+from controller.service.tablethread import InputSubscriber, TableThread
 from controller.table import events as ev
 from drivers import events as dev
 
@@ -43,16 +45,17 @@ class Wiring:
     """``Wiring(config, publish)``; :meth:`start` (recovery included), :meth:`close`."""
 
     def __init__(self, config: ServiceConfig, publish: Publish, *,
-                 observe: BatchSubscriber | None = None) -> None:
+                 observe: InputSubscriber | None = None) -> None:
         self.config = config
         self.publish = publish
         self.observe = observe
-        """Typed events of each input, on the table thread, before the device operator acts
-        on them: the seam for ``tablectl bench``'s actors (the simulated hands at the table)."""
+        """Each input and its typed events, on the table thread, before the device operator
+        sees them: the seam for ``tablectl bench``'s actors (the simulated hands at the table)."""
         self.writer: JournalWriter | None = None
         self.table: TableThread | None = None
         self.device: DealingDevice | None = None
         self.operator: DeviceOperator | None = None
+        self.sim_dealer: SimulatedDealer | None = None
         self.recovery: RecoveryReport | None = None
         self.handler: TableHandler | None = None
         self.retention: RetentionTimer | None = None
@@ -93,15 +96,19 @@ class Wiring:
         self.device = open_device(config.device, self.table.inputs)
         if self.device.acknowledger is not None:  # before the table thread runs
             journaled.attach_link(self.device.name, self.device.acknowledger)
-        self.operator = DeviceOperator(self.device, self.table.put,
-                                       live=config.device.kind is DeviceKind.LIVE)
+        live = config.device.kind is DeviceKind.LIVE
+        self.operator = DeviceOperator(self.device, self.table.put, live=live)
         if journaled.tracker.open:
             self.operator.resume(journaled.table.machine.number, journaled.tracker.phase,
-                                 journaled.tracker.resumes_to)
+                                 journaled.tracker.resumes_to,
+                                 deck_blocked=journaled.table.machine.deck_blocked is not None)
         self.table.subscribe_batches(self._published)
-        if self.observe is not None:
-            self.table.subscribe_batches(self.observe)
-        self.table.subscribe_batches(self.operator.see)
+        if self.observe is not None:  # before the operator's: the bench's hands act first
+            self.table.subscribe_inputs(self.observe)
+        self.table.subscribe_inputs(self.operator.saw)
+        if self.device.simulated:  # the person at a simulated table, not the operator
+            self.sim_dealer = SimulatedDealer(self.device, self.table.put, live=live)
+            self.table.subscribe_batches(self.sim_dealer.see)
         self.handler = TableHandler(self.table, lambda: self._base, status=self.status)
         self.table.start()
         if report.round is not None:
@@ -109,6 +116,8 @@ class Wiring:
             # it is back now, so "No more bets" no longer waits for it.
             self.table.put(dev.DeviceOnline(RESTART_DEVICE, time.monotonic()))
         self.operator.start()
+        if self.sim_dealer is not None:
+            self.sim_dealer.start()
         self.device.start()
         if self.device.simulated and not self._device_online.wait(SIM_ONLINE_SECONDS):
             # a sim on our own pty that does not come up is a bug or a stolen pty: say so
@@ -124,6 +133,8 @@ class Wiring:
             steps.append(self.device.close)
         if self.operator is not None:
             steps.append(self.operator.close)
+        if self.sim_dealer is not None:
+            steps.append(self.sim_dealer.close)
         if self.table is not None:
             steps.append(self.table.close)
         if self.retention is not None:
@@ -136,6 +147,7 @@ class Wiring:
             except Exception:
                 log.exception("shutdown step failed", step=repr(step))
         self.device = self.operator = self.table = self.writer = self.retention = None
+        self.sim_dealer = None
 
     @property
     def _base(self) -> int:
@@ -172,13 +184,18 @@ class Wiring:
                 "dialect": self.config.device.dialect.value if self.config.device.dialect
                 else None, "url": device.where, "online": online,
                 "last_error": getattr(driver, "last_error", "") or None,
-                "operator_error": self.operator.last_error if self.operator else None}
+                "operator_error": (self.operator.last_error or None) if self.operator
+                else None,
+                "operator": self.operator.status() if self.operator else None}
 
     def status(self) -> dict[str, Any]:
         """Extra fields of ``round.status``: the table, the device, the journal, recovery."""
         writer = self.writer
+        device = self.device_status()
+        snap = self.table.snapshot.to_json() if self.table is not None else None
         return {"table": self.config.table_id, "game": self.config.game.value,
-                "device": self.device_status(),
+                "device": device,
+                "waits": waits(snap, device.get("operator")) if snap else [],
                 "journal": {"directory": str(self.config.journal.directory),
                             "seq": writer.seq if writer else None,
                             "last_hash": writer.last_hash if writer else None,
@@ -201,6 +218,10 @@ class Wiring:
                 parts.append(f"{device['name']} offline ({why})")
             if device["operator_error"]:
                 parts.append(device["operator_error"])
+        operator = device.get("operator") if device else None
+        if operator and operator.get("role") and operator.get("waits_for") != "the table":
+            parts.append(f"{device['name']} {operator['state']}: waits for "
+                         f"{operator['waits_for']} ({operator['way_out']})")
         if snap.held_for:
             parts.append(f"held for a supervisor: {snap.held_for}")
         if snap.deck_blocked:

@@ -15,6 +15,7 @@ from controller.table import events as ev
 from controller.table.core import RoundCore
 from controller.table.dealing import Deal
 from controller.table.irregularities import rule
+from controller.table.layout import DealingDevice
 from controller.table.procedure import burn_cards, deal_plan, receiving_boxes
 from controller.table.states import AFTER_CLOSE, IN_ROUND, NO_ROUND, Kind, Refused, S
 
@@ -100,6 +101,11 @@ class BettingMixin(RoundCore):
             self.emit(ev.ShuffleConfirmed(round=self.number, source="before close"))
 
     def _cmd_ConfirmShuffle(self, command: cmd.ConfirmShuffle) -> None:
+        if self.layout.device is DealingDevice.SHUFFLER and \
+                self.state not in (*NO_ROUND, S.BETTING, S.CLOSED):
+            raise Refused(f"the shuffler confirms its own shuffles; a shuffle confirmed by hand "
+                          f"during the round ({self.state.value}) would count for a deck the "
+                          f"shuffler never shuffled")
         self._shuffle_done(f"{command.actor} ({command.role.value})")
 
     def _shuffle_done(self, source: str) -> None:

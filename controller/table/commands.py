@@ -165,6 +165,16 @@ class SupervisorDecision(Command):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ClearDeviceFault(Command):
+    """A supervisor has fixed the device (jam cleared, door closed) and orders its fault
+    cleared: the service sends CLEAR_FAULT. Requires ``Role.SUPERVISOR``, like every decision
+    that releases a held table."""
+
+    device: str = "shuffler"
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RevealDealer(Command):
     """The dealer exposes his hand: after all hands are returned (MBS-R3P 3.15) and, in
     RWS-3CP, after every decision."""

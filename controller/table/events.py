@@ -7,6 +7,7 @@ gives equal events. An event that reports an irregularity names its clause.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 from controller.games.cards import Card
 from controller.settlement.model import Outcome, Settlement, Wager
@@ -215,9 +216,34 @@ class CommandRefused(RoundEvent):
     reason: str
 
 
+class NoteCause(str, Enum):
+    """Why a device event was only noted, for the readers that act on it (the device operator)
+    without reading ``detail``, which is for people."""
+
+    OTHER = "other"
+    SHUFFLE_REFUSED = "shuffle_refused"
+    """The device reported a shuffle the table cannot use (a blocked deck): do not shuffle
+    again until the deck is released."""
+    SHUFFLE_LOST = "shuffle_lost"
+    """The device rebooted before the deal: the confirmed shuffle is gone; shuffle again."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeviceNoted(RoundEvent):
     """A device event with no effect on the round (online, warning, fault cleared, ...)."""
 
     device: str
     detail: str
+    cause: NoteCause = NoteCause.OTHER
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceFaultClearOrdered(RoundEvent):
+    """A supervisor has fixed the device (cleared the jam, closed the door) and orders its
+    fault cleared: the service sends CLEAR_FAULT (docs/protocols.md section 5). ``clause`` is
+    the one the held round cites, if any."""
+
+    device: str
+    actor: str
+    clause: str = ""
+    reason: str = ""

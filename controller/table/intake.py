@@ -56,7 +56,8 @@ class IntakeMixin(RoundCore):
                 try:
                     self._shuffle_done(event.device)
                 except Refused as refusal:
-                    self._note(event, f"shuffle not accepted: {refusal}")
+                    self._note(event, f"shuffle not accepted: {refusal}",
+                               ev.NoteCause.SHUFFLE_REFUSED)
         elif isinstance(event, dev.ForeignCard):
             self._in_round_irregularity(event, Kind.FOREIGN_CARD,
                                         f"foreign card {event.barcode} {event.deck_id or ''}")
@@ -98,8 +99,10 @@ class IntakeMixin(RoundCore):
         else:
             self._note(event, type(event).__name__)
 
-    def _note(self, event: dev.DeviceEvent, detail: str) -> None:
-        self.emit(ev.DeviceNoted(round=self.number, device=event.device, detail=detail.strip()))
+    def _note(self, event: dev.DeviceEvent, detail: str,
+              cause: ev.NoteCause = ev.NoteCause.OTHER) -> None:
+        self.emit(ev.DeviceNoted(round=self.number, device=event.device, detail=detail.strip(),
+                                 cause=cause))
 
     def _in_round_irregularity(self, event: dev.DeviceEvent, kind: Kind, detail: str) -> None:
         if self.state in NO_ROUND or self.state is S.HOLD:
@@ -118,7 +121,8 @@ class IntakeMixin(RoundCore):
             self.shuffled = self._shuffle_pending = False
             if self.state is S.SHUFFLED:
                 self.lose_shuffle()  # nothing dealt yet: back to waiting for a shuffle
-            self._note(event, "DeviceRebooted: the shuffle before it is lost; shuffle again")
+            self._note(event, "DeviceRebooted: the shuffle before it is lost; shuffle again",
+                       ev.NoteCause.SHUFFLE_LOST)
             return
         self._interruption(event, Kind.INTERRUPTION)
 

@@ -101,13 +101,16 @@ class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, Settling
         handler = getattr(self, f"_cmd_{type(command).__name__}", None)
         if handler is None:
             raise Refused(f"unknown command {type(command).__name__}")
+        if isinstance(command, cmd.ClearDeviceFault) and command.role is not cmd.Role.SUPERVISOR:
+            raise Refused(f"clearing a device fault belongs to a Pit Supervisor or above; "
+                          f"{command.actor} acts as {command.role.value}")
         if isinstance(command, cmd.SupervisorDecision) and command.role is not cmd.Role.SUPERVISOR:
             raise Refused(f"{command.action.value}: this decision belongs to a Pit Supervisor or "
                           f"above (RWS-NC3P 5.11, 5.17; MBS-R3P 6.1; LIVE-3P T&C 1, 5, 6); "
                           f"{command.actor} acts as {command.role.value}")
         if self.state is S.HOLD and not isinstance(
                 command, (cmd.SupervisorDecision, cmd.ReportIrregularity, cmd.ReplaceDeck,
-                          cmd.DeckCounted)):
+                          cmd.DeckCounted, cmd.ClearDeviceFault)):
             assert self.hold_info is not None
             raise Refused(f"round held for a supervisor decision on "
                           f"{self.hold_info.kind.value} ({self.hold_info.ruling.clause})")
@@ -115,13 +118,21 @@ class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, Settling
 
     def _cmd_OpenRound(self, command: cmd.OpenRound) -> None:
         if self.state not in NO_ROUND:
-            raise Refused(f"round {self.number} is still in progress ({self.state.value})")
+            # no number here: the table's own count differs from the journal's round number
+            # that status and the refusal event show
+            raise Refused(f"the current round is still in progress ({self.state.value})")
         self.open_round()
         self.number += 1
         self._reset_round()
         self.shuffled, self._shuffle_pending = self._shuffle_pending, False
         self.emit(ev.RoundOpened(round=self.number, game=self.rules.id.value,
                                  table=self.layout.table_id))
+
+    def _cmd_ClearDeviceFault(self, command: cmd.ClearDeviceFault) -> None:
+        held = self.hold_info if self.state is S.HOLD else None
+        self.emit(ev.DeviceFaultClearOrdered(
+            round=self.number, device=command.device, actor=command.actor,
+            clause=held.ruling.clause if held is not None else "", reason=command.reason))
 
 
 __all__ = ["Hold", "Kind", "Offer", "Refused", "RoundMachine", "RoundState"]

@@ -1,0 +1,60 @@
+"""Bounded effort: how long to back off after a failure, and a failure streak that is logged
+and journaled once, with a count and its time span, not once per try.
+
+A device that refuses everything must cost the Pi nothing: the operator retries with an
+exponential, capped delay, stops after :data:`~.states.MAX_FAILURES` in a row, and the whole
+streak becomes one ``device_command_failed`` log line and one journal input
+(:class:`drivers.events.CommandFailed`) when it gives up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import structlog
+
+from controller.service.operator.states import BACKOFF_CAP, BACKOFF_FIRST, MAX_FAILURES
+
+log = structlog.get_logger(__name__)
+
+
+def backoff_delay(failures: int, *, first: float = BACKOFF_FIRST,
+                  cap: float = BACKOFF_CAP) -> float:
+    """Seconds to wait after the ``failures``-th failure in a row (1-based): first, 2x, 4x ...
+    up to ``cap``."""
+    return min(cap, first * 2 ** max(0, failures - 1))
+
+
+@dataclass(slots=True)
+class Streak:
+    """Failed commands in a row: what failed, how often, from when to when."""
+
+    count: int = 0
+    first: float = 0.0
+    last: float = 0.0
+    command: str = ""
+    error: str = ""
+
+    def fail(self, command: str, error: str, now: float) -> None:
+        if self.count == 0:
+            self.first = now
+            log.warning("device_command_failed", command=command, error=error, count=1)
+        self.count += 1
+        self.last, self.command, self.error = now, command, error
+
+    @property
+    def exhausted(self) -> bool:
+        return self.count >= MAX_FAILURES
+
+    def delay(self) -> float:
+        return backoff_delay(self.count)
+
+    def summary(self) -> dict[str, object]:
+        return {"command": self.command, "error": self.error, "count": self.count,
+                "first": round(self.first, 3), "last": round(self.last, 3)}
+
+    def end(self) -> None:
+        """A command succeeded: the streak is over (one closing line if it was a streak)."""
+        if self.count > 1:
+            log.info("device_command_recovered", **self.summary())
+        self.count = 0

@@ -1,0 +1,147 @@
+"""The device operator's thread: feeds :class:`~.machine.DeviceMachine` and sends its commands.
+
+It subscribes to the table's inputs (:meth:`TableThread.subscribe_inputs`): every command or
+device event *after* the table took it in, with the round events it caused, in the table's
+order, so the operator never acts on a device event the table has not seen (the last hand's
+``HAND_TAKEN`` arrives after the ``DealComplete`` its ``HAND_READY`` caused). Driver commands
+block on the device's answer, which is why this is not the table thread.
+
+The same path for every device: ``url = "sim"`` only changes what is at the other end of the
+pty; the person at a simulated table is :class:`controller.service.simdealer.SimulatedDealer`.
+A shoe has no commands to send here (the dealer draws); the operator only tells the driver a
+fresh shoe was confirmed, so duplicate detection starts over.
+
+Bounded effort: at most :data:`MAX_ACTIONS_PER_WAKE` commands per input or expiry, failures back
+off and end in a hold (see :mod:`.effort`); the give-up is journaled once as
+:class:`drivers.events.CommandFailed` through the table's input queue.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from controller.journal.recorder import Phase
+from controller.service.operator.machine import DeviceMachine
+from controller.service.operator.roundview import RoundView
+from controller.service.operator.states import Action
+from controller.table import events as ev
+from drivers import events as dev
+from drivers.errors import DriverError
+
+log = structlog.get_logger(__name__)
+
+MAX_ACTIONS_PER_WAKE = 4
+"""END_ROUND + SHUFFLE + STATUS is the longest useful chain; more means something loops."""
+_STOP = object()
+
+
+class DeviceOperator:
+    """``DeviceOperator(device, put)``; subscribe :meth:`saw` to the table's inputs, then
+    :meth:`start`; :meth:`close`. ``clock`` is a seam for the tests."""
+
+    def __init__(self, device: Any, put: Callable[[object], None], *, live: bool = False,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.device = device
+        self.put = put
+        self.live = live
+        self.clock = clock
+        self.shoe = device.name == "shoe"
+        self.machine = DeviceMachine(device.name)
+        self.inbox: queue.Queue[object] = queue.Queue()
+        self.commands_sent = 0
+        self._thread = threading.Thread(target=self._run, name=f"operator-{device.name}",
+                                        daemon=True)
+
+    @property
+    def last_error(self) -> str:
+        return self.machine.last_error
+
+    # lifecycle ------------------------------------------------------------------------------
+    def resume(self, number: int, phase: Phase, resumes_to: Phase, *,
+               deck_blocked: bool = False) -> None:
+        """Before :meth:`start`, after a restart: the round recovery left open. What the
+        device itself is doing, it says when it is online (STATUS)."""
+        self.machine.view = RoundView.resumed(number, phase, resumes_to, deck_blocked)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        self.inbox.put(_STOP)
+        if self._thread.is_alive():
+            self._thread.join(timeout=5.0)
+
+    def saw(self, item: object, events: list[ev.RoundEvent]) -> None:
+        """An input subscriber (the table thread): never blocks. A fresh shoe is reset here,
+        on the table thread, before anyone can draw from it."""
+        if self.shoe:
+            if any(isinstance(e, ev.ShuffleConfirmed) for e in events):
+                new_shoe = getattr(self.device.driver, "new_shoe", None)
+                if new_shoe is not None:
+                    new_shoe()
+            return
+        self.inbox.put((item, events))
+
+    # the thread -----------------------------------------------------------------------------
+    def _run(self) -> None:
+        machine = self.machine
+        while True:
+            deadline = machine.deadline
+            timeout = None if deadline is None else max(0.0, deadline - self.clock())
+            try:
+                item = self.inbox.get(timeout=timeout)
+            except queue.Empty:
+                item = None
+            if item is _STOP:
+                return
+            try:
+                now = self.clock()
+                if item is None:
+                    machine.expired(now, bool(getattr(self.device.driver, "online", False)))
+                else:
+                    source, events = item  # type: ignore[misc]
+                    if isinstance(source, dev.DeviceEvent) and source.device == machine.name:
+                        machine.device(source, now)
+                    machine.round_events(events, now)
+                self._act()
+            except Exception:  # never let one bad moment stop the dealing
+                log.exception("device operator failed", device=machine.name)
+
+    def _act(self) -> None:
+        for _ in range(MAX_ACTIONS_PER_WAKE):
+            action = self.machine.next_action()
+            if action is None:
+                return
+            self._send(action)
+
+    def _send(self, action: Action) -> None:
+        driver = self.device.driver
+        self.commands_sent += 1
+        try:
+            reply = getattr(driver, action.value)()
+        except DriverError as error:
+            record = self.machine.failed(action, error, self.clock())
+            if record is not None:
+                self.put(record)  # journaled once for the whole streak
+            return
+        self.machine.succeeded(action, self.clock(), reply)
+
+    # status ---------------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        """The device side for ``round.status``: its state, what it waits for, the way out."""
+        if self.shoe:
+            return {"state": "dealer_draws", "waits_for": "the dealer to draw",
+                    "way_out": "none (the dealer draws)", "role": "dealer"}
+        machine = self.machine
+        waits_for, way_out, role = machine.way_out()
+        return {"state": machine.state.value,
+                "hold": machine.hold_reason.value if machine.hold_reason else None,
+                "faults": sorted(f.value for f in machine.faults),
+                "waits_for": waits_for, "way_out": way_out, "role": role,
+                "failures": machine.streak.count}
