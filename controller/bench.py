@@ -5,8 +5,10 @@ around :class:`controller.service.wiring.Wiring`): journal, recovery, the table 
 driver reading a seeded simulator over a real pty with deferred acknowledgement, and the
 product's device operator, which shuffles, dispenses and (in sim mode) lifts the hands. The bench
 adds only the people: the dealer here (open, no more bets, reveal, settle), the players and the
-pit supervisor in :mod:`controller.bench_actors`, all acting through table commands; and the
-physical world (a fault appearing in the device, an alarm cleared on its panel) through the rig.
+pit supervisor in :mod:`controller.bench_actors`, all acting through table commands (a device
+fault is cleared by the supervisor's ``ClearDeviceFault``, as ``tablectl supervisor
+clear-fault`` does); and the physical world (a planned fault appearing in the device) through
+the rig. The service's own simulated dealer lifts the hands and works the shoe.
 So ``--faults`` exercises the product's path, and a round the product leaves stuck shows up as
 ``stuck`` in the report (the supervisor then voids it), not as a bench workaround.
 
@@ -34,6 +36,7 @@ from controller.games.catalog import get_game
 from controller.games.rules import GameId
 from controller.table import commands as cmd
 from controller.table import events as ev
+from drivers import events as dev
 from firmware_sim.faults import FaultSpec
 
 log = structlog.get_logger("controller.bench")
@@ -60,7 +63,7 @@ class Bench:
         self.report = BenchReport(self.game, rounds, seed)
         self.journal_dir = Path(journal_dir) if journal_dir is not None else None
         self.progress = progress
-        self.out: queue.Queue[list[ev.RoundEvent]] = queue.Queue()
+        self.out: queue.Queue[tuple[object, list[ev.RoundEvent]]] = queue.Queue()
         self.deck_blocked = False
         self.state = RoundView()
 
@@ -70,7 +73,7 @@ class Bench:
         self.rig = rig
         self.injector = FaultInjector(rig.inject, self.seed, live=self.live)
         self.players = Players(self.rules, self.rng, self.put, live=self.live)
-        self.supervisor = Supervisor(self.put, rig.clear_alarm, rig.cards_in_hand)
+        self.supervisor = Supervisor(self.put, rig.cards_in_hand)
         with rig:
             for index in range(self.rounds):
                 self._round(index)
@@ -85,17 +88,14 @@ class Bench:
         self.rig.put(command)
 
     # on the table thread --------------------------------------------------------------------
-    def _observe(self, _input: object, events: list[ev.RoundEvent]) -> None:
-        """Each input's events, before the device operator sees them: the hands at the table
-        react at once (a fault appears, the dealer clears an alarm the table ruled on); the
-        people's decisions are taken on the bench thread."""
-        if not events:
-            return
+    def _observe(self, item: object, events: list[ev.RoundEvent]) -> None:
+        """Each input and its events, before the device operator sees them: a planned fault
+        appears in the device at once; the people's decisions are taken on the bench
+        thread."""
         for event in events:
             self.injector.see(event)
-            if isinstance(event, ev.IrregularityRuled) and event.action == "continue":
-                self.rig.clear_alarm()  # the dealer turns the card down, clears the alarm
-        self.out.put(events)
+        if events or isinstance(item, dev.FaultRaised):
+            self.out.put((item, events))
 
     # one round ------------------------------------------------------------------------------
     def _fault_for(self, index: int) -> FaultSpec | None:
@@ -118,11 +118,15 @@ class Bench:
         misses = 0
         while not state.over:
             try:
-                events = self.out.get(timeout=EVENT_TIMEOUT)
+                item, events = self.out.get(timeout=EVENT_TIMEOUT)
             except queue.Empty:
                 misses += 1
                 self._stuck(misses)
                 continue
+            if isinstance(item, dev.FaultRaised) and not self.live:
+                # the pit fixes the shuffler (frees the jam, turns the card down, takes the
+                # foreign card out) and clears its fault: `tablectl supervisor clear-fault`
+                self.supervisor.clear_fault(item.device, item.fault.value)
             for event in events:
                 self._on_event(event)
 
@@ -205,12 +209,12 @@ class Bench:
         second miss gives up on the run."""
         self.report.stuck += 1
         log.warning("bench round stuck", round=self.state.number, misses=misses,
-                    operator_error=self.rig.operator_error())
+                    status=self.rig.waits())
         if misses == 1:
             self.supervisor.rule("void", "bench: round stuck")
             return
         raise RuntimeError(f"bench round {self.state.number} is stuck: "
-                           f"{self.rig.operator_error() or 'no table event'}")
+                           f"{self.rig.waits()}")
 
 
 __all__ = ["Bench", "BenchReport", "applicable_faults", "parse_faults", "summary_lines"]

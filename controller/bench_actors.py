@@ -5,8 +5,8 @@ client's requests become them) and, for what hands do, the bench rig's physical 
 * players: seeded random wagers (entered by the dealer, as at a real table), the RWS-3CP
   Q-6-4 strategy (play Q-6-4 or better) and "continue" for every player option;
 * the supervisor decides as a pit would: not reconstructable for a wrong count, continue after
-  an interruption or a cleared jam (the alarm cleared on the device first), the cards on the
-  layout for a double feed, void for a bad deck.
+  an interruption or a jam, the cards on the layout for a double feed, void for a bad deck; and
+  clears a shuffler's fault once it is fixed (``ClearDeviceFault``).
 """
 
 from __future__ import annotations
@@ -95,10 +95,8 @@ class Players:
 class Supervisor:
     """The pit: decides a held round with a table command, as ``tablectl supervisor`` would."""
 
-    def __init__(self, put: Put, clear_alarm: Callable[[], None],
-                 cards_in_hand: Callable[[int], tuple[Card, ...]]) -> None:
+    def __init__(self, put: Put, cards_in_hand: Callable[[int], tuple[Card, ...]]) -> None:
         self.put = put
-        self.clear_alarm = clear_alarm
         self.cards_in_hand = cards_in_hand
 
     def decide(self, event: ev.SupervisorRequired) -> None:
@@ -110,8 +108,6 @@ class Supervisor:
                 cards = self.cards_in_hand(2 if event.kind == "simultaneous_draw" else 1)
                 if not cards:
                     continue
-            if action == "continue":
-                self.clear_alarm()  # the dealer frees the jam / turns the card down first
             self.rule(action, f"bench: {event.kind}", cards)
             return
 
@@ -120,9 +116,12 @@ class Supervisor:
                                         reason=reason, cards=cards))
 
     def replace_deck(self) -> None:
-        """A blocked deck (RWS-NC3P 5.5): the alarm cleared, a fresh deck put in."""
-        self.clear_alarm()
+        """A blocked deck (RWS-NC3P 5.5): a fresh deck put in."""
         self.put(cmd.ReplaceDeck(**SUPERVISOR))
+
+    def clear_fault(self, device: str, fault: str) -> None:
+        """The device is fixed (jam freed, card turned down): its fault cleared."""
+        self.put(cmd.ClearDeviceFault(**SUPERVISOR, device=device, reason=f"bench: {fault}"))
 
 
 __all__ = ["AMOUNTS", "BOXES", "DEALER", "SUPERVISOR", "Players", "Supervisor"]

@@ -5,8 +5,8 @@ Nothing here commands a device. The journal, recovery, the table thread, the rea
 real pty with deferred acknowledgement and the product's device operator are all the service's;
 the config is made in code (``url = "sim"``, the bench's journal directory or a temporary one,
 durability ``none``: the bench measures the table, not the SD card). What is left to the bench
-is what people's hands do at a table: a fault appearing in the device, the dealer clearing a
-device's alarm on its panel, the supervisor looking at the cards on the layout.
+is what the physical world does at a table: a fault appearing in the device, the cards the
+supervisor sees on the layout. (The service's own simulated dealer lifts the hands.)
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from controller.service.config import (
 from controller.service.tablethread import InputSubscriber
 from controller.service.wiring import Wiring
 from controller.table import commands as cmd
-from drivers.framed.messages import ClearFault
 from firmware_sim.faults import FaultKind, FaultSpec
 
 log = structlog.get_logger("controller.bench")
@@ -93,9 +92,14 @@ class BenchRig:
         assert table is not None
         table.put(command)
 
-    def operator_error(self) -> str:
-        """What ``tablectl round status`` shows of the device operator's last failure."""
-        return self.wiring.device_status().get("operator_error") or ""
+    def waits(self) -> str:
+        """What ``tablectl round status`` says the table waits for, and the way out."""
+        status = self.wiring.status()
+        device = status.get("device") or {}
+        waits = "; ".join(f"{w['waits_for']}: {w['way_out']} ({w['role']})"
+                          for w in status.get("waits", ()))
+        return f"{waits}; device operator: {device.get('operator')}; " \
+               f"last error: {device.get('operator_error')}"
 
     def device_online(self) -> bool:
         """What ``tablectl round status`` shows: is the dealing device connected."""
@@ -110,15 +114,6 @@ class BenchRig:
             self.sim.disconnect_for(spec.arg if spec.arg is not None else 0.5)
             return
         self.sim.inject(spec)
-
-    def clear_alarm(self) -> None:
-        """The dealer clears the shuffler's alarm on its panel (jam freed, card turned down):
-        the device reports FAULT_CLEARED itself, as a real one does."""
-        sim = self.sim
-        if self.live or not sim.faults:
-            return
-        with sim.lock:
-            sim.execute(ClearFault())
 
     def cards_in_hand(self, n: int) -> tuple[Card, ...]:
         """The last ``n`` cards out of the shoe, as the supervisor sees them on the table."""
