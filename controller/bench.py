@@ -43,6 +43,9 @@ log = structlog.get_logger("controller.bench")
 
 EVENT_TIMEOUT = 5.0
 """No table event for this long: the round is stuck (the supervisor voids it)."""
+LOOK_SECONDS = 0.25
+"""The table quiet this long: the supervisor reads ``round status``, as a pit glances at the
+screen, and acts if the device operator holds for a supervisor."""
 
 
 class Bench:
@@ -115,14 +118,20 @@ class Bench:
         for wager in self.players.wagers():
             self.put(wager)
         self.put(cmd.CloseBets(**DEALER))
-        misses = 0
+        misses, quiet = 0, 0
         while not state.over:
             try:
-                item, events = self.out.get(timeout=EVENT_TIMEOUT)
+                item, events = self.out.get(timeout=LOOK_SECONDS)
             except queue.Empty:
-                misses += 1
-                self._stuck(misses)
+                quiet += 1
+                if quiet == 1:
+                    self.supervisor.look(self.rig.operator_status())
+                elif quiet * LOOK_SECONDS >= EVENT_TIMEOUT:
+                    quiet = 0
+                    misses += 1
+                    self._stuck(misses)
                 continue
+            quiet = 0
             if isinstance(item, dev.FaultRaised) and not self.live:
                 # the pit fixes the shuffler (frees the jam, turns the card down, takes the
                 # foreign card out) and clears its fault: `tablectl supervisor clear-fault`

@@ -12,12 +12,14 @@ client's requests become them) and, for what hands do, the bench rig's physical 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from controller.analysis.odds import Q64
 from controller.games import poker
 from controller.games.cards import Card
 from controller.games.rules import Family, GameRules
+from controller.service.operator import HoldReason, Op
 from controller.settlement.model import ProgressiveConfig
 from controller.table import commands as cmd
 from controller.table import events as ev
@@ -118,6 +120,16 @@ class Supervisor:
     def replace_deck(self) -> None:
         """A blocked deck (RWS-NC3P 5.5): a fresh deck put in."""
         self.put(cmd.ReplaceDeck(**SUPERVISOR))
+
+    def look(self, operator: Mapping[str, Any] | None) -> None:
+        """The device side of ``round status``: a device operator held for a supervisor
+        (``HoldReason``) is answered as its way out says."""
+        if not operator or operator.get("state") != Op.HELD.value:
+            return
+        if operator.get("hold") == HoldReason.REPEATED_FAILURE.value:
+            self.clear_fault(str(operator["device"]), "repeated failures")
+        else:  # the deck lost mid-deal, or a runaway: the round cannot be dealt on
+            self.rule("void", f"bench: device operator held ({operator.get('hold')})")
 
     def clear_fault(self, device: str, fault: str) -> None:
         """The device is fixed (jam freed, card turned down): its fault cleared."""

@@ -92,6 +92,12 @@ class BenchRig:
         assert table is not None
         table.put(command)
 
+    def operator_status(self) -> dict[str, Any] | None:
+        """The device operator's part of ``tablectl round status``."""
+        device = self.wiring.device_status()
+        operator = device.get("operator")
+        return {**operator, "device": device["name"]} if operator else None
+
     def waits(self) -> str:
         """What ``tablectl round status`` says the table waits for, and the way out."""
         status = self.wiring.status()
