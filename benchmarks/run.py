@@ -14,6 +14,10 @@ comparison is side by side in the same run and reported as a ratio:
   adds per card (``benchmarks/journal.py``).
 * ``service``: the service's resident memory after 1,000 rounds, idle CPU over 10 s, time to
   READY, end-to-end rounds per second (``benchmarks/service.py``).
+* ``bench``: ``tablectl bench`` rounds per second (the service's wiring and device operator on
+  a simulated device, seeded players and supervisor), per game: 200 rounds, seed 1, with and
+  without ``--faults 0.1``; ``rounds_per_second`` counts the whole run (start-up included),
+  ``steady_rounds_per_second`` the rounds after the first.
 
 Run: ``python benchmarks/run.py [--json] [--only eval,settle,odds,latency]``.
 """
@@ -23,7 +27,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import random
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -175,9 +181,38 @@ def bench_service() -> dict[str, Any]:
     return module.measure_service()  # type: ignore[no-any-return]
 
 
+BENCH_GAMES = ("rws-nc-three-pictures", "rws-three-card-poker", "live-three-pictures")
+
+
+def bench_table(rounds: int = 200, seed: int = 1) -> dict[str, Any]:
+    """``tablectl bench --json`` throughput, each run in its own process as a user runs it
+    (the same games, rounds and seed before and after a change: run this file from either
+    checkout). ``seconds`` includes start-up (journal, recovery, the simulator's pty);
+    ``stuck`` rounds each cost the bench's 5 s stuck timeout."""
+    root = Path(__file__).resolve().parent.parent
+    out: dict[str, Any] = {"rounds": rounds, "seed": seed}
+    for game in BENCH_GAMES:
+        for faults in (None, "0.1"):
+            argv = [sys.executable, "-m", "controller", "bench", "--game", game, "--rounds",
+                    str(rounds), "--seed", str(seed), "--json"]
+            if faults is not None:
+                argv += ["--faults", faults]
+            started = time.perf_counter()
+            done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=900,
+                                  env={**os.environ, "PYTHONPATH": str(root)}, check=True)
+            wall = time.perf_counter() - started
+            report = json.loads(done.stdout.strip().splitlines()[-1])
+            out[game if faults is None else f"{game} --faults {faults}"] = {
+                "seconds": report["seconds"], "process_seconds": round(wall, 3),
+                "rounds_per_second": report["rounds_per_second"],
+                "settled": report["settled"], "voided": report["voided"],
+                "stuck": report["stuck"]}
+    return out
+
+
 SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "eval": bench_eval, "settle": bench_settle, "odds": bench_odds, "latency": bench_latency,
-    "journal": bench_journal, "service": bench_service,
+    "journal": bench_journal, "service": bench_service, "bench": bench_table,
 }
 
 

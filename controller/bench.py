@@ -1,21 +1,19 @@
-"""A simulated table, end to end, for throughput and for the irregularity paths at volume.
+"""A simulated table, end to end, through the service's own wiring (``tablectl bench``).
 
-Seeded simulated devices are served over real ptys (:class:`firmware_sim.serve.PtyServer`), read
-by the real drivers, whose events go on the :class:`~controller.table.table.Table`'s one input
-queue together with the bench operator's commands, exactly as the service wires them; the
-table settles through :mod:`controller.settlement`. The casino games deal from the hand-forming
-shuffler, LIVE-3P from a Bee-Tek shoe in burn mode.
+The table is built exactly as ``tablectl run`` builds it (:class:`controller.bench_rig.BenchRig`
+around :class:`controller.service.wiring.Wiring`): journal, recovery, the table thread, the real
+driver reading a seeded simulator over a real pty with deferred acknowledgement, and the
+product's device operator, which shuffles, dispenses and (in sim mode) lifts the hands. The bench
+adds only the people: the dealer here (open, no more bets, reveal, settle), the players and the
+pit supervisor in :mod:`controller.bench_actors`, all acting through table commands (a device
+fault is cleared by the supervisor's ``ClearDeviceFault``, as ``tablectl supervisor
+clear-fault`` does); and the physical world (a planned fault appearing in the device) through
+the rig. The service's own simulated dealer lifts the hands and works the shoe.
+So ``--faults`` exercises the product's path, and a round the product leaves stuck shows up as
+``stuck`` in the report (the supervisor then voids it), not as a bench workaround.
 
-The bench operator plays everyone at the table: seeded random wagers, the RWS-3CP Q-6-4 strategy
-(play Q-6-4 or better), "continue" for every player option, and a supervisor who decides as a
-pit would (not reconstructable for a wrong count, continue after an interruption or a cleared
-jam, void for a bad deck). The devices are the "physical" world, so the operator also lifts
-hands, clears alarms and ticks the simulators' clocks (no waiting for a 50 ms server tick).
-Nothing sleeps: every step waits for the table event it caused, with a timeout.
-
-The faults and ``--faults`` are in :mod:`controller.bench_faults`, the report and its summary in
-:mod:`controller.bench_report`, the operator's view of the round in :mod:`controller.bench_round`
-and the devices, servers and drivers in :mod:`controller.bench_rig`.
+Nothing sleeps: every step waits for the table event it caused, with a timeout. The faults are
+in :mod:`controller.bench_faults`, the report in :mod:`controller.bench_report`.
 """
 
 from __future__ import annotations
@@ -28,37 +26,26 @@ from pathlib import Path
 
 import structlog
 
-from controller.analysis.odds import Q64
-from controller.bench_faults import BEFORE_SHUFFLE, applicable_faults, parse_faults
+from controller.bench_actors import DEALER, Players, Supervisor
+from controller.bench_faults import FaultInjector, applicable_faults, parse_faults
 from controller.bench_report import BenchReport, BetTally, summary_lines
-from controller.bench_round import RoundView, may_step_after
+from controller.bench_rig import BenchRig
+from controller.bench_round import RoundView
 from controller.errors import RequestError
-from controller.games import poker
-from controller.games.cards import Card
 from controller.games.catalog import get_game
-from controller.games.rules import Family, GameId
-from controller.settlement.model import ProgressiveConfig
+from controller.games.rules import GameId
 from controller.table import commands as cmd
 from controller.table import events as ev
-from controller.table.layout import TableLayout
-from drivers.errors import DriverError
-from firmware_sim.faults import FaultKind, FaultSpec
+from drivers import events as dev
+from firmware_sim.faults import FaultSpec
 
 log = structlog.get_logger("controller.bench")
 
-DEALER = {"actor": "bench-dealer", "role": cmd.Role.DEALER}
-SUPERVISOR = {"actor": "bench-supervisor", "role": cmd.Role.SUPERVISOR}
 EVENT_TIMEOUT = 5.0
-BOXES = 5
-AMOUNTS = (100, 200, 500, 1000)
-
-_SUPERVISOR_PREFERENCE = {
-    "wrong_count_player": ("not_reconstructable", "void"),
-    "wrong_count_dealer": ("not_reconstructable", "void"),
-    "burn_error": ("reconstruct", "void"),
-    "not_shuffled": ("void",), "deck_count": ("void",), "foreign_card": ("void",),
-    "duplicate_card": ("void",),
-}
+"""No table event for this long: the round is stuck (the supervisor voids it)."""
+LOOK_SECONDS = 0.25
+"""The table quiet this long: the supervisor reads ``round status``, as a pit glances at the
+screen, and acts if the device operator holds for a supervisor."""
 
 
 class Bench:
@@ -73,45 +60,45 @@ class Bench:
         self.game = self.rules.id.value
         self.live = self.rules.id is GameId.LIVE_3P
         self.rounds = rounds
+        self.seed = seed
         self.rng = random.Random(seed)
         self.fault_list, self.fault_rate = parse_faults(self.game, faults)
         self.report = BenchReport(self.game, rounds, seed)
         self.journal_dir = Path(journal_dir) if journal_dir is not None else None
         self.progress = progress
-        self.out: queue.Queue[ev.RoundEvent] = queue.Queue()
+        self.out: queue.Queue[tuple[object, list[ev.RoundEvent]]] = queue.Queue()
         self.deck_blocked = False
-        self.offline = False
-        self.seed = seed
+        self.state = RoundView()
 
-    # wiring ---------------------------------------------------------------------------------
     def run(self) -> BenchReport:
-        from controller.bench_rig import BenchRig  # the devices, servers and drivers
-
         started = time.monotonic()
-        layout = TableLayout.for_game(self.game)
-        with BenchRig(self.game, layout, self.out.put, self.seed, self.journal_dir) as rig:
-            self.rig = rig
-            self._wait_online(rig.devices)
+        rig = BenchRig(self.game, self.seed, self.journal_dir, self._observe)
+        self.rig = rig
+        self.injector = FaultInjector(rig.inject, self.seed, live=self.live)
+        self.players = Players(self.rules, self.rng, self.put, live=self.live)
+        self.supervisor = Supervisor(self.put, rig.cards_in_hand)
+        with rig:
             for index in range(self.rounds):
                 self._round(index)
                 if self.progress is not None:
                     self.progress(self.report, index + 1)
-            self.report.journal = rig.journal_summary()
+        self.report.journal = rig.summary
+        self.report.faults_injected.update(self.injector.injected)
         self.report.seconds = time.monotonic() - started
         return self.report
 
-    def _wait_online(self, devices: int) -> None:
-        online = 0
-        while online < devices:
-            try:
-                event = self.out.get(timeout=EVENT_TIMEOUT)
-            except queue.Empty:
-                raise RuntimeError("bench devices did not come online") from None
-            if isinstance(event, ev.DeviceNoted) and event.detail == "DeviceOnline":
-                online += 1
-
     def put(self, command: cmd.Command) -> None:
-        self.rig.table.put(command)
+        self.rig.put(command)
+
+    # on the table thread --------------------------------------------------------------------
+    def _observe(self, item: object, events: list[ev.RoundEvent]) -> None:
+        """Each input and its events, before the device operator sees them: a planned fault
+        appears in the device at once; the people's decisions are taken on the bench
+        thread."""
+        for event in events:
+            self.injector.see(event)
+        if events or isinstance(item, dev.FaultRaised):
+            self.out.put((item, events))
 
     # one round ------------------------------------------------------------------------------
     def _fault_for(self, index: int) -> FaultSpec | None:
@@ -122,56 +109,35 @@ class Bench:
         return self.fault_list[index % len(self.fault_list)] if self.fault_list else None
 
     def _round(self, index: int) -> None:
-        state = self.state = RoundView(fault=self._fault_for(index))
+        self.injector.plan(self._fault_for(index))
+        state = self.state = RoundView()
         if self.deck_blocked:
-            self.rig.clear_faults()
-            self.put(cmd.ReplaceDeck(**SUPERVISOR))
+            self.supervisor.replace_deck()
             self.deck_blocked = False
         self.put(cmd.OpenRound(**DEALER))
-        for wager in self._wagers():
+        for wager in self.players.wagers():
             self.put(wager)
         self.put(cmd.CloseBets(**DEALER))
-        deadline_misses = 0
+        misses, quiet = 0, 0
         while not state.over:
             try:
-                event = self.out.get(timeout=EVENT_TIMEOUT)
+                item, events = self.out.get(timeout=LOOK_SECONDS)
             except queue.Empty:
-                deadline_misses += 1
-                self._stuck(deadline_misses)
+                quiet += 1
+                if quiet == 1:
+                    self.supervisor.look(self.rig.operator_status())
+                elif quiet * LOOK_SECONDS >= EVENT_TIMEOUT:
+                    quiet = 0
+                    misses += 1
+                    self._stuck(misses)
                 continue
-            self._on_event(event)
-            if not state.over and may_step_after(event):
-                self._step()
-
-    def _wagers(self) -> list[cmd.PlaceWager]:
-        rng, rules, out = self.rng, self.rules, []
-        n = len(self.state.wagers)
-
-        def add(position: str, bet: str, amount: int) -> None:
-            nonlocal n
-            n += 1
-            out.append(cmd.PlaceWager(**DEALER, wager_id=f"b{n}", position=position, bet=bet,
-                                      amount=amount, player=f"player-{position}"))
-
-        if self.live:
-            for position in rules.positions:
-                if rng.random() < 0.8:
-                    add(position, rng.choice(("win", "lose")), rng.choice(AMOUNTS))
-                for side in ("tie", "three_knights", "pair_plus"):
-                    if rng.random() < 0.25:
-                        add(position, side, rng.choice(AMOUNTS))
-            return out
-        for position in rules.positions[:BOXES]:
-            if rng.random() < 0.75:
-                add(position, rules.initial_bet or "main", rng.choice(AMOUNTS))
-                for side in (b for b in rules.bets if b not in ("main", "ante", "play")):
-                    if rng.random() < 0.3:
-                        stake = ProgressiveConfig().stake if side == "progressive" \
-                            else rng.choice(AMOUNTS)
-                        add(position, side, stake)
-            elif rules.family is Family.THREE_CARD_POKER and rng.random() < 0.2:
-                add(position, "pair_plus", rng.choice(AMOUNTS))  # a Pair-Plus-only player
-        return out
+            quiet = 0
+            if isinstance(item, dev.FaultRaised) and not self.live:
+                # the pit fixes the shuffler (frees the jam, turns the card down, takes the
+                # foreign card out) and clears its fault: `tablectl supervisor clear-fault`
+                self.supervisor.clear_fault(item.device, item.fault.value)
+            for event in events:
+                self._on_event(event)
 
     # reacting to the table ------------------------------------------------------------------
     def _on_event(self, event: ev.RoundEvent) -> None:
@@ -181,46 +147,22 @@ class Bench:
         elif isinstance(event, ev.BetsClosed):
             state.closed = True
             state.wagers = {w.id: w for w in event.wagers}
-            hands = len(event.receiving) + 1
-            state.needed = 4 + 3 * hands if self.live else hands
-            if state.fault is not None:
-                deliveries = (len(event.receiving) + 1) * (3 if self.live else 1)
-                state.fault_at = (-1 if state.fault.kind in BEFORE_SHUFFLE
-                                  else self.rng.randrange(deliveries))
-                report.faults_injected[str(state.fault)] += 1
-        elif isinstance(event, ev.ShuffleConfirmed) and event.round == state.number:
-            state.shuffled = True
-        elif isinstance(event, ev.DeviceNoted):
-            self._on_note(event)
-        elif isinstance(event, ev.DealingError) and "DeviceOffline" in event.detail:
-            self.offline = True
+        elif isinstance(event, ev.DeviceNoted) and event.detail == "DeviceOnline":
+            if state.close_refused and not state.closed:
+                state.close_refused = False
+                self.put(cmd.CloseBets(**DEALER))
+            if state.held is not None:
+                self._supervise(state.held)
         elif isinstance(event, ev.HandComplete):
             state.hands[event.position] = event.cards
-        elif isinstance(event, (ev.CardAssigned, ev.BurnCard, ev.CardIgnored)) and self.live:
-            state.hand_out = False
-        elif isinstance(event, ev.IrregularityRuled):
-            if event.kind == "interruption":
-                state.hand_out = False  # a rebooted device forgot the set it was forming
-            if event.action == "continue":
-                self.rig.clear_faults()  # the dealer turns the card down, clears the alarm
-                state.fault_blocked = False
         elif isinstance(event, ev.DecisionMade):
             state.wagers.update({w.id: w for w in event.play_wagers})
         elif isinstance(event, ev.DealComplete):
-            state.complete = True
+            self._finish()
         elif isinstance(event, ev.SupervisorRequired):
-            state.held = True
-            if event.kind == "simultaneous_draw":
-                state.sets += 1  # one draw brought out two cards
-                state.cards += 1
             self._supervise(event)
-        elif isinstance(event, ev.SupervisorDecided):
-            state.held = False
-            state.fault_blocked = False
         elif isinstance(event, ev.PlayerOptionsOffered):
-            for position in event.positions:
-                self.put(cmd.PlayerOption(**DEALER, position=position,
-                                          option=cmd.Option.CONTINUE))
+            self.players.options(event)
         elif isinstance(event, ev.HandRemoved):
             report.hands_removed += 1
         elif isinstance(event, ev.CommandRefused) and event.command == "CloseBets":
@@ -236,38 +178,26 @@ class Bench:
             self._tally(event)
             state.over = True
 
-    def _on_note(self, event: ev.DeviceNoted) -> None:
-        state, detail = self.state, event.detail
-        if detail == "HandTaken":
-            state.hand_out = False
-        elif detail == "DeviceOnline":
-            self.offline = False
-            if state.close_refused and not state.closed:
-                state.close_refused = False
-                self.put(cmd.CloseBets(**DEALER))
-        elif "DeviceOffline" in detail:
-            self.offline = True
-        elif "shuffle before it is lost" in detail:
-            state.shuffled = state.shuffle_asked = False
-        elif detail.startswith("shuffle not accepted"):
-            state.shuffle_asked = False
-
     def _supervise(self, event: ev.SupervisorRequired) -> None:
-        """The supervisor's decision, as a pit would take it on the bench."""
-        preference = _SUPERVISOR_PREFERENCE.get(event.kind, ("continue", "order", "void"))
-        for action in preference:
-            if action not in event.options:
-                continue
-            cards: tuple[Card, ...] = ()
-            if action == "order":
-                cards = self.rig.cards_in_hand(2 if event.kind == "simultaneous_draw" else 1)
-                if not cards:
-                    continue
-            if action == "continue":
-                self.rig.clear_faults()
-            self.put(cmd.SupervisorDecision(**SUPERVISOR, action=cmd.SupervisorAction(action),
-                                            reason=f"bench: {event.kind}", cards=cards))
+        """The pit decides once the device is back: "continue" on an interruption while the
+        shuffler is still unplugged would only ask the operator to deal into a dead port."""
+        if event.kind == "interruption" and not self.rig.device_online():
+            self.state.held = event
             return
+        self.state.held = None
+        self.supervisor.decide(event)
+
+    def _finish(self) -> None:
+        """The deal is complete: players decide (RWS-3CP), the dealer reveals and settles."""
+        state = self.state
+        if state.finishing:
+            return
+        state.finishing = True
+        self.players.decide({w.position for w in state.wagers.values() if w.bet == "ante"},
+                            state.hands)
+        if not self.live:
+            self.put(cmd.RevealDealer(**DEALER))
+        self.put(cmd.SettleRound(**DEALER))
 
     def _tally(self, event: ev.RoundSettled) -> None:
         bets = self.report.bets
@@ -282,71 +212,18 @@ class Bench:
                 tally.staked += wager.amount
                 tally.wagers += 1
 
-    # acting ---------------------------------------------------------------------------------
-    def _step(self) -> None:
-        """The next physical action, if the table is ready for it."""
-        state = self.state
-        if state.held or state.fault_blocked or self.offline or state.finishing \
-                or not state.closed:
-            return
-        if state.complete:
-            self._finish()
-            return
-        if not state.shuffled:
-            if not state.shuffle_asked:
-                if state.fault is not None and state.fault_at == -1:
-                    self.rig.inject(state.fault)
-                    state.fault_at = -2
-                state.shuffle_asked = self.rig.shuffle(self.put)
-            return
-        if state.hand_out or state.sets >= state.needed:
-            return
-        if state.fault is not None and state.fault_at == state.sets:
-            self.rig.inject(state.fault)
-            state.fault_at = -2
-            if state.fault.kind in (FaultKind.DISCONNECT, FaultKind.JAM):
-                return  # at once: wait for the table's answer to it
-        try:
-            delivered = self.rig.deliver(burn=self.live and state.cards < 4)
-        except DriverError as error:
-            log.info("bench delivery failed", error=str(error))
-            if self.rig.lost_cards():
-                self.put(cmd.SupervisorDecision(**SUPERVISOR, action=cmd.SupervisorAction.VOID,
-                                                reason="bench: the device lost the cards"))
-            state.fault_blocked = True
-            return
-        if not delivered:
-            return  # nothing came out (a no-read or a reboot): the table rules on it
-        state.hand_out = True
-        state.sets += 1
-        state.cards += 1
-
-    def _finish(self) -> None:
-        state = self.state
-        state.finishing = True
-        if self.rules.family is Family.THREE_CARD_POKER:
-            for position in sorted({w.position for w in state.wagers.values()
-                                    if w.bet == "ante"}):
-                hand = state.hands.get(position)
-                if hand is None:
-                    continue
-                plays = poker.evaluate(hand).strength >= Q64
-                self.put(cmd.PlayerDecision(**DEALER, position=position,
-                                            choice=cmd.Choice.PLAY if plays else cmd.Choice.FOLD))
-        if not self.live:
-            self.put(cmd.RevealDealer(**DEALER))
-        self.put(cmd.SettleRound(**DEALER))
-
     def _stuck(self, misses: int) -> None:
-        """Nothing happened for a while: a device lost its cards or a command went missing. The
-        supervisor voids the round (general provision); a second miss gives up on the round."""
+        """Nothing happened for a while: the product left the round waiting (``round status``
+        names the operator's last failure). The supervisor voids it (general provision); a
+        second miss gives up on the run."""
         self.report.stuck += 1
-        log.warning("bench round stuck", round=self.state.number, misses=misses)
+        log.warning("bench round stuck", round=self.state.number, misses=misses,
+                    status=self.rig.waits())
         if misses == 1:
-            self.put(cmd.SupervisorDecision(**SUPERVISOR, action=cmd.SupervisorAction.VOID,
-                                            reason="bench: round stuck"))
+            self.supervisor.rule("void", "bench: round stuck")
             return
-        raise RuntimeError(f"bench round {self.state.number} is stuck")
+        raise RuntimeError(f"bench round {self.state.number} is stuck: "
+                           f"{self.rig.waits()}")
 
 
 __all__ = ["Bench", "BenchReport", "applicable_faults", "parse_faults", "summary_lines"]

@@ -7,8 +7,13 @@ rather than silently never injected.
 
 from __future__ import annotations
 
+import random
+from collections import Counter
+from collections.abc import Callable
+
 from controller.errors import RequestError
 from controller.games.rules import GameId
+from controller.table import events as ev
 from firmware_sim.faults import FaultKind, FaultSpec, FaultSpecError, parse_fault
 
 SHUFFLER_FAULTS = ("set2", "set4", "exposed", "duplicate", "unshuffled", "count:51", "count:53",
@@ -49,5 +54,51 @@ def parse_faults(game: str, text: str | None) -> tuple[tuple[FaultSpec, ...], fl
     return tuple(specs), -1.0
 
 
-__all__ = ["BEFORE_SHUFFLE", "SHOE_FAULTS", "SHUFFLER_FAULTS", "applicable_faults",
+class FaultInjector:
+    """Puts the round's fault into the device at its moment: before the shuffle, or before
+    delivery ``k`` of the deal (a set of three, or a card with the LIVE-3P burns), ``k`` drawn
+    from the seed. It counts deliveries from the table's events and runs on the table thread
+    (the bench's observer), so the fault is in the device before the product's device operator
+    acts on the same events: the same seed arms the same fault at the same point every run."""
+
+    def __init__(self, inject: Callable[[FaultSpec], None], seed: int, *, live: bool) -> None:
+        self.inject = inject
+        self.rng = random.Random(seed)
+        self.live = live
+        self.injected: Counter[str] = Counter()
+        self.planned: FaultSpec | None = None
+        self.fault: FaultSpec | None = None
+        self.at = -2
+        self.delivered = 0
+
+    def plan(self, spec: FaultSpec | None) -> None:
+        """The next round's fault; called before that round is opened."""
+        self.planned = spec
+
+    def see(self, event: ev.RoundEvent) -> None:
+        if isinstance(event, ev.RoundOpened):
+            self.fault, self.planned, self.at, self.delivered = self.planned, None, -2, 0
+        elif isinstance(event, ev.BetsClosed) and self.fault is not None:
+            self.injected[str(self.fault)] += 1
+            deliveries = (len(event.receiving) + 1) * (3 if self.live else 1)
+            self.at = -1 if self.fault.kind in BEFORE_SHUFFLE else self.rng.randrange(deliveries)
+            self._due(-1)
+        elif isinstance(event, ev.ShuffleConfirmed):
+            self._due(0)
+        elif self._delivery(event):
+            self.delivered += 1
+            self._due(self.delivered)
+
+    def _delivery(self, event: ev.RoundEvent) -> bool:
+        if self.live:
+            return isinstance(event, (ev.CardAssigned, ev.BurnCard, ev.CardIgnored))
+        return isinstance(event, ev.DeviceNoted) and event.detail == "HandTaken"
+
+    def _due(self, point: int) -> None:
+        if self.fault is not None and self.at == point:
+            self.at = -2
+            self.inject(self.fault)
+
+
+__all__ = ["BEFORE_SHUFFLE", "FaultInjector", "SHOE_FAULTS", "SHUFFLER_FAULTS", "applicable_faults",
            "parse_faults"]

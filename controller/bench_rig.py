@@ -1,79 +1,67 @@
-"""The bench's hardware: seeded simulators on real ptys, the real drivers, the table thread and
-(optionally) the surveillance journal, opened and closed together.
+"""The bench's table: the service's own :class:`~controller.service.wiring.Wiring` (the code path
+of ``tablectl run``) on a seeded simulated device, and the physical world the actors touch.
 
-The simulators run with zero shuffle and dispense times and no automatic hand-taking: the bench
-operator is the dealer, so it ticks the simulator's clock right after a command is acknowledged
-and lifts the presented hand itself. That removes the byte server's 50 ms tick from every step
-without changing a byte on the wire.
+Nothing here commands a device. The journal, recovery, the table thread, the real driver on a
+real pty with deferred acknowledgement and the product's device operator are all the service's;
+the config is made in code (``url = "sim"``, the bench's journal directory or a temporary one,
+durability ``none``: the bench measures the table, not the SD card). What is left to the bench
+is what the physical world does at a table: a fault appearing in the device, the cards the
+supervisor sees on the layout. (The service's own simulated dealer lifts the hands.)
 """
 
 from __future__ import annotations
 
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import structlog
 
 from controller.games.cards import Card
+from controller.games.catalog import get_game
+from controller.games.rules import GameId
+from controller.journal.policy import Durability
+from controller.service.config import (
+    SIM_URL, DeviceConfig, DeviceKind, JournalConfig, ServiceConfig, ShoeDialect,
+)
+from controller.service.tablethread import InputSubscriber
+from controller.service.wiring import Wiring
 from controller.table import commands as cmd
-from controller.table import events as ev
-from controller.table.layout import TableLayout
-from controller.table.table import Table
-from drivers.errors import DriverError
-from drivers.framed.messages import DeviceState
-from drivers.shoe import open_shoe
-from drivers.shuffler import Shuffler
-from firmware_sim.beetek import BeeTekShoeSim
 from firmware_sim.faults import FaultKind, FaultSpec
-from firmware_sim.framed import bind_server
-from firmware_sim.serve import PtyServer
-from firmware_sim.shuffler import ShufflerSim
 
 log = structlog.get_logger("controller.bench")
-BACKOFF = (0.02, 0.2)
+TABLE_ID = "bench-1"
+
+
+def bench_config(game: str, seed: int, journal_dir: Path) -> ServiceConfig:
+    """The service config of a bench table: every box of ``game``, its simulated device."""
+    rules = get_game(game)
+    if rules.id is GameId.LIVE_3P:
+        device = DeviceConfig(DeviceKind.LIVE, SIM_URL, ShoeDialect.BEETEK, seed=seed)
+    else:
+        device = DeviceConfig(DeviceKind.SHUFFLER, SIM_URL, seed=seed)
+    return ServiceConfig(source="<tablectl bench>", table_id=TABLE_ID, game=rules.id,
+                         boxes=rules.positions, device=device,
+                         journal=JournalConfig(journal_dir, durability=Durability.NONE))
 
 
 class BenchRig:
-    """``with BenchRig(game, layout, subscriber, seed, journal_dir) as rig: ...``."""
+    """``with BenchRig(game, seed, journal_dir, observe) as rig: rig.put(command) ...``."""
 
-    def __init__(self, game: str, layout: TableLayout, subscriber: Callable[[ev.RoundEvent], None],
-                 seed: int, journal_dir: Path | None = None) -> None:
-        self.live = layout.device.value == "live"
-        self.layout = layout
-        self._tmp = tempfile.TemporaryDirectory(prefix="tablectl-bench-")
-        self.table = Table(layout, [subscriber])
-        self.writer: Any = None
-        if journal_dir is not None:
-            self.writer = _open_journal(journal_dir, layout.table_id)
-        if self.writer is not None:
-            writer = self.writer
-            self.table.tap(lambda item: writer.append_event(item,
-                                                            actor=getattr(item, "actor", None)))
-            self.table.subscribe(writer.append_event)
-        link = Path(self._tmp.name) / ("shoe" if self.live else "shuffler")
-        if self.live:
-            self.sim: Any = BeeTekShoeSim(seed=seed)
-        else:
-            self.sim = ShufflerSim(seed=seed, shuffle_seconds=0.0, dispense_seconds=0.0,
-                                   take_seconds=None)
-        self.server = PtyServer(self.sim, link=link, name="bench")
-        if self.live:
-            self.sim.bind_link(self.server)
-            self.driver: Any = open_shoe("beetek", str(link), self.table.inputs, backoff=BACKOFF)
-        else:
-            bind_server(self.sim, self.server)
-            self.driver = Shuffler(str(link), self.table.inputs,  # type: ignore[arg-type]
-                                   backoff=BACKOFF)
-        self.devices = 1
+    def __init__(self, game: str, seed: int, journal_dir: Path | None,
+                 observe: InputSubscriber) -> None:
+        self.live = get_game(game).id is GameId.LIVE_3P
+        self.journal_dir = journal_dir
+        self._tmp = None if journal_dir is not None else \
+            tempfile.TemporaryDirectory(prefix="tablectl-bench-")
+        directory = journal_dir if journal_dir is not None else Path(self._tmp.name)  # type: ignore[union-attr]
+        self.wiring = Wiring(bench_config(game, seed, directory), lambda _event: None,
+                             observe=observe)
+        self.summary: dict[str, Any] | None = None
 
     def __enter__(self) -> BenchRig:
         try:
-            self.table.start()
-            self.server.start()
-            self.driver.start()
+            self.wiring.start()
         except BaseException:
             self.close()
             raise
@@ -83,52 +71,49 @@ class BenchRig:
         self.close()
 
     def close(self) -> None:
-        self.driver.close()
-        if hasattr(self.sim, "close"):
-            self.sim.close()
-        self.server.close()
-        self.table.close()
-        if self.writer is not None:
-            self.writer.close()
-        self._tmp.cleanup()
+        writer = self.wiring.writer
+        if writer is not None and self.journal_dir is not None:
+            self.summary = {"directory": str(writer.directory), "records": writer.seq,
+                            "last_hash": writer.last_hash}
+        self.wiring.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    @property
+    def sim(self) -> Any:
+        device = self.wiring.device
+        assert device is not None and device.sim is not None
+        return device.sim
+
+    def put(self, command: cmd.Command) -> None:
+        """A command given at the table, as a control client's goes to the table thread."""
+        table = self.wiring.table
+        assert table is not None
+        table.put(command)
+
+    def operator_status(self) -> dict[str, Any] | None:
+        """The device operator's part of ``tablectl round status``."""
+        device = self.wiring.device_status()
+        operator = device.get("operator")
+        return {**operator, "device": device["name"]} if operator else None
+
+    def waits(self) -> str:
+        """What ``tablectl round status`` says the table waits for, and the way out."""
+        status = self.wiring.status()
+        device = status.get("device") or {}
+        waits = "; ".join(f"{w['waits_for']}: {w['way_out']} ({w['role']})"
+                          for w in status.get("waits", ()))
+        return f"{waits}; device operator: {device.get('operator')}; " \
+               f"last error: {device.get('operator_error')}"
+
+    def device_online(self) -> bool:
+        """What ``tablectl round status`` shows: is the dealing device connected."""
+        return bool(self.wiring.device_status().get("online"))
 
     # the physical world -------------------------------------------------------------------
-    def _tick(self) -> None:
-        self.sim.tick(time.monotonic())
-
-    def shuffle(self, put: Callable[[cmd.Command], None]) -> bool:
-        """Shuffle for a new round. The shuffler reports ShuffleDone; in the studio a fresh
-        deck goes in the shoe and the dealer confirms the shuffle."""
-        if self.live:
-            self.sim.shuffle()
-            self.driver.new_shoe()
-            put(cmd.ConfirmShuffle(actor="bench-dealer", role=cmd.Role.DEALER))
-            return True
-        self.clear_faults()
-        try:
-            self.driver.end_round()  # SHUFFLE only from IDLE (docs/protocols.md 5.2)
-            self.driver.shuffle()
-        except DriverError as error:
-            log.info("bench shuffle refused", error=str(error))
-            return False
-        self._tick()
-        return True
-
-    def deliver(self, *, burn: bool = False) -> bool:
-        """Deal the next set (shuffler) or card (shoe). True when something came out, which the
-        operator then waits for (the set lifted: HandTaken; the card: its assignment)."""
-        if self.live:
-            self.sim.draw(burn=burn)
-            return True
-        before = self.sim.hand_number
-        self.driver.dispense_hand()
-        self._tick()
-        if self.sim.hand_number > before:
-            self.sim.take_hand()
-            return True
-        return False
-
     def inject(self, spec: FaultSpec) -> None:
+        """The device misbehaves (armed faults fire at the next shuffle, set or card)."""
         if self.live and spec.kind is FaultKind.DISCONNECT:
             # pull the shoe's cable between two cards: the Bee-Tek simulator's own fault
             # unplugs right after a card's line, which the pty then discards unread
@@ -136,38 +121,11 @@ class BenchRig:
             return
         self.sim.inject(spec)
 
-    def clear_faults(self) -> None:
-        """The dealer clears the device's alarms (jam cleared, card turned down, ...)."""
-        if self.live or not self.sim.faults:
-            return
-        try:
-            self.driver.clear_fault()
-        except DriverError as error:
-            log.info("bench clear_fault failed", error=str(error))
-
-    def lost_cards(self) -> bool:
-        """A rebooted shuffler has no deck until the next shuffle."""
-        return not self.live and self.sim.state() is DeviceState.IDLE
-
     def cards_in_hand(self, n: int) -> tuple[Card, ...]:
         """The last ``n`` cards out of the shoe, as the supervisor sees them on the table."""
         if not self.live:
             return ()
         return tuple(self.sim.dealt[-n:])
 
-    def journal_summary(self) -> dict[str, Any] | None:
-        if self.writer is None:
-            return None
-        return {"directory": str(self.writer.directory), "records": self.writer.seq,
-                "last_hash": self.writer.last_hash}
 
-
-def _open_journal(directory: Path, table_id: str) -> Any:
-    """The surveillance journal, when the journal package is installed (issue 5)."""
-    try:
-        from controller.journal.policy import Durability
-        from controller.journal.writer import JournalWriter
-    except ImportError:
-        log.warning("no journal package: --journal-dir ignored")
-        return None
-    return JournalWriter(directory, table_id=table_id, durability=Durability.NONE)
+__all__ = ["BenchRig", "bench_config"]

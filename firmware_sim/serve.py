@@ -264,6 +264,11 @@ class PtyServer(_Server):
                     self.bytes_from_host += len(data)
                     self._busy_until = time.monotonic() + BUSY_SECONDS
                     self.device.receive(data)
+                    # a step the command started with no duration (the service's and the
+                    # bench's simulators) completes once the command is answered, not at
+                    # the next tick: the device's timing is all "now >= due", so an extra
+                    # tick changes no byte, only when it is sent
+                    last = 0.0
             now = time.monotonic()
             if now >= self._due(last):
                 last = now

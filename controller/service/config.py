@@ -83,6 +83,9 @@ class DeviceConfig:
     dialect: ShoeDialect | None = None
     deck: str | None = None
     """Barcode deck map (name or path) for the scanner and hid dialects."""
+    seed: int | None = None
+    """Seed of the simulator (``url = "sim"`` only), so that ``tablectl bench --seed`` deals the
+    same cards every run. Not a config-file key: a table's shuffles come from ``secrets``."""
 
     @property
     def simulated(self) -> bool:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import queue
 import stat
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,9 @@ class DealingDevice:
     driver: Any
     sim: Any = None
     server: Any = None
+    scratch: Any = None
+    """For ``sim``: the directory of the pty's stable link (a replugged simulator comes back
+    on a new pty; the link follows it, as a udev by-id link follows a real device)."""
 
     @property
     def acknowledger(self) -> Any:
@@ -79,6 +83,8 @@ class DealingDevice:
                 step()
             except Exception:  # closing must go on: one failure must not leak the rest
                 log.exception("device close failed", device=self.name)
+        if self.scratch is not None:
+            self.scratch.cleanup()
 
 
 def device_name(config: DeviceConfig) -> str:
@@ -142,38 +148,40 @@ def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> Dea
     from firmware_sim.serve import PtyServer
 
     idle_tick = HEARTBEAT_SECONDS  # idle, the byte server ticks once per heartbeat
+    scratch = tempfile.TemporaryDirectory(prefix="tablectl-sim-")
+    link = os.path.join(scratch.name, name)
 
     sim: Any
     if config.kind is DeviceKind.SHUFFLER:
         from drivers.shuffler import Shuffler
         from firmware_sim.shuffler import ShufflerSim
 
-        sim = ShufflerSim(shuffle_seconds=0.0, dispense_seconds=0.0, take_seconds=None)
-        server = PtyServer(sim, name=name, idle_tick=idle_tick)
+        sim = ShufflerSim(config.seed, shuffle_seconds=0.0, dispense_seconds=0.0, take_seconds=None)
+        server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick)
         bind_server(sim, server)
-        driver: Any = Shuffler(server.path, events, name=name, backoff=SIM_BACKOFF,
+        driver: Any = Shuffler(link, events, name=name, backoff=SIM_BACKOFF,
                                deferred_ack=True)
-        return DealingDevice(name, config, driver, sim, server)
+        return DealingDevice(name, config, driver, sim, server, scratch)
     from drivers.shoe import open_shoe
 
     dialect = config.dialect
     if dialect is ShoeDialect.FRAMED:
         from firmware_sim.shoe_framed import FramedShoeSim
 
-        sim = FramedShoeSim()
-        server = PtyServer(sim, name=name, idle_tick=idle_tick)
+        sim = FramedShoeSim(config.seed)
+        server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick)
         bind_server(sim, server)
     elif dialect is ShoeDialect.SCANNER:
         from firmware_sim.scanner import ScannerShoeSim
 
-        sim = ScannerShoeSim(deck=config.deck or "generic-code128")
-        server = PtyServer(sim, name=name, idle_tick=idle_tick)
+        sim = ScannerShoeSim(config.seed, deck=config.deck or "generic-code128")
+        server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick)
         sim.bind_link(server)
     elif dialect is ShoeDialect.BEETEK:
         from firmware_sim.beetek import BeeTekShoeSim
 
-        sim = BeeTekShoeSim()
-        server = PtyServer(sim, name=name, idle_tick=idle_tick)
+        sim = BeeTekShoeSim(config.seed)
+        server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick)
         sim.bind_link(server)
     else:
         raise ServiceError(f"device.url 'sim': the {dialect.value if dialect else '?'} dialect "
@@ -183,8 +191,9 @@ def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> Dea
     if dialect is ShoeDialect.SCANNER:
         options["deck"] = config.deck or "generic-code128"
     try:
-        driver = open_shoe(dialect.value, server.path, events, **options)
+        driver = open_shoe(dialect.value, link, events, **options)
     except BaseException:
         server.close()
+        scratch.cleanup()
         raise
-    return DealingDevice(name, config, driver, sim, server)
+    return DealingDevice(name, config, driver, sim, server, scratch)

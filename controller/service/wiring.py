@@ -28,7 +28,7 @@ from controller.service.liveness import waits
 from controller.service.operator import DeviceOperator
 from controller.service.retention import RetentionTimer
 from controller.service.simdealer import SimulatedDealer
-from controller.service.tablethread import TableThread
+from controller.service.tablethread import InputSubscriber, TableThread
 from controller.table import events as ev
 from drivers import events as dev
 
@@ -44,9 +44,13 @@ Publish = Callable[[Mapping[str, Any]], None]
 class Wiring:
     """``Wiring(config, publish)``; :meth:`start` (recovery included), :meth:`close`."""
 
-    def __init__(self, config: ServiceConfig, publish: Publish) -> None:
+    def __init__(self, config: ServiceConfig, publish: Publish, *,
+                 observe: InputSubscriber | None = None) -> None:
         self.config = config
         self.publish = publish
+        self.observe = observe
+        """Each input and its typed events, on the table thread, before the device operator
+        sees them: the seam for ``tablectl bench``'s actors (the simulated hands at the table)."""
         self.writer: JournalWriter | None = None
         self.table: TableThread | None = None
         self.device: DealingDevice | None = None
@@ -99,6 +103,8 @@ class Wiring:
                                  journaled.tracker.resumes_to,
                                  deck_blocked=journaled.table.machine.deck_blocked is not None)
         self.table.subscribe_batches(self._published)
+        if self.observe is not None:  # before the operator's: the bench's hands act first
+            self.table.subscribe_inputs(self.observe)
         self.table.subscribe_inputs(self.operator.saw)
         if self.device.simulated:  # the person at a simulated table, not the operator
             self.sim_dealer = SimulatedDealer(self.device, self.table.put, live=live)

@@ -1,4 +1,5 @@
-"""``tablectl bench``: a simulated table end to end (ptys, drivers, table thread, settlement)."""
+"""``tablectl bench``: a simulated table end to end through the service's own wiring (journal,
+recovery, table thread, the real driver on a pty, the product's device operator)."""
 
 from __future__ import annotations
 
@@ -69,13 +70,21 @@ def test_wrong_count_removes_hands(capsys) -> None:
 
 def test_journal_dir_records_inputs_and_events(capsys, tmp_path: Path) -> None:
     """``--journal-dir``: every table input and round event goes to the surveillance
-    journal."""
+    journal. It is the service's own journal (the bench runs the service's wiring): inputs are
+    recorded by type (``input_device`` CardSetDispensed, ``input_command`` PlaceWager) before
+    the table acts on them, and ``tablectl journal verify`` and ``replay`` accept it."""
     data = _bench(capsys, "--game", "rws-three-card-poker", "--rounds", "2", "--journal-dir",
                   str(tmp_path / "journal"))
     journal = data["journal"]
     assert journal["directory"] == str(tmp_path / "journal") and journal["records"] > 40
     text = "".join(p.read_text() for p in sorted((tmp_path / "journal").rglob("*")) if p.is_file())
-    assert "round_settled" in text and "card_set_dispensed" in text and "place_wager" in text
+    assert "round_settled" in text and '"type":"CardSetDispensed"' in text \
+        and '"type":"PlaceWager"' in text
+    assert "recovery_completed" in text  # started as `tablectl run` starts: recovery first
+    capsys.readouterr()
+    assert main(["journal", "verify", str(tmp_path / "journal")]) == 0
+    assert main(["journal", "replay", str(tmp_path / "journal")]) == 0
+    assert "2 settlement(s)/void(s)" in capsys.readouterr().out
 
 
 def test_bad_fault_is_a_usage_error(capsys) -> None:
@@ -83,3 +92,52 @@ def test_bad_fault_is_a_usage_error(capsys) -> None:
     assert main(["bench", "--game", "live-three-pictures", "--rounds", "1", "--faults",
                  "set2"]) == 2
     assert "does not apply" in capsys.readouterr().err
+
+
+def _journal_inputs(directory: Path) -> list[dict]:
+    records = [json.loads(line) for path in sorted(directory.glob("*.jsonl"))
+               for line in path.read_text().splitlines()]
+    return [r["payload"] for r in records if r["event"] == "input_command"]
+
+
+def test_faults_take_the_products_path(capsys, tmp_path: Path) -> None:
+    """``--faults`` on the service's own pipeline: a jam holds the round (the supervisor clears
+    the shuffler's fault with ``ClearDeviceFault``, i.e. ``tablectl supervisor clear-fault``,
+    and continues), an exposed card is ruled "continue" (RWS-3CP 5.1.2) and the fault cleared
+    the same way, a reboot mid-dispense ends settled or voided: none stuck. Every command in
+    the journal is a person's (dealer or supervisor, with actor and role): the bench never
+    commands the device itself."""
+    data = _bench(capsys, "--game", "rws-three-card-poker", "--rounds", "3", "--faults",
+                  "jam,exposed,reboot", "--journal-dir", str(tmp_path / "journal"))
+    assert data["faults_injected"] == {"exposed": 1, "jam": 1, "reboot": 1}
+    assert data["stuck"] == 0 and data["settled"] + data["voided"] == 3
+    assert data["settled"] >= 2  # the jam and the exposed card rounds go on
+    inputs = _journal_inputs(tmp_path / "journal")
+    people = {(p["fields"]["actor"], p["fields"]["role"]) for p in inputs}
+    assert people <= {("bench-dealer", "dealer"), ("bench-supervisor", "supervisor")}
+    clears = [p for p in inputs if p["type"] == "ClearDeviceFault"]
+    assert len(clears) >= 2
+    assert all(p["fields"]["role"] == "supervisor" and p["fields"]["device"] == "shuffler"
+               for p in clears)
+
+
+def test_one_pipeline_no_private_operator() -> None:
+    """The bench puts the table together only through the service's wiring: no bench module
+    opens a driver, serves a simulator or builds a table of its own (STYLE.md: two wirings of
+    one pipeline), so what ``tablectl bench`` exercises is what ``tablectl run`` runs."""
+    import ast
+
+    import controller
+
+    forbidden = {"drivers.shuffler", "drivers.shoe", "drivers.framed.messages",
+                 "firmware_sim.serve", "firmware_sim.shuffler", "firmware_sim.beetek",
+                 "controller.table.table", "controller.journal.writer"}
+    modules = sorted(Path(controller.__file__).parent.glob("bench*.py"))
+    assert len(modules) >= 5
+    for module in modules:
+        tree = ast.parse(module.read_text())
+        imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                     for alias in node.names}
+        assert not imported & forbidden, f"{module.name} imports {imported & forbidden}"
+        assert "controller.service.wiring" in imported or module.name != "bench_rig.py"
