@@ -14,6 +14,8 @@ comparison is side by side in the same run and reported as a ratio:
   adds per card (``benchmarks/journal.py``).
 * ``service``: the service's resident memory after 1,000 rounds, idle CPU over 10 s, time to
   READY, end-to-end rounds per second (``benchmarks/service.py``).
+* ``control``: the service's memory under 1,000 idle control connections and under a client
+  that never reads its replies (``benchmarks/control.py``).
 
 Run: ``python benchmarks/run.py [--json] [--only eval,settle,odds,latency]``.
 """
@@ -175,9 +177,17 @@ def bench_service() -> dict[str, Any]:
     return module.measure_service()  # type: ignore[no-any-return]
 
 
+def bench_control() -> dict[str, Any]:
+    try:
+        module = importlib.import_module("benchmarks.control")
+    except ImportError as error:
+        return {"note": f"control benchmark unavailable: {error}"}
+    return module.measure_control()  # type: ignore[no-any-return]
+
+
 SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "eval": bench_eval, "settle": bench_settle, "odds": bench_odds, "latency": bench_latency,
-    "journal": bench_journal, "service": bench_service,
+    "journal": bench_journal, "service": bench_service, "control": bench_control,
 }
 
 

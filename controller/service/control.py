@@ -78,6 +78,7 @@ log = structlog.get_logger(__name__)
 
 SOCKET_MODE = 0o660
 LISTEN_BACKLOG = 64
+ACCEPT_BATCH = 32
 TICK_SECONDS = 1.0
 """The loop wakes at least this often: idle timeouts, and the watchdog's probe of the loop."""
 LOOP_BACKOFF_SECONDS = 0.05
@@ -345,7 +346,9 @@ class ControlServer:
                 sock.recv(4096)
             return
         if sock in self._listeners:
-            self._accept(sock)
+            for _ in range(ACCEPT_BATCH):  # drain a burst, still yielding to the others
+                if not self._accept(sock):
+                    break
             return
         conn = self._connections.get(sock.fileno())
         if conn is None:
@@ -356,21 +359,22 @@ class ControlServer:
             self._flush(conn)
 
     # accepting ---------------------------------------------------------------------------------
-    def _accept(self, listener: socket.socket) -> None:
+    def _accept(self, listener: socket.socket) -> bool:
+        """Take one waiting peer; ``False`` when there was none (or accepting is paused)."""
         at_limit = False
         try:
             sock, _ = listener.accept()
         except BlockingIOError:
-            return
+            return False
         except OSError as error:
             self._accept_failures.failed(error=error.strerror or repr(error),
                                          connections=len(self._connections))
             if error.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
-                return  # e.g. ECONNABORTED: that peer is gone, the next one is not
+                return True  # e.g. ECONNABORTED: that peer is gone, the next one is not
             accepted = self._accept_on_reserve(listener)
             if accepted is None:
                 self._pause_accepting()
-                return
+                return False
             sock, at_limit = accepted, True
         else:
             self._accept_failures.recovered()
@@ -387,15 +391,16 @@ class ControlServer:
             self._turned_away.failed(peer=peer.describe(), connections=len(self._connections))
             say_and_close(sock, busy_line(
                 "busy: the service is at its open-file limit; try again shortly" if at_limit
-                else f"busy: {len(self._connections)} control connections are open "
+                else f"busy: all {self.limits.max_connections} control connections are taken "
                      "(control.max_connections); try again shortly"))
         if at_limit:
             self._reserve.open()
         if not admit:
-            return
+            return True
         self._connections[sock.fileno()] = Connection(sock, peer, peer.role)
         self._selector.register(sock, selectors.EVENT_READ)
         log.info("control client connected", peer=peer.describe(), role=peer.role.value)
+        return True
 
     def _accept_on_reserve(self, listener: socket.socket) -> socket.socket | None:
         """Out of descriptors: give back the spare, take the waiting peer (``None`` if even

@@ -354,7 +354,7 @@ def test_past_the_cap_a_peer_is_told_busy_and_a_supervisor_still_gets_in(
         with pytest.raises(CommandRefused) as caught:
             extra.request("round.status")
         assert caught.value.code is ErrorCode.BUSY
-        assert "3 control connections are open (control.max_connections)" in \
+        assert "all 3 control connections are taken (control.max_connections)" in \
             caught.value.message
         supervisors = [_connect(server, groups, "tablectl-supervisors") for _ in range(2)]
         for supervisor in supervisors:
