@@ -20,21 +20,16 @@ Run alone: ``python benchmarks/control.py``.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.service import CONFIG, ROOT, _cpu_seconds, _rss_mb  # noqa: E402
+from benchmarks.service import _cpu_seconds, _rss_mb, running_service  # noqa: E402
 from controller.service.client import ControlClient  # noqa: E402
 
 IDLE_CONNECTIONS = 1000
@@ -47,36 +42,6 @@ def _hwm_mb(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     raise RuntimeError("no VmHWM")
-
-
-@contextmanager
-def _service(tmp: Path, extra: str = "") -> Iterator[tuple[int, Path]]:
-    """A running service (pid, control socket); SIGTERM at the end, exit 0 required."""
-    tmp.mkdir()
-    config = tmp / "tablectl.toml"
-    sock = tmp / "control.sock"
-    config.write_text(CONFIG.format(journal=tmp / "journal", socket=sock,
-                                    durability="money") + extra)
-    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
-    notify.bind(str(tmp / "notify"))
-    notify.settimeout(30)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--config", str(config)], cwd=ROOT,
-        env={**os.environ, "NOTIFY_SOCKET": str(tmp / "notify")},
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        while not notify.recv(4096).startswith(b"READY=1"):
-            pass
-        yield process.pid, sock
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=30)
-        if process.returncode != 0:
-            raise RuntimeError(f"service exited {process.returncode}: {err[-500:]}")
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-        notify.close()
 
 
 def _idle(pid: int, sock: Path) -> dict[str, Any]:
@@ -139,13 +104,15 @@ def measure_control() -> dict[str, Any]:
     """Start the service (twice: default cap, and every connection held), measure, stop."""
     with tempfile.TemporaryDirectory(prefix="tablectl-ctl-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        with _service(tmp / "capped") as (pid, sock):
+        (tmp / "capped").mkdir()
+        (tmp / "held").mkdir()
+        with running_service(tmp / "capped") as (pid, sock, _):
             ready = _rss_mb(pid)
             capped = _idle(pid, sock)
             non_reader = _non_reader(pid, sock)
             with ControlClient(sock, timeout=10) as after:
                 after.request("round.status")
-        with _service(tmp / "held", "max_connections = 1000\n") as (pid, sock):
+        with running_service(tmp / "held", extra="max_connections = 1000\n") as (pid, sock, _):
             held = _idle(pid, sock)
     return {"rss_ready_mb": round(ready, 1),
             "idle_1000_default_cap_64": capped, "idle_1000_all_held": held,
