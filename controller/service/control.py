@@ -79,6 +79,8 @@ log = structlog.get_logger(__name__)
 SOCKET_MODE = 0o660
 LISTEN_BACKLOG = 64
 ACCEPT_BATCH = 32
+MAX_PENDING_EVENTS = 10_000
+"""Events published while the loop does not take them; past this, watchers are dropped."""
 TICK_SECONDS = 1.0
 """The loop wakes at least this often: idle timeouts, and the watchdog's probe of the loop."""
 LOOP_BACKOFF_SECONDS = 0.05
@@ -182,6 +184,8 @@ class ControlServer:
         self._probes: list[threading.Event] = []
         self._pending_lock = threading.Lock()
         self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_w.setblocking(False)  # a full wake buffer already wakes the loop: never block
+        self._overflowed = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="control-server", daemon=True)
         self._inode: int | None = None
@@ -230,6 +234,9 @@ class ControlServer:
         ``redacted``: what a watcher whose role may not see face-down cards gets instead
         (:attr:`Role.sees_face_down`); ``None`` when the event shows nothing hidden."""
         with self._pending_lock:
+            if len(self._pending) >= MAX_PENDING_EVENTS:  # the loop is stuck (the watchdog
+                self._pending.clear()                      # will restart us): watchers would
+                self._overflowed = True                    # miss events, so they are dropped
             self._pending.append((dict(event), None if redacted is None else dict(redacted)))
         self._wake()
 
@@ -492,6 +499,12 @@ class ControlServer:
     def _deliver_events(self) -> None:
         with self._pending_lock:
             pending, self._pending = self._pending, []
+            overflowed, self._overflowed = self._overflowed, False
+        if overflowed:
+            for conn in [c for c in self._connections.values() if c.watching]:
+                log.warning("watcher dropped: events were lost while the loop was stuck",
+                            peer=conn.peer.describe())
+                self._drop(conn)
         if not pending:
             return
         for conn in list(self._connections.values()):

@@ -25,6 +25,7 @@ from controller.service.control import (
     AccessPolicy,
     CommandRefused,
     ControlClient,
+    MAX_PENDING_EVENTS,
     ControlServer,
     Peer,
 )
@@ -371,7 +372,9 @@ def test_past_the_cap_a_peer_is_told_busy_and_a_supervisor_still_gets_in(
 def test_a_stuck_control_loop_fails_its_probe(tmp_path: Path, groups: Groups) -> None:
     """The watchdog asks the control loop to go round (``probe``): while a handler holds the
     loop, nobody can reach the table, and the probe says so (the service then withholds
-    WATCHDOG=1, test_app)."""
+    WATCHDOG=1, test_app). Meanwhile the table's events do not pile up without bound and
+    publishing never blocks the table thread: past the bound the watchers are dropped (they
+    would have missed events)."""
     release = threading.Event()
     entered = threading.Event()
 
@@ -382,12 +385,18 @@ def test_a_stuck_control_loop_fails_its_probe(tmp_path: Path, groups: Groups) ->
 
     policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=groups, superusers=frozenset())
     groups.names = frozenset({OPERATORS})
-    with ControlServer(tmp_path / "c.sock", stuck, policy) as server:
+    with ControlServer(tmp_path / "c.sock", stuck, policy) as server, \
+            ControlClient(server.path) as watcher:
+        events = watcher.watch()
         assert server.probe(1.0)
         with ControlClient(server.path) as client:
             client.send_line(b'{"id": 1, "verb": "round.status"}')
             assert entered.wait(5)
             assert not server.probe(0.2)
+            for n in range(MAX_PENDING_EVENTS + 1):
+                server.publish({"event": "card", "n": n})
             release.set()
             assert client.read_message()["ok"] is True
         assert server.probe(1.0)
+        assert list(events) == []  # dropped: the stream ends rather than skipping events
+        assert server.watchers == 0

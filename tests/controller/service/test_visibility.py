@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from controller.cli.client import describe
 from controller.games.catalog import GAMES
 from controller.service.app import Service
 from controller.service.config import parse_config
@@ -140,3 +141,12 @@ def test_the_rule_per_game_and_role() -> None:
     assert redact_event(card, GAMES["mbs-three-pictures"]) == {**card, "card": None}
     assert redact_event({**card, "position": "1"}, GAMES["mbs-three-pictures"]) is None
     assert redact_event({**card, "position": "banker"}, GAMES["live-three-pictures"]) is None
+
+
+def test_tablectl_round_status_prints_a_face_down_card_as_question_marks() -> None:
+    """The CLI prints what a dealer's client is given: the count of the dealer's cards."""
+    lines = describe("round.status", {"table": "T1", "game": "rws-three-card-poker",
+                                      "round": 1, "state": "decisions",
+                                      "hands": {"1": ["2C", "3C", "4C"],
+                                                "dealer": [None, None, None]}})
+    assert "     1: 2C 3C 4C" in lines[-2] and lines[-1] == "   dealer: ?? ?? ??"
