@@ -81,8 +81,8 @@ LISTEN_BACKLOG = 64
 ACCEPT_BATCH = 32
 MAX_PENDING_EVENTS = 10_000
 """Events published while the loop does not take them; past this, watchers are dropped."""
-TICK_SECONDS = 1.0
-"""The loop wakes at least this often: idle timeouts, and the watchdog's probe of the loop."""
+IDLE_SLACK_SECONDS = 0.01
+"""Sleep a little past a deadline, so one wake-up finds it due (no spin on float rounding)."""
 LOOP_BACKOFF_SECONDS = 0.05
 MAX_BACKOFF_SECONDS = 1.0
 _CREDS = struct.Struct("3i")
@@ -326,20 +326,24 @@ class ControlServer:
                 self._stop.wait(min(LOOP_BACKOFF_SECONDS * self._loop_failures.count,
                                     MAX_BACKOFF_SECONDS))
 
-    def _tick(self) -> float:
-        """How long select may sleep: wake at least every :data:`TICK_SECONDS` (idle timeouts,
-        the watchdog probe) and when a paused accept is due to resume."""
-        if not self._paused_until:
-            return TICK_SECONDS
-        left = self._paused_until - time.monotonic()
-        if left > 0:
-            return min(left, TICK_SECONDS)
-        self._paused_until = 0.0
-        self._reserve.open()
-        for listener in self._listeners:
-            with contextlib.suppress(KeyError, ValueError):
-                self._selector.register(listener, selectors.EVENT_READ)
-        return 0.0
+    def _tick(self) -> float | None:
+        """How long select may sleep: until the next idle deadline or the end of an accept
+        pause (``None``: until something happens; probes and events wake the loop themselves,
+        so an idle table costs no timed wake-ups here)."""
+        now = time.monotonic()
+        if self._paused_until and self._paused_until <= now:
+            self._paused_until = 0.0
+            self._reserve.open()
+            for listener in self._listeners:
+                with contextlib.suppress(KeyError, ValueError):
+                    self._selector.register(listener, selectors.EVENT_READ)
+        deadlines = [conn.last_active + self.limits.idle_seconds
+                     for conn in self._connections.values() if not conn.watching]
+        if self._paused_until:
+            deadlines.append(self._paused_until)
+        if not deadlines:
+            return None
+        return max(0.0, min(deadlines) - now) + IDLE_SLACK_SECONDS
 
     def _answer_probes(self) -> None:
         with self._pending_lock:
@@ -378,14 +382,22 @@ class ControlServer:
                                          connections=len(self._connections))
             if error.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
                 return True  # e.g. ECONNABORTED: that peer is gone, the next one is not
-            accepted = self._accept_on_reserve(listener)
-            if accepted is None:
+            if not self._reserve.release():
+                self._pause_accepting()  # no spare to shed with: wait, do not spin
+                return False
+            try:  # the spare's descriptor takes the waiting peer, to be answered
+                sock, _ = listener.accept()
+            except BlockingIOError:  # nobody waiting after all (EMFILE comes first)
+                self._reserve.open()
+                return False
+            except OSError:
+                self._reserve.open()
                 self._pause_accepting()
                 return False
-            sock, at_limit = accepted, True
+            at_limit = True
         else:
             self._accept_failures.recovered()
-            self._backoff = 0.0
+        self._backoff = 0.0
         sock.setblocking(False)
         peer = self._peer_of(sock)
         admit, evict = self._admission.decide(peer.role, list(self._connections.values()),
@@ -408,18 +420,6 @@ class ControlServer:
         self._selector.register(sock, selectors.EVENT_READ)
         log.info("control client connected", peer=peer.describe(), role=peer.role.value)
         return True
-
-    def _accept_on_reserve(self, listener: socket.socket) -> socket.socket | None:
-        """Out of descriptors: give back the spare, take the waiting peer (``None`` if even
-        that fails; the caller then backs off)."""
-        if not self._reserve.release():
-            return None
-        try:
-            sock, _ = listener.accept()
-        except OSError:
-            self._reserve.open()
-            return None
-        return sock
 
     def _pause_accepting(self) -> None:
         """Stop watching the listeners for a while (doubling, up to a second): the kernel keeps

@@ -91,10 +91,14 @@ def test_at_the_open_file_limit_everyone_gets_an_answer_and_a_supervisor_gets_in
     assert {a["error"]["code"] for a in busy} == {"busy"}
     assert all("open-file limit" in a["error"]["message"] for a in busy)
 
-    # peers left waiting in the listen queue while the limit holds: the loop must not spin
+    # more peers at once, then a quiet window at the limit: the loop must not spin
     pending = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(10)]
     for sock in pending:
+        sock.settimeout(5)
         sock.connect(str(path))
+    for sock in pending:
+        with sock.makefile("rb") as stream:
+            assert json.loads(stream.readline())["error"]["code"] == "busy"
     threading.Event().wait(MEASURED_SECONDS)  # the window whose CPU the child reports
 
     flag.touch()
