@@ -34,6 +34,7 @@ from controller.journal.policy import Durability
 from controller.service.connections import (
     DEFAULT_IDLE_SECONDS,
     DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_PER_ACCOUNT,
     DEFAULT_RESERVED_CONNECTIONS,
     ConnectionLimits,
 )
@@ -380,7 +381,9 @@ class _Reader:
             reserved=section.integer("reserved_connections", DEFAULT_RESERVED_CONNECTIONS,
                                      minimum=1, maximum=64),
             idle_seconds=float(section.integer("idle_seconds", int(DEFAULT_IDLE_SECONDS),
-                                               minimum=5, maximum=86400)))
+                                               minimum=5, maximum=86400)),
+            per_account=section.integer("max_per_account", DEFAULT_PER_ACCOUNT, minimum=1,
+                                        maximum=4096))
         section.finish()
         assert operators is not None and surveillance is not None and supervisors is not None
         return ControlConfig(socket_path, socket_group, operators, surveillance, supervisors,

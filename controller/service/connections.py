@@ -37,6 +37,7 @@ log = structlog.get_logger(__name__)
 DEFAULT_MAX_CONNECTIONS = 64
 DEFAULT_RESERVED_CONNECTIONS = 4
 DEFAULT_IDLE_SECONDS = 120.0
+DEFAULT_PER_ACCOUNT = 16
 DEFAULT_OUTBOX_BYTES = 1 << 20
 FD_HEADROOM = 64
 """Descriptors kept free of control connections for the journal, devices and the loop itself."""
@@ -47,12 +48,15 @@ PRIVILEGED = frozenset({Role.SUPERVISOR, Role.ROOT})
 @dataclass(frozen=True, slots=True)
 class ConnectionLimits:
     """The control socket's bounds (``[control]`` ``max_connections``, ``reserved_connections``,
-    ``idle_seconds``; the output bound is fixed)."""
+    ``idle_seconds``, ``max_per_account``; the output bound is fixed)."""
 
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     reserved: int = DEFAULT_RESERVED_CONNECTIONS
     idle_seconds: float = DEFAULT_IDLE_SECONDS
     outbox_bytes: int = DEFAULT_OUTBOX_BYTES
+    per_account: int = DEFAULT_PER_ACCOUNT
+    """Connections one unprivileged account (uid) may hold: one dealer's runaway script cannot
+    take every slot from the other dealers and surveillance."""
 
     def fitted(self, nofile: int) -> ConnectionLimits:
         """These limits lowered, if need be, so that every slot fits under the open-file limit
@@ -60,7 +64,8 @@ class ConnectionLimits:
         room = max(1, nofile - FD_HEADROOM - self.reserved)
         if self.max_connections <= room:
             return self
-        return ConnectionLimits(room, self.reserved, self.idle_seconds, self.outbox_bytes)
+        return ConnectionLimits(room, self.reserved, self.idle_seconds, self.outbox_bytes,
+                                self.per_account)
 
 
 @dataclass(slots=True, eq=False)
@@ -71,6 +76,7 @@ class Connection:
     peer: object
     """The :class:`~controller.service.control.Peer` (typed loosely to avoid an import cycle)."""
     role: Role
+    uid: int | None
     inbox: bytearray = field(default_factory=bytearray)
     outbox: bytearray = field(default_factory=bytearray)
     watch_id: RequestId = None
@@ -89,25 +95,34 @@ class Admission:
     def __init__(self, limits: ConnectionLimits) -> None:
         self.limits = limits
 
-    def decide(self, role: Role, connections: list[Connection], *, no_descriptor: bool = False
-               ) -> tuple[bool, Connection | None]:
-        """``(admit, evict)``: ``evict`` is the connection to close first to make room.
+    def decide(self, role: Role, uid: int | None, connections: list[Connection], *,
+               no_descriptor: bool = False) -> tuple[str | None, Connection | None]:
+        """``(refusal, evict)``: why the peer is turned away (``None``: admitted), and the
+        connection to close first to make room for it.
 
         ``no_descriptor``: the process is at its open-file limit; only a privileged peer may
         come in, and only by evicting someone."""
         privileged = role in PRIVILEGED
+        if not privileged and sum(c.uid == uid for c in connections) >= \
+                self.limits.per_account:
+            return (f"busy: your account already holds {self.limits.per_account} control "
+                    "connections (control.max_per_account)"), None
+        full = ("busy: the service is at its open-file limit; try again shortly"
+                if no_descriptor else
+                f"busy: all {self.limits.max_connections} control connections are taken "
+                "(control.max_connections); try again shortly")
         total = len(connections)
         if not no_descriptor:
             if total < self.limits.max_connections:
-                return True, None
+                return None, None
             if privileged and total < self.limits.max_connections + self.limits.reserved:
-                return True, None
+                return None, None
         if not privileged:
-            return False, None
+            return full, None
         victims = [c for c in connections if not c.privileged]
         if not victims:
-            return False, None
-        return True, min(victims, key=lambda c: c.last_active)
+            return full, None
+        return None, min(victims, key=lambda c: c.last_active)
 
 
 def busy_line(reason: str) -> bytes:

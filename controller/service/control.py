@@ -400,23 +400,22 @@ class ControlServer:
         self._backoff = 0.0
         sock.setblocking(False)
         peer = self._peer_of(sock)
-        admit, evict = self._admission.decide(peer.role, list(self._connections.values()),
-                                              no_descriptor=at_limit)
+        refusal, evict = self._admission.decide(peer.role, peer.uid,
+                                                list(self._connections.values()),
+                                                no_descriptor=at_limit)
         if evict is not None:
             log.warning("control connection closed to make room", closed=evict.peer.describe(),
                         admitted=peer.describe(), role=peer.role.value)
             self._close_with(evict, "closed to make room for a supervisor")
-        if not admit:
-            self._turned_away.failed(peer=peer.describe(), connections=len(self._connections))
-            say_and_close(sock, busy_line(
-                "busy: the service is at its open-file limit; try again shortly" if at_limit
-                else f"busy: all {self.limits.max_connections} control connections are taken "
-                     "(control.max_connections); try again shortly"))
+        if refusal is not None:
+            self._turned_away.failed(peer=peer.describe(), connections=len(self._connections),
+                                     reason=refusal)
+            say_and_close(sock, busy_line(refusal))
         if at_limit:
             self._reserve.open()
-        if not admit:
+        if refusal is not None:
             return True
-        self._connections[sock.fileno()] = Connection(sock, peer, peer.role)
+        self._connections[sock.fileno()] = Connection(sock, peer, peer.role, peer.uid)
         self._selector.register(sock, selectors.EVENT_READ)
         log.info("control client connected", peer=peer.describe(), role=peer.role.value)
         return True

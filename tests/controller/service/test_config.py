@@ -159,10 +159,12 @@ def test_money_beyond_what_the_journal_carries_is_refused(tmp_path: Path, limit:
 
 
 def test_connection_limits_are_configurable(tmp_path: Path) -> None:
-    """[control] max_connections, reserved_connections and idle_seconds reach the server."""
+    """[control] max_connections, reserved_connections, idle_seconds and max_per_account
+    reach the server."""
     text = MINIMAL + "\n[control]\nmax_connections = 8\nreserved_connections = 2\n" \
-        "idle_seconds = 30\n"
-    assert load_config(_write(tmp_path, text)).control.limits == ConnectionLimits(8, 2, 30.0)
+        "idle_seconds = 30\nmax_per_account = 3\n"
+    assert load_config(_write(tmp_path, text)).control.limits == ConnectionLimits(
+        8, 2, 30.0, per_account=3)
 
 
 def test_bench_default_is_simulated_and_valid(tmp_path: Path) -> None:

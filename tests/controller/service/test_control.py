@@ -369,6 +369,27 @@ def test_past_the_cap_a_peer_is_told_busy_and_a_supervisor_still_gets_in(
             client.close()
 
 
+def test_one_account_may_not_take_every_slot(tmp_path: Path, groups: Groups,
+                                             handler: Recorder) -> None:
+    """A dealer account past ``max_per_account`` is told ``busy`` while slots remain for the
+    others; a supervisor of the same uid is not limited by it."""
+    policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=groups, superusers=frozenset(),
+                          supervisors_group="tablectl-supervisors")
+    limits = ConnectionLimits(max_connections=10, per_account=2)
+    with ControlServer(tmp_path / "c.sock", handler, policy, limits=limits) as server:
+        mine = [_connect(server, groups, OPERATORS) for _ in range(2)]
+        for client in mine:
+            client.request("round.status")
+        third = _connect(server, groups, OPERATORS)
+        with pytest.raises(CommandRefused, match=r"your account already holds 2 control "
+                                                 r"connections \(control.max_per_account\)"):
+            third.request("round.status")
+        supervisor = _connect(server, groups, "tablectl-supervisors")
+        assert supervisor.request("round.status")["verb"] == "round.status"
+        for client in (*mine, third, supervisor):
+            client.close()
+
+
 def test_a_stuck_control_loop_fails_its_probe(tmp_path: Path, groups: Groups) -> None:
     """The watchdog asks the control loop to go round (``probe``): while a handler holds the
     loop, nobody can reach the table, and the probe says so (the service then withholds
