@@ -90,7 +90,7 @@ _CREDS = struct.Struct("3i")
 
 @dataclass(frozen=True, slots=True)
 class Peer:
-    """A connected client as the kernel describes it (``None`` ids for a TCP peer)."""
+    """A connected client as the kernel describes it (``SO_PEERCRED``)."""
 
     pid: int | None
     uid: int | None
