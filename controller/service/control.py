@@ -1,12 +1,7 @@
 """The control socket: a Unix domain socket server speaking :mod:`.protocol`, and its client.
 
-Who may do what is decided by the kernel, not by anything the peer says: at connect the server
-reads the peer's uid/gid with ``SO_PEERCRED`` and resolves its groups once. Root and the
-service's own user may do everything, members of the operators group may command, members of the
-surveillance group only ``watch``/``round.status``/``wager.list``; anyone else is refused. The
-socket file is mode 0660 with the configured socket group, so that accounts in neither group
-cannot even connect; the verb check is the second wall. The group lookup is injectable
-(:class:`AccessPolicy` ``groups_of``) because tests cannot create system groups.
+Who may connect and what they may send is :mod:`.access` (the kernel's ``SO_PEERCRED``, never
+anything the peer says); :class:`AccessPolicy` and :class:`Peer` are re-exported here.
 
 The client (:class:`ControlClient`) lives in :mod:`.client` and is re-exported here.
 
@@ -28,24 +23,27 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import grp
 import os
-import pwd
 import resource
 import selectors
 import socket
-import stat
-import struct
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import structlog
 
 from controller.errors import TablectlError
+from controller.service.access import (
+    AccessPolicy,
+    Peer,
+    bind_socket_file,
+    peer_of,
+    remove_stale_socket,
+    system_groups_of,
+)
 from controller.service.client import CommandRefused, ControlClient
 from controller.service.connections import (
     Admission,
@@ -56,7 +54,6 @@ from controller.service.connections import (
     busy_line,
     say_and_close,
 )
-from controller.service.errors import ServiceError
 from controller.service.protocol import (
     MAX_LINE_BYTES,
     ErrorCode,
@@ -76,7 +73,8 @@ __all__ = ["AccessPolicy", "CommandRefused", "ControlClient", "ControlServer", "
 
 log = structlog.get_logger(__name__)
 
-SOCKET_MODE = 0o660
+Handler = Callable[[Request, Peer], Mapping[str, Any] | None]
+
 LISTEN_BACKLOG = 64
 ACCEPT_BATCH = 32
 MAX_PENDING_EVENTS = 10_000
@@ -85,78 +83,6 @@ IDLE_SLACK_SECONDS = 0.01
 """Sleep a little past a deadline, so one wake-up finds it due (no spin on float rounding)."""
 LOOP_BACKOFF_SECONDS = 0.05
 MAX_BACKOFF_SECONDS = 1.0
-_CREDS = struct.Struct("3i")
-
-
-@dataclass(frozen=True, slots=True)
-class Peer:
-    """A connected client as the kernel describes it (``SO_PEERCRED``)."""
-
-    pid: int | None
-    uid: int | None
-    gid: int | None
-    role: Role
-    address: str = "unix"
-
-    def describe(self) -> str:
-        if self.uid is None:
-            return f"tcp peer {self.address}"
-        return f"uid {self.uid} (pid {self.pid})"
-
-
-Handler = Callable[[Request, Peer], Mapping[str, Any] | None]
-GroupsOf = Callable[[int, int], frozenset[str]]
-
-
-def system_groups_of(uid: int, gid: int) -> frozenset[str]:
-    """Names of the groups of ``uid`` (primary ``gid`` and supplementary) from the system."""
-    try:
-        gids = os.getgrouplist(pwd.getpwuid(uid).pw_name, gid)
-    except KeyError:
-        gids = [gid]
-    names = set()
-    for one in gids:
-        with contextlib.suppress(KeyError):
-            names.add(grp.getgrgid(one).gr_name)
-    return frozenset(names)
-
-
-@dataclass(frozen=True, slots=True)
-class AccessPolicy:
-    """Maps peer credentials to a :class:`Role`."""
-
-    operators_group: str
-    surveillance_group: str
-    groups_of: GroupsOf = system_groups_of
-    supervisors_group: str | None = None
-    """Members command as Pit Supervisors (the table accepts their supervisor decisions)."""
-    superusers: frozenset[int] = field(default_factory=lambda: frozenset({0, os.getuid()}))
-    """uids that may do everything: root and the service's own user."""
-
-    def role_for(self, uid: int, gid: int) -> Role:
-        if uid in self.superusers:
-            return Role.ROOT
-        groups = self.groups_of(uid, gid)
-        if self.supervisors_group is not None and self.supervisors_group in groups:
-            return Role.SUPERVISOR
-        if self.operators_group in groups:
-            return Role.OPERATOR
-        if self.surveillance_group in groups:
-            return Role.SURVEILLANCE
-        return Role.NONE
-
-    def refusal(self, peer: Peer, request: Request) -> str | None:
-        """Why ``peer`` may not send ``request`` (``None`` when it may)."""
-        spec = request.spec
-        if peer.role.may(spec.access):
-            return None
-        if peer.role is Role.NONE:
-            groups = [g for g in (self.supervisors_group, self.operators_group,
-                                  self.surveillance_group) if g]
-            return (f"{request.verb} not permitted: {peer.describe()} is in none of "
-                    f"{', '.join(groups)}")
-        return (f"{request.verb} not permitted: it is a command, and {peer.describe()} is in "
-                f"{self.surveillance_group}, which may only watch, round.status and wager.list")
 
 
 class ControlServer:
@@ -265,50 +191,11 @@ class ControlServer:
 
     # listening -------------------------------------------------------------------------------
     def _listen_unix(self) -> None:
-        self._remove_stale_socket()
+        remove_stale_socket(self.path)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
         self._listeners.append(sock)
-        try:
-            sock.bind(str(self.path))
-        except OSError as error:
-            raise ServiceError(f"control socket {self.path}: cannot bind: "
-                               f"{error.strerror or error}") from error
-        self._inode = os.stat(self.path).st_ino
-        gid = -1
-        if self.socket_group:
-            try:
-                gid = grp.getgrnam(self.socket_group).gr_gid
-            except KeyError:
-                raise ServiceError(f"control socket {self.path}: group {self.socket_group!r} "
-                                   "does not exist (control.socket_group)") from None
-        try:
-            os.chown(self.path, -1, gid)
-            os.chmod(self.path, SOCKET_MODE)
-        except OSError as error:
-            raise ServiceError(f"control socket {self.path}: cannot set group "
-                               f"{self.socket_group} and mode 0660: "
-                               f"{error.strerror or error}") from error
+        self._inode = bind_socket_file(sock, self.path, self.socket_group)
         sock.listen(LISTEN_BACKLOG)
-
-    def _remove_stale_socket(self) -> None:
-        """A socket file left by a killed service is removed; a live one or a non-socket is not."""
-        try:
-            mode = os.lstat(self.path).st_mode
-        except FileNotFoundError:
-            return
-        except OSError as error:
-            raise ServiceError(f"control socket {self.path}: {error.strerror}") from error
-        if not stat.S_ISSOCK(mode):
-            raise ServiceError(f"control socket {self.path}: exists and is not a socket")
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as probe:
-            try:
-                probe.connect(str(self.path))
-            except (ConnectionRefusedError, FileNotFoundError):
-                self.path.unlink(missing_ok=True)
-                return
-            except OSError as error:
-                raise ServiceError(f"control socket {self.path}: {error.strerror}") from error
-        raise ServiceError(f"control socket {self.path}: another tablectl is listening on it")
 
     # the loop --------------------------------------------------------------------------------
     def _run(self) -> None:
@@ -399,7 +286,7 @@ class ControlServer:
             self._accept_failures.recovered()
         self._backoff = 0.0
         sock.setblocking(False)
-        peer = self._peer_of(sock)
+        peer = peer_of(sock, self.policy)
         refusal, evict = self._admission.decide(peer.role, peer.uid,
                                                 list(self._connections.values()),
                                                 no_descriptor=at_limit)
@@ -428,16 +315,6 @@ class ControlServer:
         for listener in self._listeners:
             with contextlib.suppress(KeyError, ValueError):
                 self._selector.unregister(listener)
-
-    def _peer_of(self, sock: socket.socket) -> Peer:
-        pid, uid, gid = _CREDS.unpack(
-            sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CREDS.size))
-        try:
-            role = self.policy.role_for(uid, gid)
-        except Exception:
-            log.exception("group lookup failed", uid=uid)
-            role = Role.NONE
-        return Peer(pid, uid, gid, role)
 
     # serving -----------------------------------------------------------------------------------
     def _read(self, conn: Connection) -> None:
