@@ -18,6 +18,8 @@ comparison is side by side in the same run and reported as a ratio:
   a simulated device, seeded players and supervisor), per game: 200 rounds, seed 1, with and
   without ``--faults 0.1``; ``rounds_per_second`` counts the whole run (start-up included),
   ``steady_rounds_per_second`` the rounds after the first.
+* ``control``: the service's memory under 1,000 idle control connections and under a client
+  that never reads its replies (``benchmarks/control.py``).
 
 Run: ``python benchmarks/run.py [--json] [--only eval,settle,odds,latency]``.
 """
@@ -210,9 +212,18 @@ def bench_table(rounds: int = 200, seed: int = 1) -> dict[str, Any]:
     return out
 
 
+def bench_control() -> dict[str, Any]:
+    try:
+        module = importlib.import_module("benchmarks.control")
+    except ImportError as error:
+        return {"note": f"control benchmark unavailable: {error}"}
+    return module.measure_control()  # type: ignore[no-any-return]
+
+
 SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "eval": bench_eval, "settle": bench_settle, "odds": bench_odds, "latency": bench_latency,
     "journal": bench_journal, "service": bench_service, "bench": bench_table,
+    "control": bench_control,
 }
 
 

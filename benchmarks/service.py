@@ -30,6 +30,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -100,50 +102,59 @@ def _round(client: ControlClient, events: Any, number: int) -> None:
     client.request("round.settle")
 
 
+@contextmanager
+def running_service(tmp: Path, *, durability: str = "money", extra: str = ""
+                    ) -> Iterator[tuple[int, Path, float]]:
+    """The service started in ``tmp`` with :data:`CONFIG` (``extra`` appended: more
+    ``[control]`` keys): (pid, control socket, seconds from ``Popen`` to READY=1). SIGTERM at
+    the end, which must exit 0."""
+    config = tmp / "tablectl.toml"
+    sock = tmp / "control.sock"
+    config.write_text(CONFIG.format(journal=tmp / "journal", socket=sock,
+                                    durability=durability) + extra)
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+    notify.bind(str(tmp / "notify"))
+    notify.settimeout(30)
+    started = time.monotonic()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--config", str(config)], cwd=ROOT,
+        env={**os.environ, "NOTIFY_SOCKET": str(tmp / "notify")},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        while not notify.recv(4096).startswith(b"READY=1"):
+            pass
+        yield process.pid, sock, time.monotonic() - started
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+        if process.returncode != 0:
+            raise RuntimeError(f"service exited {process.returncode}: {err[-500:]}")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        notify.close()
+
+
 def measure_service(rounds: int = 1000, idle_seconds: float = 10.0,
                     durability: str = "money") -> dict[str, Any]:
     """Start the service, measure, stop it (SIGTERM); see the module doc."""
-    with tempfile.TemporaryDirectory(prefix="tablectl-svc-bench-") as tmp_name:
-        tmp = Path(tmp_name)
-        config = tmp / "tablectl.toml"
-        config.write_text(CONFIG.format(journal=tmp / "journal", socket=tmp / "control.sock",
-                                        durability=durability))
-        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
-        notify.bind(str(tmp / "notify"))
-        notify.settimeout(30)
-        started = time.monotonic()
-        process = subprocess.Popen(
-            [sys.executable, "-m", "controller", "run", "--config", str(config)], cwd=ROOT,
-            env={**os.environ, "NOTIFY_SOCKET": str(tmp / "notify")},
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        try:
-            while not notify.recv(4096).startswith(b"READY=1"):
-                pass
-            ready = time.monotonic() - started
-            rss_ready = _rss_mb(process.pid)
-            cpu_before, wall_before = _cpu_seconds(process.pid), time.monotonic()
-            wakeups_before = _wakeups(process.pid)
-            time.sleep(idle_seconds)  # the measurement window itself, not synchronisation
-            wakeups = _wakeups(process.pid) - wakeups_before
-            window = time.monotonic() - wall_before
-            idle = (_cpu_seconds(process.pid) - cpu_before) / window
-            with ControlClient(tmp / "control.sock", timeout=30) as client, \
-                    ControlClient(tmp / "control.sock", timeout=30) as watcher:
-                events = watcher.watch()
-                begun = time.monotonic()
-                for number in range(1, rounds + 1):
-                    _round(client, events, number)
-                elapsed = time.monotonic() - begun
-            rss = _rss_mb(process.pid)
-            process.send_signal(signal.SIGTERM)
-            _, err = process.communicate(timeout=30)
-            if process.returncode != 0:
-                raise RuntimeError(f"service exited {process.returncode}: {err[-500:]}")
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
-            notify.close()
+    with tempfile.TemporaryDirectory(prefix="tablectl-svc-bench-") as tmp_name, \
+            running_service(Path(tmp_name), durability=durability) as (pid, sock, ready):
+        rss_ready = _rss_mb(pid)
+        cpu_before, wall_before = _cpu_seconds(pid), time.monotonic()
+        wakeups_before = _wakeups(pid)
+        time.sleep(idle_seconds)  # the measurement window itself, not synchronisation
+        wakeups = _wakeups(pid) - wakeups_before
+        window = time.monotonic() - wall_before
+        idle = (_cpu_seconds(pid) - cpu_before) / window
+        with ControlClient(sock, timeout=30) as client, \
+                ControlClient(sock, timeout=30) as watcher:
+            events = watcher.watch()
+            begun = time.monotonic()
+            for number in range(1, rounds + 1):
+                _round(client, events, number)
+            elapsed = time.monotonic() - begun
+        rss = _rss_mb(pid)
     result = {
         "game": "rws-nc-three-pictures", "device": "sim shuffler (pty)",
         "journal_durability": durability, "rounds": rounds,

@@ -8,8 +8,10 @@ continue|void|reconstruct|order|swap|clear-fault ...``, ``tablectl watch``.
 
 The socket is ``--socket PATH``, else the one named by ``--config PATH``, else the service's
 default (``/run/tablectl/control.sock``) when it exists, else the simulated bench table's.
-Exit status: 0 done; **1** the table (or the socket's access rules) refused, one line saying
-why; **2** a usage or connection problem (no service, bad arguments).
+Exit status: 0 done; **1** the table (or the socket's access rules) refused, or the service is
+busy (too many connections), one line saying why; **2** a usage or connection problem (no
+service, bad arguments); **3** (``watch`` only) the service closed the connection (it stopped or
+restarted, or dropped a watcher that fell behind): a log shipper restarts ``watch`` on it.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from controller.table.commands import IrregularityKind
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
-_REFUSALS = {ErrorCode.REFUSED, ErrorCode.FORBIDDEN, ErrorCode.UNAVAILABLE}
+EXIT_CLOSED = 3
+_REFUSALS = {ErrorCode.REFUSED, ErrorCode.FORBIDDEN, ErrorCode.UNAVAILABLE, ErrorCode.BUSY}
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -271,7 +274,10 @@ def run_watch(args: argparse.Namespace) -> int:
     except (ControlError, OSError) as error:
         print(f"tablectl {args.command}: {error}", file=sys.stderr)
         return EXIT_USAGE
-    return 0
+    # the stream has no end of its own: it ends only when the service hangs up
+    print(f"tablectl watch: the service closed the connection on {path} (stopped, restarted, "
+          "or this watcher fell behind)", file=sys.stderr, flush=True)
+    return EXIT_CLOSED
 
 
 def describe(verb: str, result: Mapping[str, Any]) -> list[str]:
@@ -293,7 +299,8 @@ def describe(verb: str, result: Mapping[str, Any]) -> list[str]:
         if result.get("decisions_due"):
             lines.append(f"decisions due: {' '.join(result['decisions_due'])}")
         for position, cards in (result.get("hands") or {}).items():
-            lines.append(f"  {position:>7}: {' '.join(cards)}")
+            lines.append(f"  {position:>7}: "
+                         + " ".join(card or "??" for card in cards))  # ?? face down
         return lines
     if verb == "wager.list":
         wagers = result.get("wagers") or []

@@ -11,8 +11,9 @@ replay, then the game's power-failure clause for an interrupted round); start th
 journaled first (JournaledTable), then published to ``watch`` connections.
 
 Health is a *probe*, not a timer: the health thread pings the watchdog only when the table
-thread passes a marker put on its queue within a bounded time, so a hung table thread stops the
-pings and systemd restarts the service (``WatchdogSec=``), whose recovery continues the round.
+thread passes a marker put on its queue, and the control loop answers a probe, each within a
+bounded time, so a hung table thread or a stuck control socket stops the pings and systemd
+restarts the service (``WatchdogSec=``), whose recovery continues the round.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from controller.service.control import AccessPolicy, ControlServer, Handler, Pee
 from controller.service.errors import ServiceError
 from controller.service.protocol import ErrorCode, Refusal, Request
 from controller.service.sdnotify import Notifier, watchdog_interval
+from controller.service.visibility import redact_event
 
 log = structlog.get_logger(__name__)
 
@@ -89,8 +91,7 @@ class Service:
             control.socket, self._dispatch,
             policy or AccessPolicy(control.operators_group, control.surveillance_group,
                                    supervisors_group=control.supervisors_group),
-            socket_group=control.socket_group,
-            tcp=(control.tcp.host, control.tcp.port) if control.tcp else None)
+            socket_group=control.socket_group, limits=control.limits)
         self._probe = probe
         self.interval = watchdog_interval(environ) or IDLE_HEALTH_SECONDS
         self.probe_seconds = max(0.5, min(self.interval / 2, 5.0))
@@ -104,13 +105,23 @@ class Service:
     def _dispatch(self, request: Request, peer: Peer) -> Mapping[str, Any] | None:
         return self._handler(request, peer)
 
+    def _publish(self, event: Mapping[str, Any]) -> None:
+        """A round event to the watchers; a face-down card only to those who may see it."""
+        self.server.publish(event, redacted=redact_event(event, self.config.rules))
+
     def probe(self) -> Health:
+        """The table's health, and the control loop's: a stuck socket loop (nobody can reach
+        the table) withholds the watchdog like a stuck table thread does."""
         if self._probe is not None:
-            return self._probe()
-        if self.wiring is not None:
-            return self.wiring.health(self.probe_seconds)
-        return Health(True, f"table {self.config.table_id} ({self.config.game.value}): "
-                            "control socket up, table not wired")
+            health = self._probe()
+        elif self.wiring is not None:
+            health = self.wiring.health(self.probe_seconds)
+        else:
+            health = Health(True, f"table {self.config.table_id} ({self.config.game.value}): "
+                                  "control socket up, table not wired")
+        if health.alive and not self.server.probe(self.probe_seconds):
+            return Health(False, f"{health.status}; control socket not answering")
+        return health
 
     def start(self) -> None:
         """Wire the table (recovery included), start the control socket, then the health
@@ -129,7 +140,7 @@ class Service:
             from controller.service.wiring import Wiring  # imports the table, drivers, sims
 
             try:
-                self.wiring = Wiring(self.config, self.server.publish)
+                self.wiring = Wiring(self.config, self._publish)
                 self.wiring.start()
             except BaseException:
                 self.wiring = None
@@ -189,4 +200,4 @@ class Service:
             if health.alive:
                 self.notifier.watchdog()
             else:
-                log.error("table not alive: watchdog withheld", status=health.status)
+                log.error("not alive: watchdog withheld", status=health.status)

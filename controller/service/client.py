@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,9 @@ from typing import Any
 from controller.errors import TablectlError
 from controller.service.errors import ControlError
 from controller.service.protocol import ErrorCode, encode
+
+
+CONNECT_RETRY_SECONDS = 1.0
 
 
 class CommandRefused(TablectlError):
@@ -44,7 +48,7 @@ class ControlClient:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
         sock.settimeout(self.timeout)
         try:
-            sock.connect(str(self.path))
+            self._connect(sock)
         except FileNotFoundError:
             sock.close()
             raise ControlError(f"control socket {self.path}: not found (is tablectl running?)") \
@@ -59,6 +63,22 @@ class ControlClient:
                 from error
         self._sock = sock
         return self
+
+    def _connect(self, sock: socket.socket) -> None:
+        """Connect; a full listen queue (EAGAIN: the service is taking a burst of peers) is
+        retried with a doubling pause for up to the timeout (a second without one)."""
+        deadline = time.monotonic() + (self.timeout or CONNECT_RETRY_SECONDS)
+        pause = 0.01
+        while True:
+            try:
+                sock.connect(str(self.path))
+                return
+            except BlockingIOError:
+                if time.monotonic() + pause > deadline:
+                    raise ControlError(f"control socket {self.path}: busy: the service's "
+                                       "queue of new connections is full") from None
+                time.sleep(pause)  # back off before the next try; bounded by the deadline
+                pause = min(pause * 2, 0.5)
 
     def close(self) -> None:
         if self._sock is not None:

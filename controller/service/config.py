@@ -31,7 +31,15 @@ from typing import Any
 from controller.games.catalog import GAMES
 from controller.games.rules import GameId, GameRules
 from controller.journal.policy import Durability
+from controller.service.connections import (
+    DEFAULT_IDLE_SECONDS,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_PER_ACCOUNT,
+    DEFAULT_RESERVED_CONNECTIONS,
+    ConnectionLimits,
+)
 from controller.service.errors import ConfigError
+from controller.service.protocol import MAX_MINOR_UNITS
 from controller.service.tomlread import Section
 from controller.settlement.model import BetLimit, ProgressiveConfig
 
@@ -42,6 +50,11 @@ DEFAULT_SUPERVISORS_GROUP = "tablectl-supervisors"
 DEFAULT_SOCKET_GROUP = "tablectl-control"
 DEFAULT_RETENTION_DAYS = 365
 BENCH_SOURCE = "<embedded bench config>"
+MAX_LIMIT_MINOR = 10**12
+"""The largest bet limit, in minor units (10,000,000,000.00 at 100 minor units to the major):
+a stake times the largest payout of any supported pay table (MBS-R3P 188 to 1) stays far below
+:data:`~controller.service.protocol.MAX_MINOR_UNITS`, which the journal and JSON floor systems
+carry exactly."""
 
 _TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _GROUP = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
@@ -101,24 +114,16 @@ class JournalConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class TcpListenerConfig:
-    """An explicitly configured TCP listener: watch-only (a TCP peer has no credentials)."""
-
-    host: str
-    port: int
-
-
-@dataclass(frozen=True, slots=True)
 class ControlConfig:
     socket: Path = DEFAULT_CONTROL_SOCKET
     socket_group: str | None = DEFAULT_SOCKET_GROUP
     """Group of the socket file (mode 0660); ``None`` keeps the service's own group."""
     operators_group: str = DEFAULT_OPERATORS_GROUP
     surveillance_group: str = DEFAULT_SURVEILLANCE_GROUP
-    tcp: TcpListenerConfig | None = None
     supervisors_group: str = DEFAULT_SUPERVISORS_GROUP
     """Members command as Pit Supervisors; operators (dealers) may not take their decisions."""
-    """Off unless ``[control.tcp]`` is in the file."""
+    limits: ConnectionLimits = ConnectionLimits()
+    """Connection slots (and those reserved for supervisors and root), idle timeout."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,8 +304,8 @@ class _Reader:
             if bet not in rules.bets:
                 raise section.error(bet, f"{rules.cite} has no bet {bet!r}; its bets are "
                                          f"{', '.join(rules.bets)}")
-            minimum = sub.integer("min", minimum=0, unit="minor")
-            maximum = sub.integer("max", minimum=1, unit="minor")
+            minimum = sub.integer("min", minimum=0, maximum=MAX_LIMIT_MINOR, unit="minor")
+            maximum = sub.integer("max", minimum=1, maximum=MAX_LIMIT_MINOR, unit="minor")
             if maximum < minimum:
                 raise sub.error("max", f"{maximum} is below min {minimum}")
             sub.finish()
@@ -317,8 +322,10 @@ class _Reader:
                                       "[progressive]")
         default = ProgressiveConfig()
         config = ProgressiveConfig(
-            stake=section.integer("stake", default.stake, minimum=1, unit="minor"),
-            seed=section.integer("seed", default.seed, minimum=0, unit="minor"),
+            stake=section.integer("stake", default.stake, minimum=1, maximum=MAX_LIMIT_MINOR,
+                                  unit="minor"),
+            seed=section.integer("seed", default.seed, minimum=0, maximum=MAX_LIMIT_MINOR,
+                                 unit="minor"),
             contribution_per_mille=section.integer(
                 "contribution_per_mille", default.contribution_per_mille, minimum=0,
                 maximum=1000),
@@ -367,22 +374,23 @@ class _Reader:
             raise section.error("supervisors_group", "must differ from operators_group and "
                                 "surveillance_group, or a dealer could take a supervisor's "
                                 "decisions")
-        tcp = self._tcp(section.section("tcp"))
+        if "tcp" in section:
+            raise section.error("tcp", "removed: a TCP peer has no credentials, so it could not "
+                                "be given a role; reach the Unix socket over SSH instead "
+                                "(docs/service.md, Remote access)")
+        limits = ConnectionLimits(
+            max_connections=section.integer("max_connections", DEFAULT_MAX_CONNECTIONS,
+                                            minimum=1, maximum=4096),
+            reserved=section.integer("reserved_connections", DEFAULT_RESERVED_CONNECTIONS,
+                                     minimum=1, maximum=64),
+            idle_seconds=float(section.integer("idle_seconds", int(DEFAULT_IDLE_SECONDS),
+                                               minimum=5, maximum=86400)),
+            per_account=section.integer("max_per_account", DEFAULT_PER_ACCOUNT, minimum=1,
+                                        maximum=4096))
         section.finish()
         assert operators is not None and surveillance is not None and supervisors is not None
-        return ControlConfig(socket_path, socket_group, operators, surveillance, tcp,
-                             supervisors)
-
-    def _tcp(self, section: Section | None) -> TcpListenerConfig | None:
-        if section is None:
-            return None
-        listen = section.string("listen")
-        host, _, port_text = listen.rpartition(":")
-        host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-        if not host or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
-            raise section.error("listen", f"{listen!r}: expected HOST:PORT, e.g. 127.0.0.1:7420")
-        section.finish()
-        return TcpListenerConfig(host, int(port_text))
+        return ControlConfig(socket_path, socket_group, operators, surveillance, supervisors,
+                             limits)
 
 
 BENCH_CONFIG_TOML = """\

@@ -1,12 +1,7 @@
 """The control socket: a Unix domain socket server speaking :mod:`.protocol`, and its client.
 
-Who may do what is decided by the kernel, not by anything the peer says: at connect the server
-reads the peer's uid/gid with ``SO_PEERCRED`` and resolves its groups once. Root and the
-service's own user may do everything, members of the operators group may command, members of the
-surveillance group only ``watch``/``round.status``/``wager.list``; anyone else is refused. The
-socket file is mode 0660 with the configured socket group, so that accounts in neither group
-cannot even connect; the verb check is the second wall. The group lookup is injectable
-(:class:`AccessPolicy` ``groups_of``) because tests cannot create system groups.
+Who may connect and what they may send is :mod:`.access` (the kernel's ``SO_PEERCRED``, never
+anything the peer says); :class:`AccessPolicy` and :class:`Peer` are re-exported here.
 
 The client (:class:`ControlClient`) lives in :mod:`.client` and is re-exported here.
 
@@ -14,32 +9,51 @@ One thread (``control-server``) owns every connection through a selector, so a s
 client can stall nobody. The table is plugged in as a ``handler(request, peer) -> result``
 called on that thread (it must hand work to the table's queue and return promptly);
 :meth:`ControlServer.publish` may be called from any thread and streams an event to every
-``watch`` connection, dropping one that falls more than :data:`WATCH_BACKLOG_BYTES` behind.
-An optional TCP listener (``[control.tcp]``, off by default) gives watch-only peers: TCP carries
-no credentials.
+``watch`` connection. What one peer may cost (slots, unsent output, idle time, descriptors at
+the open-file limit) is bounded by :mod:`.connections`; :meth:`ControlServer.probe` lets the
+watchdog check that this loop still goes round.
+
+There is no TCP listener: TCP carries no credentials, so a TCP peer could not be given a role,
+and the shipped unit forbids IP sockets. A remote console forwards the Unix socket over SSH
+(``ssh -L``), where sshd connects as the remote account and ``SO_PEERCRED`` names it
+(docs/service.md, "Remote access").
 """
 
 from __future__ import annotations
 
 import contextlib
-import grp
+import errno
 import os
-import pwd
+import resource
 import selectors
 import socket
-import stat
-import struct
 import threading
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import structlog
 
 from controller.errors import TablectlError
+from controller.service.access import (
+    AccessPolicy,
+    Peer,
+    bind_socket_file,
+    peer_of,
+    remove_stale_socket,
+    system_groups_of,
+)
 from controller.service.client import CommandRefused, ControlClient
-from controller.service.errors import ServiceError
+from controller.service.connections import (
+    Admission,
+    Connection,
+    ConnectionLimits,
+    RepeatedError,
+    ReserveDescriptor,
+    busy_line,
+    say_and_close,
+)
 from controller.service.protocol import (
     MAX_LINE_BYTES,
     ErrorCode,
@@ -59,133 +73,75 @@ __all__ = ["AccessPolicy", "CommandRefused", "ControlClient", "ControlServer", "
 
 log = structlog.get_logger(__name__)
 
-SOCKET_MODE = 0o660
-WATCH_BACKLOG_BYTES = 1 << 20
-_CREDS = struct.Struct("3i")
-
-
-@dataclass(frozen=True, slots=True)
-class Peer:
-    """A connected client as the kernel describes it (``None`` ids for a TCP peer)."""
-
-    pid: int | None
-    uid: int | None
-    gid: int | None
-    role: Role
-    address: str = "unix"
-
-    def describe(self) -> str:
-        if self.uid is None:
-            return f"tcp peer {self.address}"
-        return f"uid {self.uid} (pid {self.pid})"
-
-
 Handler = Callable[[Request, Peer], Mapping[str, Any] | None]
-GroupsOf = Callable[[int, int], frozenset[str]]
 
-
-def system_groups_of(uid: int, gid: int) -> frozenset[str]:
-    """Names of the groups of ``uid`` (primary ``gid`` and supplementary) from the system."""
-    try:
-        gids = os.getgrouplist(pwd.getpwuid(uid).pw_name, gid)
-    except KeyError:
-        gids = [gid]
-    names = set()
-    for one in gids:
-        with contextlib.suppress(KeyError):
-            names.add(grp.getgrgid(one).gr_name)
-    return frozenset(names)
-
-
-@dataclass(frozen=True, slots=True)
-class AccessPolicy:
-    """Maps peer credentials to a :class:`Role`."""
-
-    operators_group: str
-    surveillance_group: str
-    groups_of: GroupsOf = system_groups_of
-    supervisors_group: str | None = None
-    """Members command as Pit Supervisors (the table accepts their supervisor decisions)."""
-    superusers: frozenset[int] = field(default_factory=lambda: frozenset({0, os.getuid()}))
-    """uids that may do everything: root and the service's own user."""
-
-    def role_for(self, uid: int, gid: int) -> Role:
-        if uid in self.superusers:
-            return Role.ROOT
-        groups = self.groups_of(uid, gid)
-        if self.supervisors_group is not None and self.supervisors_group in groups:
-            return Role.SUPERVISOR
-        if self.operators_group in groups:
-            return Role.OPERATOR
-        if self.surveillance_group in groups:
-            return Role.SURVEILLANCE
-        return Role.NONE
-
-    def refusal(self, peer: Peer, request: Request) -> str | None:
-        """Why ``peer`` may not send ``request`` (``None`` when it may)."""
-        spec = request.spec
-        if peer.role.may(spec.access):
-            return None
-        if peer.role is Role.NONE:
-            groups = [g for g in (self.supervisors_group, self.operators_group,
-                                  self.surveillance_group) if g]
-            return (f"{request.verb} not permitted: {peer.describe()} is in none of "
-                    f"{', '.join(groups)}")
-        return (f"{request.verb} not permitted: it is a command, and {peer.describe()} is in "
-                f"{self.surveillance_group}, which may only watch, round.status and wager.list")
-
-
-@dataclass(slots=True, eq=False)
-class _Connection:
-    sock: socket.socket
-    peer: Peer
-    inbox: bytearray = field(default_factory=bytearray)
-    outbox: bytearray = field(default_factory=bytearray)
-    watch_id: RequestId = None
-    watching: bool = False
-    closing: bool = False
+LISTEN_BACKLOG = 64
+ACCEPT_BATCH = 32
+MAX_PENDING_EVENTS = 10_000
+"""Events published while the loop does not take them; past this, watchers are dropped."""
+IDLE_SLACK_SECONDS = 0.01
+"""Sleep a little past a deadline, so one wake-up finds it due (no spin on float rounding)."""
+LOOP_BACKOFF_SECONDS = 0.05
+MAX_BACKOFF_SECONDS = 1.0
 
 
 class ControlServer:
     """``ControlServer(path, handler, policy)``; ``start()``/``stop()`` or a ``with`` block."""
 
     def __init__(self, path: str | Path, handler: Handler, policy: AccessPolicy, *,
-                 socket_group: str | None = None, tcp: tuple[str, int] | None = None) -> None:
+                 socket_group: str | None = None,
+                 limits: ConnectionLimits = ConnectionLimits()) -> None:
         self.path = Path(path)
         self.handler = handler
         self.policy = policy
         self.socket_group = socket_group
-        self.tcp = tcp
-        self.tcp_address: tuple[str, int] | None = None
+        self.limits = limits
+        self._admission = Admission(limits)
+        self._reserve = ReserveDescriptor()
+        self._accept_failures = RepeatedError("control accept failed")
+        self._loop_failures = RepeatedError("control server loop error")
+        self._turned_away = RepeatedError("control connection turned away (busy)")
+        self._paused_until = 0.0
+        self._backoff = 0.0
         self._selector = selectors.DefaultSelector()
         self._listeners: list[socket.socket] = []
-        self._connections: dict[int, _Connection] = {}
-        self._pending: list[Mapping[str, Any]] = []
+        self._connections: dict[int, Connection] = {}
+        self._pending: list[tuple[Mapping[str, Any], Mapping[str, Any] | None]] = []
+        self._probes: list[threading.Event] = []
         self._pending_lock = threading.Lock()
         self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_w.setblocking(False)  # a full wake buffer already wakes the loop: never block
+        self._overflowed = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="control-server", daemon=True)
         self._inode: int | None = None
 
     # lifecycle -------------------------------------------------------------------------------
     def start(self) -> None:
+        nofile = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        if nofile != resource.RLIM_INFINITY:
+            fitted = self.limits.fitted(nofile)
+            if fitted != self.limits:
+                log.warning("control connections capped by the open-file limit",
+                            max_connections=fitted.max_connections, nofile=nofile)
+                self.limits = fitted
+                self._admission = Admission(fitted)
         try:
             self._listen_unix()
-            if self.tcp is not None:
-                self._listen_tcp(*self.tcp)
         except BaseException:
             self._close_all()
             raise
+        self._reserve.open()
         for sock in (self._wake_r, *self._listeners):
             sock.setblocking(False)
             self._selector.register(sock, selectors.EVENT_READ)
         self._thread.start()
-        log.info("control socket listening", path=str(self.path), tcp=self.tcp_address)
+        log.info("control socket listening", path=str(self.path),
+                 max_connections=self.limits.max_connections, reserved=self.limits.reserved)
 
     def stop(self) -> None:
         self._stop.set()
-        with contextlib.suppress(OSError):
-            self._wake_w.send(b"\0")
+        self._wake()
         if self._thread.is_alive():
             self._thread.join()
         self._close_all()
@@ -197,86 +153,90 @@ class ControlServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def publish(self, event: Mapping[str, Any]) -> None:
-        """Stream ``event`` (JSON-able) to every watcher; thread-safe, never blocks."""
+    def publish(self, event: Mapping[str, Any], *,
+                redacted: Mapping[str, Any] | None = None) -> None:
+        """Stream ``event`` (JSON-able) to every watcher; thread-safe, never blocks.
+
+        ``redacted``: what a watcher whose role may not see face-down cards gets instead
+        (:attr:`Role.sees_face_down`); ``None`` when the event shows nothing hidden."""
         with self._pending_lock:
-            self._pending.append(dict(event))
-        with contextlib.suppress(OSError):
-            self._wake_w.send(b"\0")
+            if len(self._pending) >= MAX_PENDING_EVENTS:  # the loop is stuck (the watchdog
+                self._pending.clear()                      # will restart us): watchers would
+                self._overflowed = True                    # miss events, so they are dropped
+            self._pending.append((dict(event), None if redacted is None else dict(redacted)))
+        self._wake()
+
+    def probe(self, timeout: float) -> bool:
+        """``True`` when the control loop went round within ``timeout`` (the watchdog's check
+        that the socket still answers, as :meth:`TableThread.probe` is the table's)."""
+        if not self._thread.is_alive():
+            return False
+        passed = threading.Event()
+        with self._pending_lock:
+            self._probes.append(passed)
+        self._wake()
+        return passed.wait(timeout)
 
     @property
     def watchers(self) -> int:
         return sum(1 for conn in list(self._connections.values()) if conn.watching)
 
+    @property
+    def connections(self) -> int:
+        return len(self._connections)
+
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"\0")
+
     # listening -------------------------------------------------------------------------------
     def _listen_unix(self) -> None:
-        self._remove_stale_socket()
+        remove_stale_socket(self.path)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
         self._listeners.append(sock)
-        try:
-            sock.bind(str(self.path))
-        except OSError as error:
-            raise ServiceError(f"control socket {self.path}: cannot bind: "
-                               f"{error.strerror or error}") from error
-        self._inode = os.stat(self.path).st_ino
-        gid = -1
-        if self.socket_group:
-            try:
-                gid = grp.getgrnam(self.socket_group).gr_gid
-            except KeyError:
-                raise ServiceError(f"control socket {self.path}: group {self.socket_group!r} "
-                                   "does not exist (control.socket_group)") from None
-        try:
-            os.chown(self.path, -1, gid)
-            os.chmod(self.path, SOCKET_MODE)
-        except OSError as error:
-            raise ServiceError(f"control socket {self.path}: cannot set group "
-                               f"{self.socket_group} and mode 0660: "
-                               f"{error.strerror or error}") from error
-        sock.listen(16)
-
-    def _remove_stale_socket(self) -> None:
-        """A socket file left by a killed service is removed; a live one or a non-socket is not."""
-        try:
-            mode = os.lstat(self.path).st_mode
-        except FileNotFoundError:
-            return
-        except OSError as error:
-            raise ServiceError(f"control socket {self.path}: {error.strerror}") from error
-        if not stat.S_ISSOCK(mode):
-            raise ServiceError(f"control socket {self.path}: exists and is not a socket")
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as probe:
-            try:
-                probe.connect(str(self.path))
-            except (ConnectionRefusedError, FileNotFoundError):
-                self.path.unlink(missing_ok=True)
-                return
-            except OSError as error:
-                raise ServiceError(f"control socket {self.path}: {error.strerror}") from error
-        raise ServiceError(f"control socket {self.path}: another tablectl is listening on it")
-
-    def _listen_tcp(self, host: str, port: int) -> None:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-        self._listeners.append(sock)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError as error:
-            raise ServiceError(f"control.tcp.listen {host}:{port}: cannot bind: "
-                               f"{error.strerror or error}") from error
-        sock.listen(16)
-        self.tcp_address = sock.getsockname()[:2]
+        self._inode = bind_socket_file(sock, self.path, self.socket_group)
+        sock.listen(LISTEN_BACKLOG)
 
     # the loop --------------------------------------------------------------------------------
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                for key, events in self._selector.select(timeout=None):
+                for key, events in self._selector.select(timeout=self._tick()):
                     self._dispatch(key.fileobj, events)  # type: ignore[arg-type]
                 self._deliver_events()
-            except Exception:  # never let one bad moment kill the control socket
-                log.exception("control server loop error")
+                self._expire_idle()
+                self._answer_probes()
+                self._loop_failures.recovered()
+            except Exception as error:  # never let one bad moment kill the control socket
+                self._loop_failures.failed(error=repr(error), exc_info=True)
+                # a fault that recurs at once must not spin a core or flood the log
+                self._stop.wait(min(LOOP_BACKOFF_SECONDS * self._loop_failures.count,
+                                    MAX_BACKOFF_SECONDS))
+
+    def _tick(self) -> float | None:
+        """How long select may sleep: until the next idle deadline or the end of an accept
+        pause (``None``: until something happens; probes and events wake the loop themselves,
+        so an idle table costs no timed wake-ups here)."""
+        now = time.monotonic()
+        if self._paused_until and self._paused_until <= now:
+            self._paused_until = 0.0
+            self._reserve.open()
+            for listener in self._listeners:
+                with contextlib.suppress(KeyError, ValueError):
+                    self._selector.register(listener, selectors.EVENT_READ)
+        deadlines = [conn.last_active + self.limits.idle_seconds
+                     for conn in self._connections.values() if not conn.watching]
+        if self._paused_until:
+            deadlines.append(self._paused_until)
+        if not deadlines:
+            return None
+        return max(0.0, min(deadlines) - now) + IDLE_SLACK_SECONDS
+
+    def _answer_probes(self) -> None:
+        with self._pending_lock:
+            probes, self._probes = self._probes, []
+        for passed in probes:
+            passed.set()
 
     def _dispatch(self, sock: socket.socket, events: int) -> None:
         if sock is self._wake_r:
@@ -284,7 +244,9 @@ class ControlServer:
                 sock.recv(4096)
             return
         if sock in self._listeners:
-            self._accept(sock)
+            for _ in range(ACCEPT_BATCH):  # drain a burst, still yielding to the others
+                if not self._accept(sock):
+                    break
             return
         conn = self._connections.get(sock.fileno())
         if conn is None:
@@ -294,28 +256,68 @@ class ControlServer:
         if events & selectors.EVENT_WRITE or conn.outbox:
             self._flush(conn)
 
-    def _accept(self, listener: socket.socket) -> None:
+    # accepting ---------------------------------------------------------------------------------
+    def _accept(self, listener: socket.socket) -> bool:
+        """Take one waiting peer; ``False`` when there was none (or accepting is paused)."""
+        at_limit = False
         try:
-            sock, address = listener.accept()
+            sock, _ = listener.accept()
         except BlockingIOError:
-            return
-        sock.setblocking(False)
-        if sock.family == socket.AF_UNIX:
-            pid, uid, gid = _CREDS.unpack(
-                sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CREDS.size))
-            try:
-                role = self.policy.role_for(uid, gid)
-            except Exception:
-                log.exception("group lookup failed", uid=uid)
-                role = Role.NONE
-            peer = Peer(pid, uid, gid, role)
+            return False
+        except OSError as error:
+            self._accept_failures.failed(error=error.strerror or repr(error),
+                                         connections=len(self._connections))
+            if error.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                return True  # e.g. ECONNABORTED: that peer is gone, the next one is not
+            if not self._reserve.release():
+                self._pause_accepting()  # no spare to shed with: wait, do not spin
+                return False
+            try:  # the spare's descriptor takes the waiting peer, to be answered
+                sock, _ = listener.accept()
+            except BlockingIOError:  # nobody waiting after all (EMFILE comes first)
+                self._reserve.open()
+                return False
+            except OSError:
+                self._reserve.open()
+                self._pause_accepting()
+                return False
+            at_limit = True
         else:
-            peer = Peer(None, None, None, Role.SURVEILLANCE, f"{address[0]}:{address[1]}")
-        self._connections[sock.fileno()] = _Connection(sock, peer)
+            self._accept_failures.recovered()
+        self._backoff = 0.0
+        sock.setblocking(False)
+        peer = peer_of(sock, self.policy)
+        refusal, evict = self._admission.decide(peer.role, peer.uid,
+                                                list(self._connections.values()),
+                                                no_descriptor=at_limit)
+        if evict is not None:
+            log.warning("control connection closed to make room", closed=evict.peer.describe(),
+                        admitted=peer.describe(), role=peer.role.value)
+            self._close_with(evict, "closed to make room for a supervisor")
+        if refusal is not None:
+            self._turned_away.failed(peer=peer.describe(), connections=len(self._connections),
+                                     reason=refusal)
+            say_and_close(sock, busy_line(refusal))
+        if at_limit:
+            self._reserve.open()
+        if refusal is not None:
+            return True
+        self._connections[sock.fileno()] = Connection(sock, peer, peer.role, peer.uid)
         self._selector.register(sock, selectors.EVENT_READ)
         log.info("control client connected", peer=peer.describe(), role=peer.role.value)
+        return True
 
-    def _read(self, conn: _Connection) -> None:
+    def _pause_accepting(self) -> None:
+        """Stop watching the listeners for a while (doubling, up to a second): the kernel keeps
+        the waiting peers in the listen queue; the loop does not spin on them."""
+        self._backoff = min(max(self._backoff * 2, LOOP_BACKOFF_SECONDS), MAX_BACKOFF_SECONDS)
+        self._paused_until = time.monotonic() + self._backoff
+        for listener in self._listeners:
+            with contextlib.suppress(KeyError, ValueError):
+                self._selector.unregister(listener)
+
+    # serving -----------------------------------------------------------------------------------
+    def _read(self, conn: Connection) -> None:
         try:
             data = conn.sock.recv(65536)
         except BlockingIOError:
@@ -332,54 +334,79 @@ class ControlServer:
             line = bytes(conn.inbox[:end])
             del conn.inbox[:end + 1]
             if line.strip():
+                conn.last_active = time.monotonic()
                 conn.outbox += encode(self._answer(conn, line))
+            if len(conn.outbox) > self.limits.outbox_bytes:
+                log.warning("control client not reading its replies, dropped",
+                            peer=conn.peer.describe(), unsent=len(conn.outbox))
+                self._drop(conn)
+                return
         if len(conn.inbox) > MAX_LINE_BYTES:
             conn.outbox += encode(error_reply(None, ErrorCode.TOO_LONG,
                                               f"request line longer than {MAX_LINE_BYTES} bytes"))
             conn.inbox.clear()
             conn.closing = True
 
-    def _answer(self, conn: _Connection, line: bytes) -> dict[str, Any]:
+    def _answer(self, conn: Connection, line: bytes) -> dict[str, Any]:
         request_id: RequestId = None
+        peer: Peer = conn.peer  # type: ignore[assignment]
         try:
             request = decode_request(line)
             request_id = request.id
-            why_not = self.policy.refusal(conn.peer, request)
+            why_not = self.policy.refusal(peer, request)
             if why_not is not None:
-                log.warning("control command refused", peer=conn.peer.describe(),
+                log.warning("control command refused", peer=peer.describe(),
                             verb=request.verb, reason=why_not)
                 raise Refusal(ErrorCode.FORBIDDEN, why_not, request_id)
             if request.spec.streams:
                 conn.watching, conn.watch_id = True, request.id
                 return ok_reply(request.id, {"watching": True})
-            return ok_reply(request.id, self.handler(request, conn.peer))
+            return ok_reply(request.id, self.handler(request, peer))
         except Refusal as refusal:
             return error_reply(refusal.request_id if refusal.request_id is not None
                                else request_id, refusal.code, refusal.message)
         except TablectlError as error:
             return error_reply(request_id, ErrorCode.REFUSED, str(error))
         except Exception:
-            log.exception("control handler failed", peer=conn.peer.describe())
+            log.exception("control handler failed", peer=peer.describe())
             return error_reply(request_id, ErrorCode.INTERNAL,
                                "internal error; the service log has the details")
 
     def _deliver_events(self) -> None:
         with self._pending_lock:
             pending, self._pending = self._pending, []
+            overflowed, self._overflowed = self._overflowed, False
+        if overflowed:
+            for conn in [c for c in self._connections.values() if c.watching]:
+                log.warning("watcher dropped: events were lost while the loop was stuck",
+                            peer=conn.peer.describe())
+                self._drop(conn)
         if not pending:
             return
         for conn in list(self._connections.values()):
             if not conn.watching or conn.closing:
                 continue
-            for event in pending:
-                conn.outbox += encode(event_message(conn.watch_id, event))
-            if len(conn.outbox) > WATCH_BACKLOG_BYTES:
+            sees = conn.role.sees_face_down
+            for event, redacted in pending:
+                shown = event if redacted is None or sees else redacted
+                conn.outbox += encode(event_message(conn.watch_id, shown))
+            if len(conn.outbox) > self.limits.outbox_bytes:
                 log.warning("watcher too slow, dropped", peer=conn.peer.describe())
                 self._drop(conn)
                 continue
             self._flush(conn)
 
-    def _flush(self, conn: _Connection) -> None:
+    def _expire_idle(self) -> None:
+        """Close connections that neither watch nor sent a whole request for ``idle_seconds``
+        (a partial line does not count: a peer trickling bytes is idle)."""
+        deadline = time.monotonic() - self.limits.idle_seconds
+        for conn in list(self._connections.values()):
+            if not conn.watching and conn.last_active < deadline:
+                log.info("control connection idle, closed", peer=conn.peer.describe())
+                self._close_with(conn, f"busy: closed after {self.limits.idle_seconds:g} s "
+                                       "without a request (control.idle_seconds)")
+
+    def _flush(self, conn: Connection) -> None:
         if conn.sock.fileno() < 0:
             return
         try:
@@ -396,14 +423,23 @@ class ControlServer:
         wanted = selectors.EVENT_READ | (selectors.EVENT_WRITE if conn.outbox else 0)
         self._selector.modify(conn.sock, wanted)
 
-    def _drop(self, conn: _Connection) -> None:
+    def _close_with(self, conn: Connection, reason: str) -> None:
+        """Close ``conn`` telling the peer why in one line (best effort, never blocks)."""
+        self._forget(conn)
+        say_and_close(conn.sock, busy_line(reason))
+
+    def _drop(self, conn: Connection) -> None:
+        if self._forget(conn):
+            conn.sock.close()
+
+    def _forget(self, conn: Connection) -> bool:
         fd = conn.sock.fileno()
         if fd < 0:
-            return
+            return False
         self._connections.pop(fd, None)
         with contextlib.suppress(KeyError, ValueError):
             self._selector.unregister(conn.sock)
-        conn.sock.close()
+        return True
 
     def _close_all(self) -> None:
         for conn in list(self._connections.values()):
@@ -411,6 +447,7 @@ class ControlServer:
         for sock in self._listeners:
             sock.close()
         self._listeners.clear()
+        self._reserve.release()
         self._selector.close()
         self._wake_r.close()
         self._wake_w.close()

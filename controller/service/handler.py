@@ -5,7 +5,8 @@ Runs on the control-server thread: it builds the frozen command, hands it to the
 round events that command caused. A ``CommandRefused`` among them is the refusal, returned as
 ``refused`` with the table's reason (and clause) word for word; otherwise the command was
 accepted and the events are returned. Reads (``round.status``, ``wager.list``) answer from the
-table thread's last :class:`Snapshot`, never from table state.
+table thread's last :class:`Snapshot`, never from table state; a face-down card in it is shown
+only to a role that may see it (:mod:`.visibility`).
 
 Who: the command's ``actor`` is the request's ``actor`` (who at the table gave it, e.g.
 ``dealer:1042``) joined to the account the kernel vouches for (``SO_PEERCRED``), so the journal
@@ -26,6 +27,7 @@ from controller.journal.codec import encode_output
 from controller.service.control import Peer
 from controller.service.protocol import ErrorCode, Refusal, Request, Role
 from controller.service.tablethread import TableThread
+from controller.service.visibility import redact_status
 from controller.table import commands as cmd
 from controller.table import events as ev
 
@@ -64,7 +66,10 @@ class TableHandler:
     def __call__(self, request: Request, peer: Peer) -> Mapping[str, Any]:
         verb = request.verb
         if verb == "round.status":
-            return {**self.table.snapshot.to_json(), **self.status()}
+            status = {**self.table.snapshot.to_json(), **self.status()}
+            if peer.role.sees_face_down:
+                return status
+            return redact_status(status, self.table.journaled.table.machine.rules)
         if verb == "wager.list":
             snap = self.table.snapshot
             return {"round": snap.round, "state": snap.state,

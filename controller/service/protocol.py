@@ -28,6 +28,9 @@ from typing import Any
 from controller.table.commands import IrregularityKind
 
 MAX_LINE_BYTES = 64 * 1024
+MAX_MINOR_UNITS = 2**53 - 1
+"""The largest amount of money, in minor units, anywhere on the wire or in the journal: JSON
+readers that hold numbers as IEEE doubles (JavaScript, many floor systems) are exact up to here."""
 REQUEST_FIELDS = frozenset({"id", "verb", "args", "actor"})
 
 
@@ -56,6 +59,14 @@ class Role(str, Enum):
             return True
         return self is Role.SURVEILLANCE and access is Access.READ
 
+    @property
+    def sees_face_down(self) -> bool:
+        """May see a card dealt face down before the table reveals it (the dealer's hand while
+        RWS-3CP players decide): surveillance, which watches the table and is not at it, and
+        root/the service account, which holds the journal anyway. Dealers and Pit Supervisors
+        at the table may not (docs/service.md, "Face-down cards")."""
+        return self in (Role.SURVEILLANCE, Role.ROOT)
+
 
 class ErrorCode(str, Enum):
     MALFORMED = "malformed"
@@ -71,6 +82,8 @@ class ErrorCode(str, Enum):
     UNAVAILABLE = "unavailable"
     """The service cannot do this now (e.g. no table wired in this build)."""
     INTERNAL = "internal"
+    BUSY = "busy"
+    """The server turned the connection away or closed it (full, idle, too slow to read)."""
 
 
 class Refusal(Exception):
@@ -91,7 +104,8 @@ def _text(value: object) -> bool:
 
 
 def _integer(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return (isinstance(value, int) and not isinstance(value, bool)
+            and -MAX_MINOR_UNITS <= value <= MAX_MINOR_UNITS)
 
 
 def _count(value: object) -> bool:
@@ -142,7 +156,8 @@ _CHECKS: Mapping[ArgType, Callable[[object], bool]] = MappingProxyType({
 })
 
 _TYPE_WORDS = {
-    ArgType.TEXT: "a non-empty string", ArgType.INTEGER: "an integer (minor units for money)",
+    ArgType.TEXT: "a non-empty string",
+    ArgType.INTEGER: f"an integer of at most {MAX_MINOR_UNITS} (minor units for money)",
     ArgType.COUNT: "a whole number, 0 or more",
     ArgType.BOOLEAN: "true or false", ArgType.CARDS: "a list of card codes",
     ArgType.PAIR: "a list of exactly two positions", ArgType.MOVES: "a list of [from, to] pairs",
@@ -269,6 +284,10 @@ def decode_request(line: bytes) -> Request:
         message = json.loads(line)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise Refusal(ErrorCode.MALFORMED, f"not a JSON line: {error}") from None
+    except RecursionError:
+        # json nests one Python frame per level: a 60 KB line of "[" exhausts the stack. A
+        # request is two levels deep, so this is the sender's error, not ours.
+        raise Refusal(ErrorCode.MALFORMED, "not a JSON line: nested too deeply") from None
     if not isinstance(message, dict):
         raise Refusal(ErrorCode.MALFORMED, "a request is a JSON object with id, verb and args")
     request_id = message.get("id")

@@ -47,7 +47,18 @@ from controller.table.states import (
     RoundState,
     S,
 )
+from controller.games.rules import GameId
 from drivers import events as dev
+
+SUPERVISOR_AUTHORITY = {
+    GameId.RWS_NC3P: "RWS-NC3P 5.11, 5.17",
+    GameId.MBS_R3P: "MBS-R3P 6.1",
+    GameId.LIVE_3P: "LIVE-3P T&C 1, 5, 6",
+    GameId.MBS_3P: "MBS-3P (no clause names who decides; house: a Pit Supervisor or above)",
+    GameId.RWS_3CP: "RWS-3CP (no clause names who decides; house: a Pit Supervisor or above)",
+}
+"""Who decides what a supervisor decides, cited from the table's own game (issue 11: an RWS-3CP
+table cited the clauses of three other games)."""
 
 
 class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, SettlingMixin):
@@ -106,7 +117,7 @@ class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, Settling
                           f"{command.actor} acts as {command.role.value}")
         if isinstance(command, cmd.SupervisorDecision) and command.role is not cmd.Role.SUPERVISOR:
             raise Refused(f"{command.action.value}: this decision belongs to a Pit Supervisor or "
-                          f"above (RWS-NC3P 5.11, 5.17; MBS-R3P 6.1; LIVE-3P T&C 1, 5, 6); "
+                          f"above ({SUPERVISOR_AUTHORITY[self.rules.id]}); "
                           f"{command.actor} acts as {command.role.value}")
         if self.state is S.HOLD and not isinstance(
                 command, (cmd.SupervisorDecision, cmd.ReportIrregularity, cmd.ReplaceDeck,

@@ -81,7 +81,9 @@ def test_a_refused_command_is_one_line_exit_1(processes: Processes, tmp_path: Pa
 
 def test_watch_streams_round_events_as_json_lines(processes: Processes,
                                                   tmp_path: Path) -> None:
-    """``tablectl watch`` prints one JSON object per round event, as the journal records it."""
+    """``tablectl watch`` prints one JSON object per round event, as the journal records it;
+    when the service stops it says so in one line and exits 3 (issue 10: it exited 0 with no
+    message, so a log shipper could not tell the end of the stream from a clean stop)."""
     service = processes.service(config_toml(tmp_path, "rws-nc-three-pictures"))
     service.wait_ready()
     sock = str(tmp_path / "control.sock")
@@ -94,7 +96,10 @@ def test_watch_streams_round_events_as_json_lines(processes: Processes,
     assert '"type": "RoundOpened"' in line and '"round": 1' in line
     service.terminate()
     watch.wait(timeout=10)
-    assert watch.returncode == 0
+    assert watch.returncode == 3
+    assert _line_within(watch.stderr) == (f"tablectl watch: the service closed the connection "
+                                          f"on {sock} (stopped, restarted, or this watcher "
+                                          "fell behind)\n")
 
 
 def _line_within(stream: Any, seconds: float = 10.0) -> str:

@@ -11,12 +11,16 @@ from pathlib import Path
 import pytest
 
 from controller.service.config import DEFAULT_CONTROL_SOCKET, load_config
+from controller.service.connections import FD_HEADROOM, ConnectionLimits
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "tablectl.service"
 RULES = ROOT / "systemd" / "99-tablectl.rules"
 INSTALL_DOC = ROOT / "docs" / "install-raspberry-pi.md"
 MAX_EXPOSURE = 2.0
+MEASURED_PEAK_RSS_MB = 34.0
+"""benchmarks/control.py: the service's peak RSS with 1,000 idle connections and with a client
+that never reads its replies (docs/service.md)."""
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 needs_systemd_analyze = pytest.mark.skipif(
     SYSTEMD_ANALYZE is None,
@@ -80,6 +84,22 @@ def test_only_table_devices_and_no_network(service: dict[str, list[str]]) -> Non
     families = set(_one(service, "RestrictAddressFamilies").split())
     assert "AF_UNIX" in families and families <= {"AF_UNIX", "AF_NETLINK"}
     assert "tablectl-devices" in _one(service, "SupplementaryGroups").split()
+
+
+def test_open_files_and_memory_are_bounded(service: dict[str, list[str]]) -> None:
+    """The unit sets LimitNOFILE= and MemoryMax= (issue 11: neither was set). The default
+    control-socket cap and its reserved slots fit under the open-file limit with the headroom
+    kept for the journal and devices, so the cap refuses a flood before EMFILE does; MemoryMax
+    leaves at least 4x the measured peak and at most a quarter of a 1 GB Pi."""
+    nofile = int(_one(service, "LimitNOFILE"))
+    limits = ConnectionLimits()
+    assert limits.fitted(nofile) == limits
+    assert nofile >= limits.max_connections + limits.reserved + FD_HEADROOM
+    assert ConnectionLimits(max_connections=4096).fitted(nofile).max_connections == \
+        nofile - FD_HEADROOM - limits.reserved  # a larger configured cap is lowered to fit
+    match = re.fullmatch(r"(\d+)M", _one(service, "MemoryMax"))
+    assert match, "MemoryMax= in megabytes"
+    assert 4 * MEASURED_PEAK_RSS_MB <= int(match[1]) <= 256
 
 
 def test_paths_agree_with_config_and_install_guide(service: dict[str, list[str]]) -> None:

@@ -9,7 +9,9 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,8 +19,8 @@ from controller.cli import main
 from controller.cli import run as run_cli
 from controller.service.app import Health, Service
 from controller.service.config import ServiceConfig
-from controller.service.control import CommandRefused, ControlClient
-from controller.service.protocol import ErrorCode
+from controller.service.control import CommandRefused, ControlClient, Peer
+from controller.service.protocol import ErrorCode, Request
 from controller.service.sdnotify import Notifier
 from tests.controller.service.conftest import service_toml
 
@@ -80,6 +82,34 @@ def test_a_hung_table_gets_no_watchdog(
     got = _datagrams_until(receiver, b"STOPPING=1")
     assert got[:3] == [b"READY=1\nSTATUS=dealing", b"WATCHDOG=1", b"STATUS=table thread hung"]
     assert got[3:] == [b"STOPPING=1\nSTATUS=stopping"]
+
+
+def test_a_stuck_control_loop_gets_no_watchdog(
+        service_config: ServiceConfig, notify_socket: tuple[str, socket.socket]) -> None:
+    """The watchdog covers the control socket too (issue 11): while the control loop is stuck
+    (here in a handler that does not return) no WATCHDOG=1 is sent, though the table is fine,
+    and the status says why; pings resume when the loop does."""
+    address, receiver = notify_socket
+    release, entered = threading.Event(), threading.Event()
+
+    def stuck(request: Request, peer: Peer) -> Mapping[str, Any]:
+        entered.set()
+        release.wait(10)
+        return {}
+
+    service = Service(service_config, handler=stuck, notifier=Notifier(address),
+                      probe=lambda: Health(True, "dealing"), environ=FAST_WATCHDOG)
+    with service:
+        assert receiver.recv(4096) == b"READY=1\nSTATUS=dealing"
+        assert receiver.recv(4096) == b"WATCHDOG=1"
+        with ControlClient(service_config.control.socket) as client:
+            client.send_line(b'{"id": 1, "verb": "round.status"}')
+            assert entered.wait(5)
+            got = _datagrams_until(receiver, b"control socket not answering")
+            assert got[-1] == b"STATUS=dealing; control socket not answering"
+            release.set()
+            assert client.read_message()["ok"] is True
+        assert _datagrams_until(receiver, b"WATCHDOG=1")[-1] == b"WATCHDOG=1"
 
 
 def test_run_check_accepts_the_example(capsys: pytest.CaptureFixture[str]) -> None:

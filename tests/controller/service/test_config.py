@@ -15,14 +15,16 @@ from controller.journal.policy import Durability
 from controller.service.config import (
     BENCH_SOURCE,
     DEFAULT_CONTROL_SOCKET,
+    MAX_LIMIT_MINOR,
     DeviceKind,
     ShoeDialect,
-    TcpListenerConfig,
     default_bench_config,
     load_config,
     parse_config,
 )
+from controller.service.connections import ConnectionLimits
 from controller.service.errors import ConfigError
+from controller.service.protocol import MAX_MINOR_UNITS
 from controller.settlement.model import BetLimit
 from tests.controller.service.conftest import MINIMAL
 
@@ -53,7 +55,7 @@ def test_example_file_loads() -> None:
     assert config.journal.hmac_key_file == Path("/etc/tablectl/journal.key")
     assert config.journal.retention_days == 365
     assert config.control.socket == DEFAULT_CONTROL_SOCKET
-    assert config.control.tcp is None
+    assert config.control.limits == ConnectionLimits(64, 4, 120.0)
 
 
 def test_every_example_key_is_documented() -> None:
@@ -68,7 +70,6 @@ def test_every_example_key_is_documented() -> None:
         return found
 
     data = tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))
-    data["control"]["tcp"] = {"listen": ""}  # commented out in the example, documented anyway
     missing = sorted({key for key in keys(data) if f"`{key}`" not in doc})
     assert not missing, f"undocumented keys: {missing}"
 
@@ -82,7 +83,7 @@ def test_defaults_of_a_minimal_config(tmp_path: Path) -> None:
     assert config.journal.retention_days == 365
     assert config.journal.hmac_key_file is None
     assert config.control.socket == Path("/run/tablectl/control.sock")
-    assert config.control.tcp is None
+    assert config.control.limits == ConnectionLimits()
     assert config.progressive is None
 
 
@@ -129,10 +130,41 @@ def test_hid_scanner_takes_a_usb_address(tmp_path: Path) -> None:
     assert load_config(_write(tmp_path, text)).device.url == "usb:1209:5ca1:HID0001"
 
 
-def test_tcp_listener_only_when_configured(tmp_path: Path) -> None:
-    """No TCP listener unless [control.tcp] is in the file."""
+def test_a_tcp_control_listener_is_refused(tmp_path: Path) -> None:
+    """[control.tcp] is gone (issue 11): an unauthenticated TCP peer read the dealer's face-down
+    hand. A config that still asks for it is refused with the way to remote access instead."""
     text = MINIMAL + '\n[control.tcp]\nlisten = "127.0.0.1:7420"\n'
-    assert load_config(_write(tmp_path, text)).control.tcp == TcpListenerConfig("127.0.0.1", 7420)
+    with pytest.raises(ConfigError) as caught:
+        load_config(_write(tmp_path, text))
+    assert caught.value.key == "control.tcp"
+    assert "no credentials" in caught.value.problem and "SSH" in caught.value.problem
+
+
+@pytest.mark.parametrize(("limit", "text"), [
+    ("limits.ante.max", "[limits.ante]\nmin = 500\nmax = 9223372036854775807\n"),
+    ("limits.ante.min", "[limits.ante]\nmin = 1000000000001\nmax = 1000000000001\n"),
+    ("progressive.seed", "[progressive]\nseed = 9007199254740993\n"),
+])
+def test_money_beyond_what_the_journal_carries_is_refused(tmp_path: Path, limit: str,
+                                                          text: str) -> None:
+    """A limit of 2**63-1 was accepted (issue 11): amounts are capped at 10**12 minor units, so
+    a stake times the largest payout stays an exact integer for the journal and floor systems
+    (2**53-1); the error names the key and the cap."""
+    config = MINIMAL.replace("rws-nc-three-pictures", "rws-three-card-poker") + "\n" + text
+    with pytest.raises(ConfigError) as caught:
+        load_config(_write(tmp_path, config))
+    assert caught.value.key == limit
+    assert f"must be at most {MAX_LIMIT_MINOR}" in caught.value.problem
+    assert MAX_LIMIT_MINOR * 189 < MAX_MINOR_UNITS  # 188 to 1 is the largest payout
+
+
+def test_connection_limits_are_configurable(tmp_path: Path) -> None:
+    """[control] max_connections, reserved_connections, idle_seconds and max_per_account
+    reach the server."""
+    text = MINIMAL + "\n[control]\nmax_connections = 8\nreserved_connections = 2\n" \
+        "idle_seconds = 30\nmax_per_account = 3\n"
+    assert load_config(_write(tmp_path, text)).control.limits == ConnectionLimits(
+        8, 2, 30.0, per_account=3)
 
 
 def test_bench_default_is_simulated_and_valid(tmp_path: Path) -> None:
@@ -144,7 +176,6 @@ def test_bench_default_is_simulated_and_valid(tmp_path: Path) -> None:
     assert config.control.socket_group is None
     assert config.journal.directory == tmp_path / "state" / "bench-journal"
     assert config.journal.durability is Durability.NONE
-    assert config.control.tcp is None
 
 
 def test_layout_seam_builds_the_table_layout(tmp_path: Path) -> None:
@@ -205,8 +236,8 @@ BAD = [
      "control.surveillance_group", "must differ"),
     (("[journal]", '[control]\noperators_group = "Bad Group"\n[journal]'),
      "control.operators_group", "not a group name"),
-    (("[journal]", '[control.tcp]\nlisten = "7420"\n[journal]'), "control.tcp.listen",
-     "expected HOST:PORT"),
+    (("[journal]", "[control]\nmax_connections = 0\n[journal]"), "control.max_connections",
+     "at least 1"),
 ]
 
 

@@ -20,10 +20,12 @@ from typing import Any
 import pytest
 
 from controller.errors import WagerError
+from controller.service.connections import ConnectionLimits
 from controller.service.control import (
     AccessPolicy,
     CommandRefused,
     ControlClient,
+    MAX_PENDING_EVENTS,
     ControlServer,
     Peer,
 )
@@ -280,16 +282,142 @@ def test_client_errors_are_one_line(tmp_path: Path) -> None:
         ControlClient(tmp_path / "absent.sock").connect()
 
 
-def test_tcp_listener_is_watch_only(tmp_path: Path, handler: Recorder) -> None:
-    """A TCP peer has no credentials, so it may only read, never command."""
-    policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=Groups())
-    with ControlServer(tmp_path / "c.sock", handler, policy, tcp=("127.0.0.1", 0)) as server:
-        assert server.tcp_address is not None
-        with socket.create_connection(server.tcp_address, timeout=5) as sock, \
-                sock.makefile("rwb") as stream:
-            stream.write(b'{"id": 1, "verb": "round.open"}\n{"id": 2, "verb": "watch"}\n')
-            stream.flush()
-            refused, watching = json.loads(stream.readline()), json.loads(stream.readline())
-    assert refused["error"]["code"] == "forbidden" and "tcp peer 127.0.0.1" in \
-        refused["error"]["message"]
-    assert watching == {"id": 2, "ok": True, "result": {"watching": True}}
+def test_deeply_nested_json_is_malformed(server: ControlServer, groups: Groups,
+                                         handler: Recorder) -> None:
+    """30,000-deep nested JSON (60 KB) was an ``internal`` error with a traceback (issue 11):
+    it is the sender's mistake, ``malformed``, and the connection carries on."""
+    line = b"[" * 30_000 + b"]" * 30_000
+    assert len(line) < MAX_LINE_BYTES
+    with _connect(server, groups, OPERATORS) as client:
+        client.send_line(line)
+        reply = client.read_message()
+        assert reply["error"] == {"code": "malformed",
+                                  "message": "not a JSON line: nested too deeply"}
+        assert client.request("round.status")["verb"] == "round.status"
+    assert [request.verb for request, _ in handler.seen] == ["round.status"]
+
+
+def test_a_client_that_never_reads_its_replies_is_dropped(server: ControlServer,
+                                                          groups: Groups) -> None:
+    """400,000 ``round.status`` requests from a client that never read grew the service from 48
+    to 509 MB (issue 11). The unsent output of a connection is bounded: past it the client is
+    dropped, and what the server keeps for it is gone with it."""
+    groups.names = frozenset({OPERATORS})
+    request = b'{"id": 1, "verb": "round.status"}\n' * 1000
+    sent = 0
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        sock.connect(str(server.path))
+        with pytest.raises((BrokenPipeError, ConnectionResetError)):
+            for _ in range(400):  # 400,000 requests, 14 MB; replies never read
+                sock.sendall(request)
+                sent += 1
+    assert sent < 400
+    assert server.connections == 0
+
+
+def test_an_idle_connection_is_closed_but_a_watcher_stays(tmp_path: Path, groups: Groups,
+                                                          handler: Recorder) -> None:
+    """A connection with no whole request for ``idle_seconds`` is closed with one line saying
+    why; a ``watch`` connection is idle by nature and stays."""
+    policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=groups, superusers=frozenset())
+    limits = ConnectionLimits(idle_seconds=0.2)
+    groups.names = frozenset({OPERATORS})
+    with ControlServer(tmp_path / "c.sock", handler, policy, limits=limits) as server, \
+            ControlClient(server.path) as watcher, \
+            socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:
+        events = watcher.watch()
+        idle.settimeout(5)
+        idle.connect(str(server.path))
+        idle.sendall(b'{"id": 1, "verb": "round.st')  # a partial line is not a request
+        with idle.makefile("rb") as stream:
+            reply = json.loads(stream.readline())
+            assert stream.read() == b""  # then closed
+        assert reply["error"]["code"] == "busy"
+        assert "without a request (control.idle_seconds)" in reply["error"]["message"]
+        server.publish({"event": "still here"})
+        assert next(events) == {"event": "still here"}
+
+
+def test_past_the_cap_a_peer_is_told_busy_and_a_supervisor_still_gets_in(
+        tmp_path: Path, groups: Groups, handler: Recorder) -> None:
+    """Past ``max_connections`` a dealer gets one ``busy`` line; the reserved slots take a
+    supervisor, and when those are full too a supervisor closes the longest-idle dealer's
+    connection: a held table can always be reached by someone who may decide it."""
+    policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=groups, superusers=frozenset(),
+                          supervisors_group="tablectl-supervisors")
+    limits = ConnectionLimits(max_connections=3, reserved=1)
+    with ControlServer(tmp_path / "c.sock", handler, policy, limits=limits) as server:
+        dealers = [_connect(server, groups, OPERATORS) for _ in range(3)]
+        for dealer in dealers:  # each one admitted (and its role fixed) before the next
+            dealer.request("round.status")
+        extra = _connect(server, groups, OPERATORS)
+        with pytest.raises(CommandRefused) as caught:
+            extra.request("round.status")
+        assert caught.value.code is ErrorCode.BUSY
+        assert "all 3 control connections are taken (control.max_connections)" in \
+            caught.value.message
+        supervisors = [_connect(server, groups, "tablectl-supervisors") for _ in range(2)]
+        for supervisor in supervisors:
+            assert supervisor.request("round.status") == {"verb": "round.status", "args": {}}
+        for other in dealers[1:]:
+            other.request("round.status")  # dealers[0] is now the longest idle
+        reply = dealers[0].read_message()
+        assert "closed to make room for a supervisor" in reply["error"]["message"]
+        assert server.connections == 4
+        for client in (*dealers, extra, *supervisors):
+            client.close()
+
+
+def test_one_account_may_not_take_every_slot(tmp_path: Path, groups: Groups,
+                                             handler: Recorder) -> None:
+    """A dealer account past ``max_per_account`` is told ``busy`` while slots remain for the
+    others; a supervisor of the same uid is not limited by it."""
+    policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=groups, superusers=frozenset(),
+                          supervisors_group="tablectl-supervisors")
+    limits = ConnectionLimits(max_connections=10, per_account=2)
+    with ControlServer(tmp_path / "c.sock", handler, policy, limits=limits) as server:
+        mine = [_connect(server, groups, OPERATORS) for _ in range(2)]
+        for client in mine:
+            client.request("round.status")
+        third = _connect(server, groups, OPERATORS)
+        with pytest.raises(CommandRefused, match=r"your account already holds 2 control "
+                                                 r"connections \(control.max_per_account\)"):
+            third.request("round.status")
+        supervisor = _connect(server, groups, "tablectl-supervisors")
+        assert supervisor.request("round.status")["verb"] == "round.status"
+        for client in (*mine, third, supervisor):
+            client.close()
+
+
+def test_a_stuck_control_loop_fails_its_probe(tmp_path: Path, groups: Groups) -> None:
+    """The watchdog asks the control loop to go round (``probe``): while a handler holds the
+    loop, nobody can reach the table, and the probe says so (the service then withholds
+    WATCHDOG=1, test_app). Meanwhile the table's events do not pile up without bound and
+    publishing never blocks the table thread: past the bound the watchers are dropped (they
+    would have missed events)."""
+    release = threading.Event()
+    entered = threading.Event()
+
+    def stuck(request: Request, peer: Peer) -> Mapping[str, Any]:
+        entered.set()
+        release.wait(10)
+        return {}
+
+    policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=groups, superusers=frozenset())
+    groups.names = frozenset({OPERATORS})
+    with ControlServer(tmp_path / "c.sock", stuck, policy) as server, \
+            ControlClient(server.path) as watcher:
+        events = watcher.watch()
+        assert server.probe(1.0)
+        with ControlClient(server.path) as client:
+            client.send_line(b'{"id": 1, "verb": "round.status"}')
+            assert entered.wait(5)
+            assert not server.probe(0.2)
+            for n in range(MAX_PENDING_EVENTS + 1):
+                server.publish({"event": "card", "n": n})
+            release.set()
+            assert client.read_message()["ok"] is True
+        assert server.probe(1.0)
+        assert list(events) == []  # dropped: the stream ends rather than skipping events
+        assert server.watchers == 0

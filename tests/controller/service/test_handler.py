@@ -153,3 +153,33 @@ def test_a_report_between_rounds_is_ruled(table: TableThread) -> None:
     handler = TableHandler(table, lambda: 0)
     answer = handler(Request(1, "irregularity.report", {"kind": "dealt_incorrectly"}), DEALER)
     assert _types(answer) == ["IrregularityRuled"]
+
+
+OTHER_GAMES = ("RWS-NC3P", "MBS-3P", "MBS-R3P", "LIVE-3P", "RWS-3CP")
+
+
+@pytest.mark.parametrize(("game", "cite"), [
+    ("rws-three-card-poker", "RWS-3CP"), ("rws-nc-three-pictures", "RWS-NC3P 5.11, 5.17"),
+    ("mbs-royal-three-pictures", "MBS-R3P 6.1"), ("mbs-three-pictures", "MBS-3P"),
+    ("live-three-pictures", "LIVE-3P T&C"),
+])
+def test_a_refused_supervisor_decision_cites_the_tables_own_game(
+        tmp_path: Path, game: str, cite: str) -> None:
+    """A dealer's void on an RWS-3CP table cited RWS-NC3P, MBS-R3P and LIVE-3P (issue 11): the
+    refusal cites the table's own game and no other."""
+    writer = JournalWriter(tmp_path / "journal", table_id="T1", durability=Durability.NONE)
+    journaled, _ = recover(writer, TableLayout.for_game(game))
+    table = TableThread(journaled)
+    table.start()
+    try:
+        handler = TableHandler(table, lambda: 0)
+        handler(Request(1, "round.open"), DEALER)
+        with pytest.raises(Refusal) as caught:
+            handler(Request(2, "supervisor.void", {"reason": "test"}), DEALER)
+    finally:
+        table.close()
+        writer.close()
+    message = caught.value.message
+    assert f"belongs to a Pit Supervisor or above ({cite}" in message
+    own = cite.split()[0]
+    assert [other for other in OTHER_GAMES if other != own and f"{other} " in message] == []
