@@ -12,6 +12,12 @@ same queue besides inputs, neither of which reaches the table or the journal:
   through everything queued before it, so a hung table (a stuck fsync, a deadlock) stops the
   systemd watchdog pings and systemd restarts the service, whose recovery continues the round.
 
+When the journal cannot take the outcome of an input (a full disk), the command's answer is not
+``accepted`` but the journal error, the status shows ``awaiting_journal`` and the thread retries
+:meth:`~controller.journal.recorder.JournaledTable.flush` when idle, backing off from
+:data:`RETRY_FIRST_SECONDS` to :data:`RETRY_MAX_SECONDS`, until the records are written; only
+then does anyone (watchers, the device operator) see those events.
+
 After each input the thread publishes an immutable :class:`Snapshot` (state, round, wagers,
 what the round waits for) that the control thread reads without locks: ``round.status`` and
 ``wager.list`` never touch table state from another thread.
@@ -28,7 +34,7 @@ from typing import Any
 import structlog
 
 from controller.journal.codec import journal_round
-from controller.journal.errors import JournalError
+from controller.journal.errors import JournalBehindError, JournalError
 from controller.journal.recorder import JournaledTable
 from controller.settlement.model import Wager
 from controller.table import events as ev
@@ -38,6 +44,10 @@ log = structlog.get_logger(__name__)
 Subscriber = Callable[[ev.RoundEvent], None]
 BatchSubscriber = Callable[[list[ev.RoundEvent]], None]
 _STOP = object()
+RETRY_FIRST_SECONDS = 0.05
+RETRY_MAX_SECONDS = 5.0
+AWAITING_JOURNAL = "awaiting_journal"
+"""The state ``round.status`` shows while outcome records wait for the journal."""
 
 
 @dataclass(slots=True, eq=False)
@@ -72,6 +82,9 @@ class Snapshot:
     deck_blocked: str | None = None
     inputs: int = 0
     journal_failures: int = 0
+    journal_behind: int = 0
+    """Round events the table decided that the journal has not taken yet (they do not count
+    until it has)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"round": self.round, "state": self.state,
@@ -80,7 +93,8 @@ class Snapshot:
                 "held_for": self.held_for, "options_pending": list(self.options_pending),
                 "decisions_due": list(self.decisions_due),
                 "offline": dict(self.offline), "deck_blocked": self.deck_blocked,
-                "inputs": self.inputs, "journal_failures": self.journal_failures}
+                "inputs": self.inputs, "journal_failures": self.journal_failures,
+                "journal_behind": self.journal_behind}
 
 
 def _wager(wager: Wager) -> dict[str, Any]:
@@ -147,10 +161,21 @@ class TableThread:
 
     # the thread -----------------------------------------------------------------------------
     def _run(self) -> None:
+        wait = RETRY_FIRST_SECONDS
         while True:
-            item = self.inputs.get()
+            behind = bool(self.journaled.unrecorded)
+            if not behind:
+                wait = RETRY_FIRST_SECONDS
+            try:
+                item = self.inputs.get(timeout=wait if behind else None)
+            except queue.Empty:
+                self._catch_up()
+                wait = min(wait * 2, RETRY_MAX_SECONDS)
+                continue
             if item is _STOP:
                 return
+            if behind:  # its own batch: a command's answer holds only what it caused
+                self._catch_up()
             if isinstance(item, _Marker):
                 item.passed.set()
                 continue
@@ -158,6 +183,13 @@ class TableThread:
             self._collected = collected = ticket.events if ticket else []
             try:
                 self.journaled.process(ticket.command if ticket else item)
+            except JournalBehindError as error:
+                # recorded and acted on, but its outcome is not durable yet: not "accepted"
+                self.journaled.failures += 1
+                log.error("outcome not journaled yet; retrying", input=_name(item),
+                          error=str(error))
+                if ticket is not None:
+                    ticket.error = f"the journal has not recorded its outcome: {error}"
             except JournalError as error:
                 # not recorded -> not acted on (JournaledTable's rule); say so, keep going
                 self.journaled.failures += 1
@@ -181,6 +213,20 @@ class TableThread:
                     ticket.done.set()
                 if collected:
                     self._deliver(collected)
+
+    def _catch_up(self) -> None:
+        """Idle while outcome records wait: try to write them (bounded by the backoff)."""
+        self._collected = collected = []
+        try:
+            self.journaled.flush()
+        except JournalError as error:
+            log.debug("journal still behind", records=len(self.journaled.unrecorded),
+                      error=str(error))
+        finally:
+            self._collected = []
+            self.snapshot = self._snap()
+        if collected:
+            self._deliver(collected)
 
     def _deliver(self, events: list[ev.RoundEvent]) -> None:
         for subscriber in self.batch_subscribers:
@@ -207,9 +253,10 @@ class TableThread:
         due: tuple[str, ...] = ()
         if machine.state.value == "decisions":
             due = tuple(p for p in machine.ante_positions() if p not in machine.decisions)
+        behind = len(self.journaled.unrecorded)
         return Snapshot(
             round=journal_round(machine.number, self.journaled.session.base),
-            state=machine.state.value,
+            state=AWAITING_JOURNAL if behind else machine.state.value,
             wagers=tuple(machine.active_wagers()),
             hands=hands,
             held_for=None if held is None or machine.state.value != "hold"
@@ -219,7 +266,8 @@ class TableThread:
             offline=tuple(sorted(machine.offline.items())),
             deck_blocked=machine.deck_blocked,
             inputs=self._count,
-            journal_failures=self.journaled.failures)
+            journal_failures=self.journaled.failures,
+            journal_behind=behind)
 
 
 def _name(item: object) -> str:
