@@ -111,10 +111,13 @@ def test_keyed_journal_without_key_is_not_checked(
         prev = sealed["hash"]
         stripped.append((canonical_json(sealed) + "\n").encode())
     write_lines(path, stripped)
+    # the hash never covered the HMAC, so the chain is unchanged; the keyed head says a key
+    # is needed to check it
     code, out, _err = _verify_cli(capsys, str(journal_dir))
-    assert code == 1 and "altered" in out  # the keyed head still names the old hash
+    assert code == 3 and "head carries an HMAC" in out
     (journal_dir / HEAD_NAME).unlink()
-    assert _verify_cli(capsys, str(journal_dir))[0] == 3  # and without it: not checked
+    code, out, _err = _verify_cli(capsys, str(journal_dir))
+    assert code == 3 and "no head" in out  # and without the head: not checked either
     code, out, _err = _verify_cli(capsys, str(journal_dir), "--hmac-key", str(key_file))
     assert code == 1 and "bad_hmac" in out
 
