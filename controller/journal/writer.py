@@ -292,17 +292,18 @@ class JournalWriter:
         self._seq, self._last_hash = record.seq, record.hash
         if self._file_day is None:
             self._file_day = now.astimezone(timezone.utc).date()
-        if self.durability is Durability.ALWAYS or money or event_type in MONEY_EVENT_TYPES:
-            self._update_head()  # a durable point (synced, unless the policy is ``none``)
+        closing = event_type in (JournalEvent.CLOSED.value, JournalEvent.FILE_OPENED.value)
+        if self._sync_this or closing:
+            self._update_head(force=closing)  # a durable point, or a file closed or begun
         return record
 
-    def _update_head(self) -> None:
+    def _update_head(self, force: bool = True) -> None:
         """Move ``journal.head`` to the last record (already synced by the caller)."""
         head = self._head
         if head is None or self._path is None:
             return
         had_error = head.error
-        head.update(self._seq, self._last_hash, self._path.name)
+        head.update(self._seq, self._last_hash, self._path.name, force=force)
         if head.error and not had_error:
             log.error("journal head not updated; verify will see an older head",
                       error=head.error)
