@@ -68,6 +68,13 @@ class Mark:
     file: str
     offset: int
     line: int
+    acknowledged: tuple[str, ...] = ()
+    """Damage a supervisor acknowledged (:func:`damage_key`): found again, it holds nothing."""
+
+    @property
+    def placed(self) -> bool:
+        """It names a record (a mark holding only acknowledgements does not)."""
+        return bool(self.file)
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +220,8 @@ def read_mark(directory: Path, key: bytes | None) -> Mark | None:
         return None
     try:
         return Mark(str(body["table"]), int(body["seq"]), str(body["hash"]), str(body["file"]),
-                    int(body["offset"]), int(body["line"]))
+                    int(body["offset"]), int(body["line"]),
+                    tuple(str(item) for item in body.get("acknowledged", ())))
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -221,6 +229,7 @@ def read_mark(directory: Path, key: bytes | None) -> Mark | None:
 def write_mark(directory: Path, mark: Mark, key: bytes | None) -> None:
     """Replace the verified mark atomically (a crash leaves the old one or the new one)."""
     body: dict[str, Any] = asdict(mark)
+    body["acknowledged"] = list(mark.acknowledged)
     body["v"] = MARK_VERSION
     target = directory / VERIFIED_NAME
     temporary = directory / (VERIFIED_NAME + ".tmp")

@@ -50,6 +50,8 @@ class Problem:
     line: int
     seq: int | None
     detail: str
+    offset: int | None = None
+    """Where the bad line starts in ``file``, when the problem is a line."""
 
     def describe(self) -> str:
         seq = f"seq {self.seq}" if self.seq is not None else "seq unknown"
@@ -123,7 +125,7 @@ class _Entry:
 
 
 def _scan_file(path: Path, key: bytes | None, offset: int = 0, first_line: int = 1
-               ) -> tuple[list[_Entry], tuple[int, int | None, LineFault] | None]:
+               ) -> tuple[list[_Entry], tuple[int, int | None, LineFault, int] | None]:
     """Every sound line of ``path`` (from ``offset``) up to the first unsound one, and that one
     (line, seq hint, fault). Lines after it are not read: they cannot be placed in the chain."""
     entries: list[_Entry] = []
@@ -131,11 +133,12 @@ def _scan_file(path: Path, key: bytes | None, offset: int = 0, first_line: int =
         if not terminated:
             hint = _SEQ_RE.search(raw)
             return entries, (number, int(hint.group(1)) if hint else None,
-                             LineFault(Damage.TRUNCATED, "file ends inside a record (torn line)"))
+                             LineFault(Damage.TRUNCATED, "file ends inside a record (torn line)"),
+                             start)
         found = check_line(raw, key)
         if isinstance(found, LineFault):
             hint = _SEQ_RE.search(raw)
-            return entries, (number, int(hint.group(1)) if hint else None, found)
+            return entries, (number, int(hint.group(1)) if hint else None, found, start)
         entries.append(_Entry(number, found.seq, found.hash, found.prev_hash, found.event_type,
                               dict(found.payload) if found.event_type in _KEPT_PAYLOADS
                               else None, found.hmac is not None, start))
@@ -179,7 +182,7 @@ class _Chain:
         e, path = entries[k], self.files[fi]
 
         def problem(kind: Damage, detail: str) -> Problem:
-            return Problem(kind, str(path), e.line, e.seq, detail)
+            return Problem(kind, str(path), e.line, e.seq, detail, e.offset)
 
         if self.seq is None or self.hash is None:
             since = self.since
@@ -352,10 +355,10 @@ def _check_chain(files: list[Path], key: bytes | None, since: Mark | None,
                 break
             chain.accept(fi, entry, k == 0)
         if found is None and fault is not None:
-            line, seq, why = fault
+            line, seq, why, offset = fault
             expected = None if chain.seq is None else chain.seq + 1
             found = Problem(why.kind, str(path), line, seq if seq is not None else expected,
-                            why.detail)
+                            why.detail, offset)
         if found is not None:
             break
     return chain, found

@@ -61,6 +61,26 @@ class Ticket:
     """Set when the input could not be journaled (and so was not acted on)."""
 
 
+@dataclass(frozen=True, slots=True)
+class JournalHold:
+    """Damage the start-up check found (journaled at ``found_seq``); ``acknowledge(actor,
+    role, reason)`` journals a supervisor's acknowledgement and returns its seq."""
+
+    found_seq: int
+    description: str
+    acknowledge: Callable[[str, str, str], int]
+
+
+@dataclass(frozen=True, slots=True)
+class AcknowledgeJournal:
+    """A supervisor acknowledges the journal damage found at start (a service-level command:
+    journaled as ``journal_damage_acknowledged``, never given to the table)."""
+
+    actor: str
+    role: str
+    reason: str
+
+
 @dataclass(slots=True, eq=False)
 class _Marker:
     passed: threading.Event = field(default_factory=threading.Event)
@@ -85,6 +105,8 @@ class Snapshot:
     journal_behind: int = 0
     """Round events the table decided that the journal has not taken yet (they do not count
     until it has)."""
+    journal_hold: str | None = None
+    """Damage found in the journal at start, until a supervisor acknowledges it."""
 
     def to_json(self) -> dict[str, Any]:
         return {"round": self.round, "state": self.state,
@@ -94,7 +116,7 @@ class Snapshot:
                 "decisions_due": list(self.decisions_due),
                 "offline": dict(self.offline), "deck_blocked": self.deck_blocked,
                 "inputs": self.inputs, "journal_failures": self.journal_failures,
-                "journal_behind": self.journal_behind}
+                "journal_behind": self.journal_behind, "journal_hold": self.journal_hold}
 
 
 def _wager(wager: Wager) -> dict[str, Any]:
@@ -112,6 +134,7 @@ class TableThread:
         self.batch_subscribers: list[BatchSubscriber] = []
         self._collected: list[ev.RoundEvent] = []
         self._count = 0
+        self.journal_hold: JournalHold | None = None
         self.snapshot = self._snap()
         journaled.subscribe(self._on_output)
         self._thread = threading.Thread(target=self._run, daemon=True,
@@ -182,7 +205,8 @@ class TableThread:
             ticket = item if isinstance(item, Ticket) else None
             self._collected = collected = ticket.events if ticket else []
             try:
-                self.journaled.process(ticket.command if ticket else item)
+                if ticket is None or not self._held(ticket):
+                    self.journaled.process(ticket.command if ticket else item)
             except JournalBehindError as error:
                 # recorded and acted on, but its outcome is not durable yet: not "accepted"
                 self.journaled.failures += 1
@@ -213,6 +237,31 @@ class TableThread:
                     ticket.done.set()
                 if collected:
                     self._deliver(collected)
+
+    def hold_for_journal(self, hold: JournalHold) -> None:
+        """Before :meth:`start`: the start-up check found the journal damaged; commands are
+        refused (device events are still recorded) until :class:`AcknowledgeJournal`."""
+        self.journal_hold = hold
+        self.snapshot = self._snap()
+
+    def _held(self, ticket: Ticket) -> bool:
+        """Handle a ticket the journal hold decides: the acknowledgement itself, or any other
+        command while held (refused with what was found). False: process it as usual."""
+        hold, command = self.journal_hold, ticket.command
+        if isinstance(command, AcknowledgeJournal):
+            if hold is None:
+                ticket.error = "no journal damage is waiting for acknowledgement"
+                return True
+            seq = hold.acknowledge(command.actor, command.role, command.reason)
+            self.journal_hold = None
+            log.warning("journal damage acknowledged; dealing resumes", actor=command.actor,
+                        found_seq=hold.found_seq, acknowledged_seq=seq)
+            return True
+        if hold is None:
+            return False
+        ticket.error = (f"the journal was found damaged at start ({hold.description}); nothing "
+                        "is dealt until a supervisor acknowledges it (journal.acknowledge)")
+        return True
 
     def _catch_up(self) -> None:
         """Idle while outcome records wait: try to write them (bounded by the backoff)."""
@@ -267,7 +316,8 @@ class TableThread:
             deck_blocked=machine.deck_blocked,
             inputs=self._count,
             journal_failures=self.journaled.failures,
-            journal_behind=behind)
+            journal_behind=behind,
+            journal_hold=None if self.journal_hold is None else self.journal_hold.description)
 
 
 def _name(item: object) -> str:

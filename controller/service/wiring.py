@@ -17,6 +17,13 @@ import structlog
 
 from controller.journal.errors import JournalError
 from controller.journal.recovery import RESTART_DEVICE, RecoveryReport, recover
+from controller.journal.startup import (
+    StartupCheck,
+    check_journal,
+    mark_clean,
+    record_acknowledgement,
+    record_damage,
+)
 from controller.journal.writer import JournalWriter
 from controller.service.app import Health
 from controller.service.config import DeviceKind, ServiceConfig
@@ -26,7 +33,7 @@ from controller.service.errors import ServiceError
 from controller.service.handler import TableHandler, event_json
 from controller.service.keyfile import load_service_key
 from controller.service.retention import RetentionTimer
-from controller.service.tablethread import TableThread
+from controller.service.tablethread import JournalHold, TableThread
 from controller.table import events as ev
 from drivers import events as dev
 
@@ -52,6 +59,7 @@ class Wiring:
         self.recovery: RecoveryReport | None = None
         self.handler: TableHandler | None = None
         self.retention: RetentionTimer | None = None
+        self.journal_check: StartupCheck | None = None
         self._device_online = threading.Event()
 
     # start / stop ---------------------------------------------------------------------------
@@ -66,11 +74,21 @@ class Wiring:
         config, journal = self.config, self.config.journal
         check_device_path(config.device)  # a deployment mistake: refused before the journal
         key = load_service_key(journal.hmac_key_file) if journal.hmac_key_file else None
+        if key is None:
+            log.warning("JOURNAL NOT KEYED", problem=journal.unkeyed_warning())
+        self.journal_check = check = check_journal(journal.directory, key)  # before appending
+        log.info("journal checked", seconds=round(check.seconds, 3),
+                 incremental=check.incremental, damage=check.damage is not None,
+                 records=check.report.records if check.report else 0)
+        if check.known is not None:
+            log.warning("journal damage found again (acknowledged before)",
+                        found=check.describe())
         try:
             self.writer = JournalWriter(journal.directory, table_id=config.table_id,
                                         hmac_key=key, durability=journal.durability)
         except JournalError as error:
             raise ServiceError(f"journal.directory {journal.directory}: {error}") from error
+        found_seq = record_damage(self.writer, check) if check.damage is not None else None
         self.retention = RetentionTimer(self.writer, keep_days=journal.retention_days)
         self.retention.run_pass()  # once now (a failure is logged; old files stay), then daily
         started = time.monotonic()
@@ -86,6 +104,7 @@ class Wiring:
             log.warning("round interrupted by the restart", round=report.round,
                         decision=report.decision.value, clause=report.clause)
         self.table = TableThread(journaled)
+        self._journal_check(check, key, found_seq)
         self.device = open_device(config.device, self.table.inputs)
         if self.device.acknowledger is not None:  # before the table thread runs
             journaled.attach_link(self.device.name, self.device.acknowledger)
@@ -109,6 +128,25 @@ class Wiring:
             log.warning("simulated device not online yet", device=self.device.name,
                         error=getattr(self.device.driver, "last_error", ""))
         self.retention.start()
+
+    def _journal_check(self, check: StartupCheck, key: bytes | None,
+                       found_seq: int | None) -> None:
+        """Damage found at start (journaled first thing, at ``found_seq``): dealing held until
+        a supervisor acknowledges it; otherwise the verified mark moves to where the check
+        ended."""
+        assert self.writer is not None and self.table is not None
+        writer = self.writer
+        if found_seq is None:
+            mark_clean(check, key, self.config.table_id)
+            return
+        log.error("journal damaged: dealing held until a supervisor acknowledges it",
+                  found=check.describe(), found_seq=found_seq)
+
+        def acknowledge(actor: str, role: str, reason: str) -> int:
+            return record_acknowledgement(writer, check, found_seq, actor=actor, role=role,
+                                          reason=reason, key=key)
+
+        self.table.hold_for_journal(JournalHold(found_seq, check.describe(), acknowledge))
 
     def close(self) -> None:
         """Device first (no more inputs), then its operator, the table (after what is
