@@ -6,7 +6,9 @@ a cut tail), so the service checks first (:func:`check_journal`), from the verif
 (:mod:`controller.journal.head`) so each start reads about one run's records, not the whole
 history. What is found is one of:
 
-* nothing: the mark moves to the last record (:func:`mark_clean`);
+* nothing: the mark moves to the last record (:func:`mark_clean`), and again while the service
+  runs (:func:`advance_mark`: daily, and when the journal is closed), so a start after months
+  of service still reads at most a day's records;
 * a power-cut artefact: the newest file's last line torn or garbled. The writer repairs it and
   journals the repair (``journal_repaired``), as it always has; not damage;
 * damage: any other problem, or a journal whose end cannot be checked (no head). The service
@@ -107,6 +109,20 @@ def mark_clean(check: StartupCheck, key: bytes | None, table: str) -> None:
                key)
 
 
+def advance_mark(directory: Path, key: bytes | None, table: str) -> StartupCheck | None:
+    """Check what was written since the mark and move the mark, while the service runs (daily,
+    and after the journal is closed), so the next start reads hours of records, not months. A
+    line being written as it is read is a torn last line: the mark stops before it. Damage is
+    returned (and left for the next start to hold); ``None`` when the journal could not be
+    read (retention deleting a file meanwhile: the next pass tries again)."""
+    try:
+        check = check_journal(directory, key)
+        mark_clean(check, key, table)
+    except JournalIOError:
+        return None
+    return check
+
+
 def record_damage(writer: JournalWriter, check: StartupCheck) -> int:
     """Journal what the check found (before anything else the service appends); its seq."""
     assert check.damage is not None
@@ -125,7 +141,10 @@ def record_acknowledgement(writer: JournalWriter, check: StartupCheck, found_seq
     record = writer.append(JournalEvent.DAMAGE_ACKNOWLEDGED.value, {
         "found_seq": found_seq, "actor": actor, "role": role, "reason": reason,
         "found": check.describe()}, actor=actor, money=True)
-    old = check.mark or Mark(writer.table_id, 0, "", "", 0, 0)
-    write_mark(check.directory,
-               replace(old, acknowledged=(*old.acknowledged, damage_key(check.damage))), key)
+    # from the last record found sound: a mark past a cut no longer names its record
+    verified = check.report.mark if check.report is not None else None
+    place = verified or Mark(writer.table_id, 0, "", "", 0, 0)
+    known = check.mark.acknowledged if check.mark is not None else ()
+    write_mark(check.directory, replace(place, table=writer.table_id,
+                                        acknowledged=(*known, damage_key(check.damage))), key)
     return record.seq

@@ -83,7 +83,8 @@ class VerifyReport:
     """What the journal says it carries that could not be checked (a keyed journal without
     its key, a journal without its head): not damage, but not proof either."""
     mark: Mark | None = None
-    """The last record verified and where its line starts (the next incremental start)."""
+    """The last record verified (before the problem, if any) and where its line starts: where
+    the next incremental check may start."""
 
     @property
     def ok(self) -> bool:
@@ -289,11 +290,9 @@ def verify(
         else:
             files = later
     chain, found = _check_chain(files, hmac_key, since, wanted)
-    if since is not None and chain.anchor is not Anchor.VERIFIED and found is None:
+    if since is not None and chain.anchor is not Anchor.VERIFIED:
         notes.append("verified mark does not match its record: checked in full")
         chain, found = _check_chain(files := expand_paths(paths), hmac_key, None, wanted)
-    elif since is not None and chain.anchor is not Anchor.VERIFIED:
-        notes.append("verified mark does not match its record")
     if chain.head_anchor is not None:
         if chain.head_anchor in chain.checkpoints:
             chain.anchor = Anchor.CHECKPOINT
@@ -327,7 +326,7 @@ def verify(
     notes.extend(_damage_notes(chain))
     if found is None and not chain.closed and chain.records:
         notes.append("journal does not end with journal_closed (still open, or cut off)")
-    mark = None if found is not None or chain.file is None or chain.seq is None \
+    mark = None if chain.file is None or chain.seq is None \
         or chain.hash is None or not chain.records else \
         Mark(wanted.table if wanted else "", chain.seq, chain.hash, chain.file.name,
              chain.offset, chain.line)

@@ -205,6 +205,10 @@ class JournalWriter:
                 self._update_head()
 
     @property
+    def hmac_key(self) -> bytes | None:
+        return self._key
+
+    @property
     def head(self) -> HeadFile | None:
         """``journal.head`` (:mod:`controller.journal.head`): ``head.found`` is the head as it
         was when this writer opened the journal."""

@@ -17,8 +17,10 @@ import structlog
 
 from controller.journal.errors import JournalError
 from controller.journal.recovery import RESTART_DEVICE, RecoveryReport, recover
+from controller.journal.retention import apply_retention
 from controller.journal.startup import (
     StartupCheck,
+    advance_mark,
     check_journal,
     mark_clean,
     record_acknowledgement,
@@ -89,7 +91,15 @@ class Wiring:
         except JournalError as error:
             raise ServiceError(f"journal.directory {journal.directory}: {error}") from error
         found_seq = record_damage(self.writer, check) if check.damage is not None else None
-        self.retention = RetentionTimer(self.writer, keep_days=journal.retention_days)
+        table_id = config.table_id
+
+        def daily(writer: JournalWriter, *, keep_days: int) -> Any:
+            result = apply_retention(writer, keep_days=keep_days)
+            self._advance(advance_mark(journal.directory, key, table_id))
+            return result
+
+        self.retention = RetentionTimer(self.writer, keep_days=journal.retention_days,
+                                        apply=daily)
         self.retention.run_pass()  # once now (a failure is logged; old files stay), then daily
         started = time.monotonic()
         try:
@@ -148,6 +158,12 @@ class Wiring:
 
         self.table.hold_for_journal(JournalHold(found_seq, check.describe(), acknowledge))
 
+    @staticmethod
+    def _advance(check: StartupCheck | None) -> None:
+        if check is not None and check.damage is not None:
+            log.error("journal damaged (found by the running check; the next start holds "
+                      "dealing)", found=check.describe())
+
     def close(self) -> None:
         """Device first (no more inputs), then its operator, the table (after what is
         queued), and the journal (``journal_closed``)."""
@@ -162,6 +178,10 @@ class Wiring:
             steps.append(self.retention.close)
         if self.writer is not None:
             steps.append(self.writer.close)
+            check, key = self.journal_check, self.writer.hmac_key
+            if check is not None and check.damage is None:
+                table_id = self.config.table_id
+                steps.append(lambda: self._advance(advance_mark(check.directory, key, table_id)))
         for step in steps:
             try:
                 step()

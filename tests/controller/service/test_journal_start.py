@@ -12,7 +12,7 @@ import pytest
 
 from controller.cli import main
 from controller.journal import iter_records, verify
-from controller.journal.head import HEAD_NAME, VERIFIED_NAME
+from controller.journal.head import HEAD_NAME, VERIFIED_NAME, read_mark
 from controller.service.app import Service
 from controller.service.config import ServiceConfig, load_config
 from controller.service.protocol import ErrorCode, Refusal, Request
@@ -100,20 +100,31 @@ def test_cut_tail_holds_dealing_until_a_supervisor_acknowledges(
 
 
 def test_start_up_check_reads_only_since_the_mark(config_file: Path) -> None:
-    """The first start checks the whole journal; each later start only what the run before it
-    wrote (from the verified mark), however long the journal is."""
+    """Without a verified mark (a journal from before it) the start checks everything; the
+    service moves the mark as it runs and when it closes the journal, so a later start reads
+    only what came after, however long the journal is; a killed service's next start reads
+    from the last mark."""
     config = load_config(config_file)
+    directory = config.journal.directory
     _session(config, rounds=20)
+    (directory / VERIFIED_NAME).unlink()
     with Running(config) as running:
         first = running.check
     assert not first.incremental and first.report.records > 100
-    assert (config.journal.directory / VERIFIED_NAME).exists()
-    _session(config, rounds=1)
+    assert (directory / VERIFIED_NAME).exists()
+    _session(config, rounds=3)
     with Running(config) as running:
         again = running.check
-    total = sum(1 for _ in iter_records([config.journal.directory]))
+        marked = again.report.last_seq
+        running.ask("round.open")
+        running.service.wiring.journal_check = None  # as if killed: the mark does not move
+    total = sum(1 for _ in iter_records([directory]))
     assert again.incremental and again.damage is None
-    assert again.report.records < 40 < total
+    assert again.report.records < 20 < total
+    with Running(config) as running:
+        crashed = running.check
+    assert crashed.incremental and crashed.damage is None
+    assert crashed.report.first_seq == marked and crashed.report.records < 30
 
 
 def test_torn_last_line_is_a_power_cut_not_damage(config_file: Path) -> None:
@@ -157,3 +168,18 @@ def test_hmac_on_by_default_and_loud_when_off(
     config_file.write_text(service_toml(tmp_path).replace(
         "[journal]\n", '[journal]\nhmac_key_file = ""\n'))
     assert load_config(config_file).journal.hmac_key_file is None
+
+
+def test_daily_pass_moves_the_mark(config_file: Path) -> None:
+    """The daily retention pass also checks what was written since the mark and moves it, so
+    a service that runs for months does not make its next start read months of records."""
+    config = load_config(config_file)
+    directory = config.journal.directory
+    with Running(config) as running:
+        for _ in range(3):
+            running.ask("round.open")
+            running.ask("supervisor.void", SUPERVISOR, reason="test round")
+        running.service.wiring.retention.run_pass()
+        mark = read_mark(directory, None)
+        assert mark is not None
+        assert mark.seq == running.service.wiring.writer.seq
