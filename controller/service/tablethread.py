@@ -207,20 +207,17 @@ class TableThread:
             try:
                 if ticket is None or not self._held(ticket):
                     self.journaled.process(ticket.command if ticket else item)
-            except JournalBehindError as error:
-                # recorded and acted on, but its outcome is not durable yet: not "accepted"
-                self.journaled.failures += 1
-                log.error("outcome not journaled yet; retrying", input=_name(item),
-                          error=str(error))
-                if ticket is not None:
-                    ticket.error = f"the journal has not recorded its outcome: {error}"
             except JournalError as error:
-                # not recorded -> not acted on (JournaledTable's rule); say so, keep going
+                # not recorded -> not acted on (JournaledTable's rule); or recorded and acted
+                # on but its outcome not durable yet (behind): either way not "accepted"
+                behind = isinstance(error, JournalBehindError)
                 self.journaled.failures += 1
-                log.error("input not journaled; not acted on", input=_name(item),
+                log.error("outcome not journaled yet; retrying" if behind
+                          else "input not journaled; not acted on", input=_name(item),
                           error=str(error))
                 if ticket is not None:
-                    ticket.error = f"the journal cannot record it: {error}"
+                    ticket.error = (f"the journal has not recorded its outcome: {error}"
+                                    if behind else f"the journal cannot record it: {error}")
             except Exception:  # never let one input kill the table thread
                 self.journaled.failures += 1
                 log.exception("input failed", input=_name(item))

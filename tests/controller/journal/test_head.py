@@ -31,13 +31,6 @@ def fixture_long_journal(open_writer: Callable[..., JournalWriter], journal_dir:
     return journal_dir
 
 
-@pytest.fixture(name="key_file")
-def fixture_key_file(tmp_path: Path) -> Path:
-    path = tmp_path / "journal.key"
-    path.write_text(KEY.hex() + "\n")
-    return path
-
-
 def _verify_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     code = main(["journal", "verify", *args])
     out = capsys.readouterr()

@@ -5,13 +5,12 @@ damage; HMAC is on by default (the key beside the config) and its absence is lou
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from controller.cli import main
-from controller.journal import iter_records, verify
+from controller.journal import iter_records
 from controller.journal.head import HEAD_NAME, VERIFIED_NAME, read_mark
 from controller.service.app import Service
 from controller.service.config import ServiceConfig, load_config
