@@ -4,7 +4,7 @@ anything is appended, and say whether the table may deal.
 Appending to a damaged journal would bury the damage under new records (and move the head past
 a cut tail), so the service checks first (:func:`check_journal`), from the verified mark
 (:mod:`controller.journal.head`) so each start reads about one run's records, not the whole
-history. What is found is one of:
+history (without a mark: from the newest file's start). What is found is one of:
 
 * nothing: the mark moves to the last record (:func:`mark_clean`), and again while the service
   runs (:func:`advance_mark`: daily, and when the journal is closed), so a start after months
@@ -25,10 +25,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from controller.journal.damage import check_line
 from controller.journal.errors import JournalIOError
 from controller.journal.files import journal_files
 from controller.journal.head import Mark, read_mark, write_mark
 from controller.journal.policy import JournalEvent
+from controller.journal.record import Record
 from controller.journal.verify import Problem, VerifyReport, verify
 from controller.journal.writer import JournalWriter
 
@@ -70,7 +72,8 @@ def check_journal(directory: Path, key: bytes | None) -> StartupCheck:
     if not files:
         return StartupCheck(directory, None, False, time.monotonic() - started, None)
     mark = read_mark(directory, key)
-    since = mark if mark is not None and mark.placed else None
+    placed = mark is not None and mark.placed
+    since = mark if placed else _newest_file_start(files[-1])
     report = verify([directory], hmac_key=key, since=since)
     damage: dict[str, Any] | None = None
     if report.problem is not None and not _power_cut_artefact(report.problem, files[-1]):
@@ -81,9 +84,25 @@ def check_journal(directory: Path, key: bytes | None) -> StartupCheck:
     known = None
     if damage is not None and mark is not None and damage_key(damage) in mark.acknowledged:
         damage, known = None, damage
-    return StartupCheck(directory, report, since is not None and report.anchor is not None
+    return StartupCheck(directory, report, placed and report.anchor is not None
                         and report.anchor.value == "verified", time.monotonic() - started,
                         damage, known, mark)
+
+
+def _newest_file_start(newest: Path) -> Mark | None:
+    """Without a verified mark (the first start after an upgrade, or a mark lost) the check
+    starts at the newest file's first record: at most one file (a day, or ``rotate_bytes``)
+    is read, so READY stays within systemd's start timeout however old the journal is. The
+    files before it are surveillance's full ``tablectl journal verify``."""
+    try:
+        with newest.open("rb") as handle:
+            first = handle.readline()
+    except OSError:
+        return None
+    record = check_line(first.rstrip(b"\n"), None)
+    if not first.endswith(b"\n") or not isinstance(record, Record):
+        return None
+    return Mark(record.table_id, record.seq, record.hash, newest.name, 0, 1)
 
 
 def _power_cut_artefact(problem: Problem, newest: Path) -> bool:

@@ -14,6 +14,7 @@ from controller.cli import main
 from controller.journal import Damage, JournalWriter, verify
 from controller.journal.head import HEAD_NAME, SLOT_BYTES, read_head
 from controller.journal.record import canonical_json, seal
+from controller.journal.startup import check_journal, mark_clean
 
 from .conftest import KEY, deal_round, read_lines, write_lines
 
@@ -154,3 +155,30 @@ def test_torn_head_slot_falls_back_to_the_other(long_journal: Path) -> None:
     write_lines(long_journal / "journal-000001.jsonl", lines[:older.seq - 1])
     problem = verify([long_journal]).problem
     assert problem is not None and problem.kind is Damage.TRUNCATED
+
+
+def test_start_up_check_reads_the_newest_file_without_a_mark(
+        open_writer: Callable[..., JournalWriter], journal_dir: Path) -> None:
+    """Without a verified mark the start-up check reads only the newest file (bounded, however
+    old the journal); with the mark it writes, the next check reads only what follows; a cut
+    tail is damage either way."""
+    writer = open_writer(rotate_bytes=1500)
+    for number in range(6):
+        deal_round(writer, f"r{number}")
+    writer.close()
+    files = writer.files()
+    newest_records = len(read_lines(files[-1]))
+    check = check_journal(journal_dir, None)
+    assert check.damage is None and not check.incremental
+    assert check.report is not None and check.report.records == newest_records
+    mark_clean(check, None, "T7")
+    again = open_writer(rotate_bytes=None)
+    again.append("note", {"n": 1})
+    again.close()
+    follow = check_journal(journal_dir, None)
+    # the marked record, then journal_resumed, the note and journal_closed
+    assert follow.incremental and follow.report is not None and follow.report.records == 4
+    lines = read_lines(again.path)
+    write_lines(again.path, lines[:-2])
+    cut = check_journal(journal_dir, None)
+    assert cut.damage is not None and cut.damage["kind"] == "truncated"
