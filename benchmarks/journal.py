@@ -10,6 +10,8 @@ adds per card.
   short and a long history (a round interrupted at the end of each), side by side with a full
   replay of the same journal, which is what a restart cost before recovery read only the last
   session. The ratio full/recover grows with the history; recover's own time should not.
+  Beside it, the service's start-up check of the same journal (``controller.journal.startup``):
+  in full (the first start, no verified mark) and from the verified mark after a restart.
 
 The journal directory is a temporary directory on the same filesystem as ``--dir`` (default:
 the system temp dir); on the Pi point it at the SD card or SSD the journal really lives on,
@@ -34,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from controller.journal import Durability, JournalWriter, iter_records  # noqa: E402
 from controller.journal.recovery import recover  # noqa: E402
 from controller.journal.replay import replay_records  # noqa: E402
+from controller.journal.startup import check_journal, mark_clean  # noqa: E402
 
 _CARD = {"position": "3", "card": "QD", "deal_index": 7, "device": "shoe",
          "shoe_serial": "BT-000123", "at_ns": 123456789012}
@@ -103,6 +106,8 @@ def _restart(directory: Path, rounds: int) -> dict[str, Any]:
         start = time.perf_counter()
         replay_records(iter_records([history]))
         full = time.perf_counter() - start
+        first_check = check_journal(history, None)  # no verified mark yet: everything
+        mark_clean(first_check, None, "bench")
         shutil.copytree(history, Path(scratch) / "restart")
         writer = JournalWriter(Path(scratch) / "restart", table_id="bench",
                                durability=Durability.NONE)
@@ -110,9 +115,14 @@ def _restart(directory: Path, rounds: int) -> dict[str, Any]:
         _table, report = recover(writer, TableLayout.for_game("mbs-royal-three-pictures"))
         took = time.perf_counter() - start
         writer.close()
+        next_check = check_journal(Path(scratch) / "restart", None)  # from the mark
     return {"rounds": rounds, "records": records, "recover_ms": took * 1000,
             "records_read_by_recover": report.records, "full_replay_ms": full * 1000,
-            "ratio_full_over_recover": full / took, "decision": report.decision.value}
+            "ratio_full_over_recover": full / took, "decision": report.decision.value,
+            "startup_check_full_ms": first_check.seconds * 1000,
+            "startup_check_incremental_ms": next_check.seconds * 1000,
+            "records_read_by_incremental_check": next_check.report.records
+            if next_check.report else 0}
 
 
 def measure_restart(directory: str | Path | None = None,

@@ -1,8 +1,10 @@
 """``tablectl journal verify|rounds|show|recall|replay``: surveillance's tools for the journal.
 
-``verify`` exits 0 when the journal is intact, 1 when it found damage (naming the first bad
-file, line, sequence number and kind), 2 when it could not do its job (unreadable file, bad key
-file). ``replay`` exits 0 when every recorded decision and settlement is reproduced by the rules
+``verify`` exits 0 when the journal is intact and everything it carries was checked, 1 when it
+found damage (naming the first bad file, line, sequence number and kind; a journal that ends
+before its head is ``truncated``), 2 when it could not do its job (unreadable file, bad key
+file), 3 when the chain is intact but what the journal says it carries could not be checked
+(HMACs without ``--hmac-key``, no ``journal.head`` to hold its end against). ``replay`` exits 0 when every recorded decision and settlement is reproduced by the rules
 from the recorded inputs, 1 on any divergence (each named by its sequence number). The review
 verbs read ``PATH...`` or, by default, the journal directory (``--dir``, default
 ``/var/lib/tablectl/journal``).
@@ -24,6 +26,7 @@ from controller.journal.rounds import RoundSummary, recall, round_timeline, summ
 from controller.journal.verify import VerifyReport, verify
 
 EXIT_DAMAGED = 1
+EXIT_UNCHECKED = 3
 EXIT_DIVERGED = 1
 DEFAULT_DIR = "/var/lib/tablectl/journal"
 RECALL_GAMES = 10
@@ -36,8 +39,12 @@ def register(subparsers: Any) -> None:
     check = actions.add_parser("verify", help="prove the journal intact or name its first damage")
     check.add_argument("paths", nargs="+", metavar="PATH", help="journal files or directories")
     check.add_argument("--hmac-key", metavar="FILE", help="key file (hex) to check HMACs")
+    check.add_argument("--head", metavar="FILE",
+                       help="the journal head to hold the end against (default: journal.head "
+                            "beside the newest file)")
     check.add_argument("--allow-unanchored", action="store_true",
-                       help="accept an excerpt whose start nothing vouches for")
+                       help="accept an excerpt whose start nothing vouches for and which has "
+                            "no head")
     check.add_argument("--json", action="store_true", help="print JSON")
     check.set_defaults(func=run_verify)
 
@@ -86,11 +93,15 @@ def _print_report(report: VerifyReport) -> None:
               f"in {len(report.files)} file(s)")
     for note in report.notes:
         print(f"  note: {note}")
+    for why in report.unchecked:
+        print(f"  NOT CHECKED: {why}")
 
 
 def run_verify(args: argparse.Namespace) -> int:
     key = load_hmac_key(args.hmac_key) if args.hmac_key else None
-    report = verify(args.paths, hmac_key=key, allow_unanchored=args.allow_unanchored)
+    options: dict[str, Any] = {} if args.head is None else {"head": args.head}
+    report = verify(args.paths, hmac_key=key, allow_unanchored=args.allow_unanchored,
+                    **options)
     if args.json:
         print_json(report.to_dict())
     else:
@@ -99,6 +110,9 @@ def run_verify(args: argparse.Namespace) -> int:
         assert report.problem is not None
         print(f"tablectl journal: {report.problem.describe()}", file=sys.stderr)
         return EXIT_DAMAGED
+    if report.unchecked:
+        print(f"tablectl journal: not fully checked: {report.unchecked[0]}", file=sys.stderr)
+        return EXIT_UNCHECKED
     return 0
 
 

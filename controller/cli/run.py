@@ -53,13 +53,18 @@ def describe(config: ServiceConfig) -> str:
     how = device.kind.value + (f"/{device.dialect.value}" if device.dialect else "")
     return (f"table {config.table_id}, game {config.game.value}, boxes {' '.join(config.boxes)}, "
             f"{how} at {device.url}, journal {config.journal.directory} "
-            f"({config.journal.durability.value}), control {config.control.socket}")
+            f"({config.journal.durability.value}, "
+            f"{'HMAC ' + str(config.journal.hmac_key_file) if config.journal.hmac_key_file else 'NO HMAC'}"
+            f"), control {config.control.socket}")
 
 
 def run(args: argparse.Namespace) -> int:
     config = resolve_config(args.config)
+    unkeyed = config.journal.unkeyed_warning()
     if args.check:
         print(f"config OK: {config.source}: {describe(config)}")
+        if unkeyed:
+            print(f"tablectl run: WARNING: {unkeyed}", file=sys.stderr)
         return 0
     if args.config is None:
         print(f"tablectl run: no --config: the simulated bench table ({describe(config)})",

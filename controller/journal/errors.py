@@ -19,6 +19,11 @@ class JournalIOError(JournalError, OSError):
     """A journal file or directory that cannot be read, created, written or synced."""
 
 
+class JournalBehindError(JournalIOError):
+    """An input was recorded and acted on, but the outcome records it caused could not be
+    written yet: the outcome does not count until they are (``JournaledTable.flush``)."""
+
+
 class JournalKeyError(JournalError, ValueError):
     """An HMAC key file that is missing, unreadable or not a key (wrong format, too short)."""
 

@@ -75,11 +75,21 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
 
 def read_lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
     """``(line number from 1, bytes without the newline, whether a newline ended it)``."""
+    for number, _offset, raw, terminated in read_lines_at(path):
+        yield number, raw, terminated
+
+
+def read_lines_at(path: Path, offset: int = 0, first_line: int = 1
+                  ) -> Iterator[tuple[int, int, bytes, bool]]:
+    """``(line number, byte offset of the line, bytes without the newline, terminated)`` from
+    ``offset`` (the start of line ``first_line``) to the end of the file."""
     try:
         with path.open("rb") as handle:
-            for number, raw in enumerate(handle, start=1):
+            handle.seek(offset)
+            for number, raw in enumerate(handle, start=first_line):
                 terminated = raw.endswith(b"\n")
-                yield number, raw[:-1] if terminated else raw, terminated
+                yield number, offset, raw[:-1] if terminated else raw, terminated
+                offset += len(raw)
     except OSError as error:
         raise JournalIOError(f"{path}: {error.strerror or error}") from error
 

@@ -28,6 +28,10 @@ class JournalEvent(str, Enum):
     REPAIRED = "journal_repaired"
     CLOSED = "journal_closed"
     RETENTION_CHECKPOINT = "retention_checkpoint"
+    DAMAGE_FOUND = "journal_damage_found"
+    """The service's start-up check found the journal damaged (what, where); dealing waits."""
+    DAMAGE_ACKNOWLEDGED = "journal_damage_acknowledged"
+    """A supervisor acknowledged a ``journal_damage_found`` (who, role, why); dealing resumes."""
 
 
 MONEY_EVENT_TYPES: frozenset[str] = frozenset(
@@ -49,6 +53,8 @@ MONEY_EVENT_TYPES: frozenset[str] = frozenset(
         "wager_withdrawn",
         JournalEvent.REPAIRED.value,
         JournalEvent.RETENTION_CHECKPOINT.value,
+        JournalEvent.DAMAGE_FOUND.value,
+        JournalEvent.DAMAGE_ACKNOWLEDGED.value,
     }
 )
 """Event types that decide money (who holds which card, which bets stand, a player's or a

@@ -15,7 +15,12 @@ Recording order (docs/journal.md, "Recording order"), for each input taken from 
    table subscriber, the router; money-deciding outputs are fsynced under the ``money`` policy;
 4. only then does the router hand the event to the other subscribers (settlement displays, the
    cage, the service). If the append fails the event goes nowhere: nobody acts on a decision that
-   is not in the journal.
+   is not in the journal. The event, and every later event of the same input, is kept in order
+   (:attr:`JournaledTable.unrecorded`) and the input ends in :class:`JournalBehindError`, so
+   nobody is told it was done; :meth:`JournaledTable.flush` writes them, in order, before
+   anything else is recorded (the service's table thread retries it, backing off, until the
+   disk takes them). A restart in between loses nothing either: the input is durable, so
+   recovery regenerates and records exactly these outputs.
 
 Because the journal holds every input before its outputs, a replay of the inputs through a fresh
 table (:mod:`controller.journal.replay`) regenerates the outputs exactly; that is what recovery
@@ -41,7 +46,7 @@ from controller.journal.codec import (
     journal_round,
 )
 from controller.journal.delivery import DeliveredWindow, Delivery
-from controller.journal.errors import JournalError
+from controller.journal.errors import JournalBehindError, JournalError
 from controller.journal.record import event_type_of
 from controller.journal.provenance import layout_to_json, plain, round_provenance, software
 from controller.journal.writer import JournalWriter
@@ -199,6 +204,9 @@ class JournaledTable:
         self.inputs: queue.Queue[object] = queue.Queue()
         self.subscribers: list[Subscriber] = []
         self.failures = 0
+        self.unrecorded: list[ev.RoundEvent] = []
+        """Outputs the journal could not take yet, in order (:meth:`flush` writes them)."""
+        self.unrecorded_error = ""
         self._thread: threading.Thread | None = None
 
     # -- construction ------------------------------------------------------------------------
@@ -256,7 +264,13 @@ class JournaledTable:
         self.subscribers.append(subscriber)
 
     def process(self, item: object) -> None:
-        """Record one input (synced when it decides money), then let the table act on it."""
+        """Record one input (synced when it decides money), then let the table act on it.
+
+        Outputs an earlier failed write left unrecorded are written first (:meth:`flush`); while
+        the journal still cannot take them this raises and the input is neither recorded nor
+        acted on. When an output of this input cannot be recorded, :class:`JournalBehindError`
+        says so after the table has acted: the input is durable, its outcome is not yet."""
+        self.flush()
         if isinstance(item, _Identified):
             self.devices[item.device] = item.identity
             self.writer.append(DEVICE_IDENTIFIED, {"device": item.device,
@@ -286,19 +300,55 @@ class JournaledTable:
         if numbered is not None:
             self.delivery.recorded(numbered)
         self.table.process(item)
+        if self.unrecorded:
+            raise JournalBehindError(
+                f"{len(self.unrecorded)} outcome record(s) of {payload['type']} not written "
+                f"({self.unrecorded_error}); it is not done until they are: retried before "
+                "the next input")
+
+    def flush(self) -> int:
+        """Write the outputs a failed write left unrecorded, in their order, handing each on
+        once written; the number written. Raises the writer's :class:`JournalError` (the rest
+        stay queued) while the journal still cannot take them."""
+        written = 0
+        while self.unrecorded:
+            event = self.unrecorded[0]
+            self._write_output(event)
+            del self.unrecorded[0]
+            written += 1
+            self._hand_on(event)
+        if written:
+            log.warning("journal caught up: outcome records written", records=written)
+        return written
 
     def record_output(self, event: ev.RoundEvent, *, track: bool = True) -> None:
-        """Journal one round event, then hand it on. Raises (to the table, which logs it) when
-        the journal cannot take it, so no subscriber acts on an unrecorded event. ``track``
-        False: the tracker saw it already (recovery recording a replayed output)."""
+        """Journal one round event, then hand it on. When the journal cannot take it, it is
+        kept in :attr:`unrecorded` (and so is every later one, so the journal's order stays the
+        table's) and no subscriber sees it until :meth:`flush` has written it. ``track`` False:
+        the tracker saw it already (recovery recording a replayed output)."""
         if track:
             self.tracker.see(event)
+        if not self.unrecorded:
+            try:
+                self._write_output(event)
+            except JournalError as error:
+                self.unrecorded_error = str(error)
+                log.error("outcome not journaled; held until the journal takes it",
+                          round_event=type(event).__name__, error=str(error))
+            else:
+                self._hand_on(event)
+                return
+        self.unrecorded.append(event)
+
+    def _write_output(self, event: ev.RoundEvent) -> None:
         payload = encode_output(event, self.session.base)
         if isinstance(event, ev.RoundOpened):
             payload["provenance"] = round_provenance(self.layout, self.devices)
         number = payload["round"]
         self.writer.append(event_type_of(event), payload,
                            round_id=None if number is None else str(number))
+
+    def _hand_on(self, event: ev.RoundEvent) -> None:
         for subscriber in self.subscribers:
             try:
                 subscriber(event)

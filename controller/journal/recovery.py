@@ -136,6 +136,7 @@ def recover(writer: JournalWriter, layout: TableLayout) -> tuple[JournaledTable,
     pending, current.pending = current.pending, []
     for event, _payload in pending:
         journaled.record_output(event, track=False)
+    journaled.flush()  # the journal must hold them before anything follows (raises if not)
     phase = tracker.phase
     round_number = tracker.round if tracker.open else None
     if not tracker.open and not tracker.blocked:

@@ -15,13 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from controller.journal.damage import Damage, LineFault, check_line
-from controller.journal.files import expand_paths, read_lines
+from controller.journal.files import expand_paths, file_index, read_lines, read_lines_at
+from controller.journal.head import HEAD_NAME, Head, Mark, read_head
 from controller.journal.record import FIRST_SEQ, GENESIS_HASH
 from controller.journal.policy import JournalEvent
 
 _SEQ_RE = re.compile(rb'"seq":(\d+)')
 _KEPT_PAYLOADS = frozenset(
-    {JournalEvent.FILE_OPENED.value, JournalEvent.RETENTION_CHECKPOINT.value}
+    {JournalEvent.FILE_OPENED.value, JournalEvent.RETENTION_CHECKPOINT.value,
+     JournalEvent.DAMAGE_FOUND.value, JournalEvent.DAMAGE_ACKNOWLEDGED.value}
 )
 
 
@@ -34,6 +36,9 @@ class Anchor(str, Enum):
     """A later retention checkpoint vouches for the records deleted before the first file."""
     UNANCHORED = "unanchored"
     """Nothing vouches for the start (only accepted with ``allow_unanchored``)."""
+    VERIFIED = "verified"
+    """The service's verified mark: the chain up to it was found intact at an earlier start
+    (an incremental check, :mod:`controller.journal.head`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +50,8 @@ class Problem:
     line: int
     seq: int | None
     detail: str
+    offset: int | None = None
+    """Where the bad line starts in ``file``, when the problem is a line."""
 
     def describe(self) -> str:
         seq = f"seq {self.seq}" if self.seq is not None else "seq unknown"
@@ -70,10 +77,23 @@ class VerifyReport:
     closed: bool
     problem: Problem | None
     notes: tuple[str, ...] = field(default=())
+    head: Head | None = None
+    """The head (``journal.head``) the files were held against, when there was one."""
+    unchecked: tuple[str, ...] = field(default=())
+    """What the journal says it carries that could not be checked (a keyed journal without
+    its key, a journal without its head): not damage, but not proof either."""
+    mark: Mark | None = None
+    """The last record verified (before the problem, if any) and where its line starts: where
+    the next incremental check may start."""
 
     @property
     def ok(self) -> bool:
         return self.problem is None
+
+    @property
+    def complete(self) -> bool:
+        """Intact, and everything it carries was checked."""
+        return self.problem is None and not self.unchecked
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,6 +103,10 @@ class VerifyReport:
             "hmac_checked": self.hmac_checked, "hmac_present": self.hmac_present,
             "closed": self.closed, "problem": self.problem.to_dict() if self.problem else None,
             "notes": list(self.notes),
+            "head": None if self.head is None else {"seq": self.head.seq, "hash": self.head.hash,
+                                                    "file": self.head.file,
+                                                    "keyed": self.head.keyed},
+            "unchecked": list(self.unchecked),
         }
 
 
@@ -98,25 +122,27 @@ class _Entry:
     event: str
     payload: dict[str, Any] | None
     has_hmac: bool
+    offset: int
 
 
-def _scan_file(path: Path, key: bytes | None) -> tuple[list[_Entry], tuple[int, int | None,
-                                                                         LineFault] | None]:
-    """Every sound line of ``path`` up to the first unsound one, and that one (line, seq hint,
-    fault). Lines after it are not read: they cannot be placed in the chain."""
+def _scan_file(path: Path, key: bytes | None, offset: int = 0, first_line: int = 1
+               ) -> tuple[list[_Entry], tuple[int, int | None, LineFault, int] | None]:
+    """Every sound line of ``path`` (from ``offset``) up to the first unsound one, and that one
+    (line, seq hint, fault). Lines after it are not read: they cannot be placed in the chain."""
     entries: list[_Entry] = []
-    for number, raw, terminated in read_lines(path):
+    for number, start, raw, terminated in read_lines_at(path, offset, first_line):
         if not terminated:
             hint = _SEQ_RE.search(raw)
             return entries, (number, int(hint.group(1)) if hint else None,
-                             LineFault(Damage.TRUNCATED, "file ends inside a record (torn line)"))
+                             LineFault(Damage.TRUNCATED, "file ends inside a record (torn line)"),
+                             start)
         found = check_line(raw, key)
         if isinstance(found, LineFault):
             hint = _SEQ_RE.search(raw)
-            return entries, (number, int(hint.group(1)) if hint else None, found)
+            return entries, (number, int(hint.group(1)) if hint else None, found, start)
         entries.append(_Entry(number, found.seq, found.hash, found.prev_hash, found.event_type,
                               dict(found.payload) if found.event_type in _KEPT_PAYLOADS
-                              else None, found.hmac is not None))
+                              else None, found.hmac is not None, start))
     return entries, None
 
 
@@ -130,8 +156,15 @@ def _first_seq(path: Path) -> int | None:
 class _Chain:
     """The running state of the chain check across files."""
 
-    def __init__(self, files: list[Path]) -> None:
+    def __init__(self, files: list[Path], since: Mark | None = None) -> None:
         self.files = files
+        self.since = since
+        self.offset = 0
+        self.hashes_at: dict[int, tuple[str, Path, int]] = {}
+        """Hashes of the records a head names (seq -> hash, file, line)."""
+        self.watch: set[int] = set()
+        self.damage_found: dict[int, dict[str, Any]] = {}
+        self.acknowledged: dict[int, dict[str, Any]] = {}
         self.heads = [_first_seq(path) for path in files]
         self.seq: int | None = None
         self.hash: str | None = None
@@ -150,9 +183,14 @@ class _Chain:
         e, path = entries[k], self.files[fi]
 
         def problem(kind: Damage, detail: str) -> Problem:
-            return Problem(kind, str(path), e.line, e.seq, detail)
+            return Problem(kind, str(path), e.line, e.seq, detail, e.offset)
 
         if self.seq is None or self.hash is None:
+            since = self.since
+            if since is not None and (e.seq, e.hash) == (since.seq, since.hash):
+                self.anchor = Anchor.VERIFIED
+                self.first_seq = e.seq
+                return None
             if e.seq == FIRST_SEQ:
                 if e.prev != GENESIS_HASH:
                     return problem(Damage.ALTERED, "sequence 1 does not link to the genesis hash")
@@ -196,7 +234,16 @@ class _Chain:
             self.recent = {s: h for s, h in self.recent.items()
                            if self.seq is not None and s > self.seq - 100_000}
         self.seq, self.hash, self.file, self.line = e.seq, e.hash, self.files[fi], e.line
+        self.offset = e.offset
         self.recent[e.seq] = e.hash
+        if e.seq in self.watch:
+            self.hashes_at[e.seq] = (e.hash, self.files[fi], e.line)
+        if e.event == JournalEvent.DAMAGE_FOUND.value and e.payload is not None:
+            self.damage_found[e.seq] = e.payload
+        elif e.event == JournalEvent.DAMAGE_ACKNOWLEDGED.value and e.payload is not None:
+            found = e.payload.get("found_seq")
+            if isinstance(found, int):
+                self.acknowledged[found] = dict(e.payload, _seq=e.seq)
         self.records += 1
         self.hmac_present = self.hmac_present or e.has_hmac
         self.closed = e.event == JournalEvent.CLOSED.value
@@ -206,36 +253,46 @@ class _Chain:
                 self.checkpoints.add((seq, hash_))
 
 
+DEFAULT_HEAD = object()
+"""``verify(head=...)`` default: ``journal.head`` beside the newest file."""
+
+
 def verify(
     paths: Iterable[str | Path],
     *,
     hmac_key: bytes | None = None,
     allow_unanchored: bool = False,
+    head: str | Path | None | object = DEFAULT_HEAD,
+    since: Mark | None = None,
 ) -> VerifyReport:
     """Check the journal in ``paths`` (files and/or directories, taken in file-name order).
 
     Raises :class:`controller.journal.errors.JournalIOError` only when a file cannot be read;
     damage is returned in the report. ``allow_unanchored`` accepts a journal whose start no
-    checkpoint vouches for (an excerpt handed over for review).
+    checkpoint vouches for and which has no head (an excerpt handed over for review).
+
+    ``head``: the head file the end of the journal is held against (default: ``journal.head``
+    beside the newest file; ``None``: none). ``since``: the service's verified mark: the check
+    starts at that record instead of the journal's start (falls back to a full check when the
+    mark's record is not where it says).
     """
     files = expand_paths(paths)
-    chain = _Chain(files)
-    found: Problem | None = None
-    for fi, path in enumerate(files):
-        entries, fault = _scan_file(path, hmac_key)
-        for k, entry in enumerate(entries):
-            found = chain.link(fi, k, entries)
-            if found is not None:
-                break
-            chain.accept(fi, entry, k == 0)
-        if found is None and fault is not None:
-            line, seq, why = fault
-            expected = None if chain.seq is None else chain.seq + 1
-            found = Problem(why.kind, str(path), line, seq if seq is not None else expected,
-                            why.detail)
-        if found is not None:
-            break
+    head_path = (files[-1].parent / HEAD_NAME if files else None) if head is DEFAULT_HEAD \
+        else (None if head is None else Path(head))  # type: ignore[arg-type]
+    head_read = read_head(head_path, hmac_key) if head_path is not None else None
+    wanted = head_read.head if head_read is not None else None
     notes: list[str] = []
+    if since is not None:
+        later = [f for f in files if (file_index(f) or 0) >= (file_index(since.file) or 0)]
+        if not later or later[0].name != since.file:
+            notes.append(f"verified mark's file {since.file} not found: checked in full")
+            since = None
+        else:
+            files = later
+    chain, found = _check_chain(files, hmac_key, since, wanted)
+    if since is not None and chain.anchor is not Anchor.VERIFIED:
+        notes.append("verified mark does not match its record: checked in full")
+        chain, found = _check_chain(files := expand_paths(paths), hmac_key, None, wanted)
     if chain.head_anchor is not None:
         if chain.head_anchor in chain.checkpoints:
             chain.anchor = Anchor.CHECKPOINT
@@ -248,14 +305,90 @@ def verify(
                                 "retention checkpoint accounts for the records before it")
             elif found is None:
                 notes.append("start not anchored: accepted as an excerpt")
+    unchecked: list[str] = []
     if chain.hmac_present and hmac_key is None:
-        notes.append("records carry an HMAC but no key was given: HMAC not checked")
+        unchecked.append("records carry an HMAC but no key was given: HMAC not checked")
+    if head_read is not None and head_read.head is None:
+        if head_read.bad_hmac and found is None:
+            found = Problem(Damage.BAD_HMAC, str(head_path), 1, None,
+                            f"the journal head does not match this key ({head_read.problem})")
+        elif allow_unanchored:
+            notes.append(f"no head ({head_read.problem}): accepted as an excerpt")
+        else:
+            unchecked.append(f"no head ({head_read.problem}): whether records were cut from "
+                             "the end cannot be checked")
+    elif wanted is not None:
+        if wanted.keyed and hmac_key is None:
+            unchecked.append("the journal head carries an HMAC but no key was given")
+        found = found or _held_to_head(chain, wanted, files, str(head_path))
+    elif head_path is None and not allow_unanchored:
+        unchecked.append("no head given: whether records were cut from the end is unchecked")
+    notes.extend(_damage_notes(chain))
     if found is None and not chain.closed and chain.records:
         notes.append("journal does not end with journal_closed (still open, or cut off)")
+    mark = None if chain.file is None or chain.seq is None \
+        or chain.hash is None or not chain.records else \
+        Mark(wanted.table if wanted else "", chain.seq, chain.hash, chain.file.name,
+             chain.offset, chain.line)
     return VerifyReport(
         files=tuple(str(path) for path in files), records=chain.records,
         first_seq=chain.first_seq, last_seq=chain.seq, last_hash=chain.hash,
         anchor=chain.anchor, hmac_checked=hmac_key is not None,
         hmac_present=chain.hmac_present, closed=chain.closed, problem=found,
-        notes=tuple(notes),
+        notes=tuple(notes), head=wanted, unchecked=tuple(unchecked), mark=mark,
     )
+
+
+def _check_chain(files: list[Path], key: bytes | None, since: Mark | None,
+                 head: Head | None) -> tuple[_Chain, Problem | None]:
+    chain = _Chain(files, since)
+    if head is not None:
+        chain.watch.add(head.seq)
+    found: Problem | None = None
+    for fi, path in enumerate(files):
+        start = (since.offset, since.line) if since is not None and fi == 0 else (0, 1)
+        entries, fault = _scan_file(path, key, *start)
+        for k, entry in enumerate(entries):
+            found = chain.link(fi, k, entries)
+            if found is not None:
+                break
+            chain.accept(fi, entry, k == 0)
+        if found is None and fault is not None:
+            line, seq, why, offset = fault
+            expected = None if chain.seq is None else chain.seq + 1
+            found = Problem(why.kind, str(path), line, seq if seq is not None else expected,
+                            why.detail, offset)
+        if found is not None:
+            break
+    return chain, found
+
+
+def _held_to_head(chain: _Chain, head: Head, files: list[Path], where: str) -> Problem | None:
+    """The files against the head: the head's record must be there, with the head's hash."""
+    if chain.seq is None or chain.seq < head.seq:
+        ends = "has no records" if chain.seq is None else f"ends at seq {chain.seq}"
+        cut = f"seq {(chain.seq or 0) + 1}..{head.seq}"
+        last = str(chain.file or files[-1]) if files else where
+        return Problem(Damage.TRUNCATED, last, chain.line, chain.seq,
+                       f"the journal {ends} but its head ({where}) records seq {head.seq} in "
+                       f"{head.file}: {cut} cut from its end")
+    seen = chain.hashes_at.get(head.seq)
+    if seen is not None and seen[0] != head.hash:
+        return Problem(Damage.ALTERED, str(seen[1]), seen[2], head.seq,
+                       f"the head ({where}) records another hash for seq {head.seq}: rewritten "
+                       "since it was written")
+    return None
+
+
+def _damage_notes(chain: _Chain) -> list[str]:
+    """Damage the service found at a start, and whether a supervisor acknowledged it."""
+    notes = []
+    for seq, found in sorted(chain.damage_found.items()):
+        ack = chain.acknowledged.get(seq)
+        said = f"seq {seq}: damage found at start: {found.get('kind')}: {found.get('detail')}"
+        if ack is None:
+            notes.append(f"{said}; NOT acknowledged by a supervisor")
+        else:
+            notes.append(f"{said}; acknowledged by {ack.get('actor')} ({ack.get('role')}) at "
+                         f"seq {ack['_seq']}: {ack.get('reason')}")
+    return notes

@@ -37,6 +37,7 @@ from controller.journal.files import (
     repair_payload,
     scan_tail,
 )
+from controller.journal.head import HeadFile
 from controller.journal.policy import MONEY_EVENT_TYPES, Durability, JournalEvent
 from controller.journal.record import (
     FORMAT_VERSION,
@@ -49,6 +50,8 @@ from controller.journal.record import (
     seal,
     to_jsonable,
 )
+
+log = structlog.get_logger("controller.journal.writer")
 
 DEFAULT_ROTATE_BYTES = 64 * 1024 * 1024
 FILE_MODE = 0o640
@@ -114,6 +117,7 @@ class JournalWriter:
         self._now: datetime | None = None
         self._sealed: Record | None = None
         self._sync_this = False
+        self._head: HeadFile | None = None
         self._logger = structlog.wrap_logger(
             _FileSink(self._write_line),
             processors=[self._stamp, self._serialise, self._seal, self._render],
@@ -122,7 +126,13 @@ class JournalWriter:
             cache_logger_on_first_use=False,
         ).bind()
         with self.lock:
-            self._open()
+            try:
+                self._open()
+            except BaseException:
+                self._close_fd()
+                if self._head is not None:
+                    self._head.close()
+                raise
 
     # -- public -----------------------------------------------------------------------------
 
@@ -192,6 +202,17 @@ class JournalWriter:
         with self.lock:
             if self._fd is not None:
                 self._fsync(self._fd, self.path)
+                self._update_head()
+
+    @property
+    def hmac_key(self) -> bytes | None:
+        return self._key
+
+    @property
+    def head(self) -> HeadFile | None:
+        """``journal.head`` (:mod:`controller.journal.head`): ``head.found`` is the head as it
+        was when this writer opened the journal."""
+        return self._head
 
     def rotate(self, reason: str = "requested") -> None:
         """Start a new file now; the chain continues into it."""
@@ -212,6 +233,8 @@ class JournalWriter:
             finally:
                 self._closed = True
                 self._close_fd()
+                if self._head is not None:
+                    self._head.close()
 
     def __enter__(self) -> JournalWriter:
         return self
@@ -273,7 +296,21 @@ class JournalWriter:
         self._seq, self._last_hash = record.seq, record.hash
         if self._file_day is None:
             self._file_day = now.astimezone(timezone.utc).date()
+        closing = event_type in (JournalEvent.CLOSED.value, JournalEvent.FILE_OPENED.value)
+        if self._sync_this or closing:
+            self._update_head(force=closing)  # a durable point, or a file closed or begun
         return record
+
+    def _update_head(self, force: bool = True) -> None:
+        """Move ``journal.head`` to the last record (already synced by the caller)."""
+        head = self._head
+        if head is None or self._path is None:
+            return
+        had_error = head.error
+        head.update(self._seq, self._last_hash, self._path.name, force=force)
+        if head.error and not had_error:
+            log.error("journal head not updated; verify will see an older head",
+                      error=head.error)
 
     def _write_line(self, line: str) -> None:
         assert self._fd is not None and self._path is not None
@@ -366,6 +403,8 @@ class JournalWriter:
                 os.chmod(self.directory, DIR_MODE)
         except OSError as error:
             raise JournalIOError(f"{self.directory}: {error.strerror or error}") from error
+        self._head = HeadFile(self.directory, self.table_id, self._key,
+                              sync=self.durability is not Durability.NONE)
         files = journal_files(self.directory)
         if not files:
             self._start_file(1, None, "created")

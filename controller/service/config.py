@@ -105,12 +105,25 @@ class DeviceConfig:
         return self.url == SIM_URL
 
 
+DEFAULT_KEY_NAME = "journal.key"
+"""The HMAC key the service uses when ``journal.hmac_key_file`` is not set: ``journal.key``
+beside the config file (``/etc/tablectl/journal.key``, created at install), when it exists."""
+
+
 @dataclass(frozen=True, slots=True)
 class JournalConfig:
     directory: Path
     durability: Durability = Durability.MONEY
     hmac_key_file: Path | None = None
     retention_days: int = DEFAULT_RETENTION_DAYS
+
+    def unkeyed_warning(self) -> str | None:
+        """The loud line for a journal without HMAC (start-up log, ``run --check``)."""
+        if self.hmac_key_file is not None:
+            return None
+        return (f"journal HMAC is OFF for {self.directory}: whoever can write it can rewrite "
+                "records and rehash the chain, head included, undetected; create the key "
+                "(docs/install-raspberry-pi.md, step 5) and set journal.hmac_key_file")
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,13 +185,15 @@ def parse_config(text: str | bytes, *, source: str, base: Path | None = None) ->
         raise ConfigError(source, None, f"not UTF-8 text ({error.reason})") from error
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(source, None, f"not valid TOML: {error}") from error
-    return _Reader(source, base or Path.cwd()).read(Section(source, "", data))
+    return _Reader(source, base or Path.cwd(), from_file=base is not None) \
+        .read(Section(source, "", data))
 
 
 class _Reader:
-    def __init__(self, source: str, base: Path) -> None:
+    def __init__(self, source: str, base: Path, *, from_file: bool = False) -> None:
         self.source = source
         self.base = base
+        self.from_file = from_file
 
     def path(self, section: Section, name: str, value: str) -> Path:
         if "\0" in value:
@@ -341,8 +356,11 @@ class _Reader:
         except ValueError:
             raise section.error("durability", f"unknown policy {text!r}; use one of "
                                 f"{', '.join(d.value for d in Durability)}") from None
-        key_text = section.string("hmac_key_file", None)
-        key_file = None if key_text is None else self.path(section, "hmac_key_file", key_text)
+        key_text = section.string("hmac_key_file", None, empty_ok=True)
+        key_file = None if not key_text else self.path(section, "hmac_key_file", key_text)
+        beside = self.base / DEFAULT_KEY_NAME
+        if key_text is None and self.from_file and beside.exists():
+            key_file = beside  # on by default: the key the install created
         retention = section.integer("retention_days", DEFAULT_RETENTION_DAYS, minimum=1)
         section.finish()
         return JournalConfig(directory, durability, key_file, retention)

@@ -26,7 +26,7 @@ from controller.games.cards import parse_card
 from controller.journal.codec import encode_output
 from controller.service.control import Peer
 from controller.service.protocol import ErrorCode, Refusal, Request, Role
-from controller.service.tablethread import TableThread
+from controller.service.tablethread import AcknowledgeJournal, TableThread
 from controller.service.visibility import redact_status
 from controller.table import commands as cmd
 from controller.table import events as ev
@@ -74,6 +74,8 @@ class TableHandler:
             snap = self.table.snapshot
             return {"round": snap.round, "state": snap.state,
                     "wagers": snap.to_json()["wagers"]}
+        if verb == "journal.acknowledge":
+            return self._acknowledge(request, peer)
         try:
             command = self.command_for(request, peer)
         except (TablectlError, ValueError) as error:
@@ -92,6 +94,20 @@ class TableHandler:
         snap = self.table.snapshot
         return {"accepted": True, "round": snap.round, "state": snap.state,
                 "events": [event_json(e, self.base()) for e in ticket.events]}
+
+    def _acknowledge(self, request: Request, peer: Peer) -> Mapping[str, Any]:
+        """``journal.acknowledge``: a supervisor's only (docs/journal.md, "Start-up check")."""
+        if table_role(peer) is not cmd.Role.SUPERVISOR:
+            raise Refusal(ErrorCode.REFUSED, "journal.acknowledge: only a supervisor may "
+                          "acknowledge journal damage", request.id)
+        ticket = self.table.command(AcknowledgeJournal(
+            actor_of(request, peer), table_role(peer).value, str(request.args["reason"])),
+            self.timeout)
+        if ticket is None or ticket.error is not None:
+            raise Refusal(ErrorCode.UNAVAILABLE, "journal.acknowledge: not done: "
+                          f"{ticket.error if ticket else 'the table did not answer'}",
+                          request.id)
+        return {"accepted": True, "journal_hold": None}
 
     def command_for(self, request: Request, peer: Peer) -> cmd.Command:
         """The table command for a request (arguments already type-checked by the protocol)."""

@@ -256,6 +256,9 @@ VERBS: Mapping[str, VerbSpec] = MappingProxyType({spec.verb: spec for spec in (
     VerbSpec("supervisor.clear-fault", Access.COMMAND, "the device is fixed (jam cleared, "
              "door closed): send it CLEAR_FAULT", (Arg("device", ArgType.TEXT, required=False),
                                                   _REASON)),
+    VerbSpec("journal.acknowledge", Access.COMMAND, "a supervisor acknowledges the journal "
+             "damage found at start (journaled with the reason): dealing resumes",
+             (Arg("reason", ArgType.TEXT),)),
     VerbSpec("watch", Access.READ, "stream the round events", streams=True),
 )})
 

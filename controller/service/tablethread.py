@@ -12,6 +12,12 @@ same queue besides inputs, neither of which reaches the table or the journal:
   through everything queued before it, so a hung table (a stuck fsync, a deadlock) stops the
   systemd watchdog pings and systemd restarts the service, whose recovery continues the round.
 
+When the journal cannot take the outcome of an input (a full disk), the command's answer is not
+``accepted`` but the journal error, the status shows ``awaiting_journal`` and the thread retries
+:meth:`~controller.journal.recorder.JournaledTable.flush` when idle, backing off from
+:data:`RETRY_FIRST_SECONDS` to :data:`RETRY_MAX_SECONDS`, until the records are written; only
+then does anyone (watchers, the device operator) see those events.
+
 After each input the thread publishes an immutable :class:`Snapshot` (state, round, wagers,
 what the round waits for) that the control thread reads without locks: ``round.status`` and
 ``wager.list`` never touch table state from another thread.
@@ -28,7 +34,7 @@ from typing import Any
 import structlog
 
 from controller.journal.codec import journal_round
-from controller.journal.errors import JournalError
+from controller.journal.errors import JournalBehindError, JournalError
 from controller.journal.recorder import JournaledTable
 from controller.settlement.model import Wager
 from controller.table import events as ev
@@ -39,6 +45,10 @@ Subscriber = Callable[[ev.RoundEvent], None]
 BatchSubscriber = Callable[[list[ev.RoundEvent]], None]
 InputSubscriber = Callable[[object, list[ev.RoundEvent]], None]
 _STOP = object()
+RETRY_FIRST_SECONDS = 0.05
+RETRY_MAX_SECONDS = 5.0
+AWAITING_JOURNAL = "awaiting_journal"
+"""The state ``round.status`` shows while outcome records wait for the journal."""
 
 
 @dataclass(slots=True, eq=False)
@@ -50,6 +60,26 @@ class Ticket:
     events: list[ev.RoundEvent] = field(default_factory=list)
     error: str | None = None
     """Set when the input could not be journaled (and so was not acted on)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JournalHold:
+    """Damage the start-up check found (journaled at ``found_seq``); ``acknowledge(actor,
+    role, reason)`` journals a supervisor's acknowledgement and returns its seq."""
+
+    found_seq: int
+    description: str
+    acknowledge: Callable[[str, str, str], int]
+
+
+@dataclass(frozen=True, slots=True)
+class AcknowledgeJournal:
+    """A supervisor acknowledges the journal damage found at start (a service-level command:
+    journaled as ``journal_damage_acknowledged``, never given to the table)."""
+
+    actor: str
+    role: str
+    reason: str
 
 
 @dataclass(slots=True, eq=False)
@@ -73,6 +103,11 @@ class Snapshot:
     deck_blocked: str | None = None
     inputs: int = 0
     journal_failures: int = 0
+    journal_behind: int = 0
+    """Round events the table decided that the journal has not taken yet (they do not count
+    until it has)."""
+    journal_hold: str | None = None
+    """Damage found in the journal at start, until a supervisor acknowledges it."""
 
     def to_json(self) -> dict[str, Any]:
         return {"round": self.round, "state": self.state,
@@ -81,7 +116,8 @@ class Snapshot:
                 "held_for": self.held_for, "options_pending": list(self.options_pending),
                 "decisions_due": list(self.decisions_due),
                 "offline": dict(self.offline), "deck_blocked": self.deck_blocked,
-                "inputs": self.inputs, "journal_failures": self.journal_failures}
+                "inputs": self.inputs, "journal_failures": self.journal_failures,
+                "journal_behind": self.journal_behind, "journal_hold": self.journal_hold}
 
 
 def _wager(wager: Wager) -> dict[str, Any]:
@@ -100,6 +136,7 @@ class TableThread:
         self.input_subscribers: list[InputSubscriber] = []
         self._collected: list[ev.RoundEvent] = []
         self._count = 0
+        self.journal_hold: JournalHold | None = None
         self.snapshot = self._snap()
         journaled.subscribe(self._on_output)
         self._thread = threading.Thread(target=self._run, daemon=True,
@@ -155,24 +192,40 @@ class TableThread:
 
     # the thread -----------------------------------------------------------------------------
     def _run(self) -> None:
+        wait = RETRY_FIRST_SECONDS
         while True:
-            item = self.inputs.get()
+            behind = bool(self.journaled.unrecorded)
+            if not behind:
+                wait = RETRY_FIRST_SECONDS
+            try:
+                item = self.inputs.get(timeout=wait if behind else None)
+            except queue.Empty:
+                self._catch_up()
+                wait = min(wait * 2, RETRY_MAX_SECONDS)
+                continue
             if item is _STOP:
                 return
+            if behind:  # its own batch: a command's answer holds only what it caused
+                self._catch_up()
             if isinstance(item, _Marker):
                 item.passed.set()
                 continue
             ticket = item if isinstance(item, Ticket) else None
             self._collected = collected = ticket.events if ticket else []
             try:
-                self.journaled.process(ticket.command if ticket else item)
+                if ticket is None or not self._held(ticket):
+                    self.journaled.process(ticket.command if ticket else item)
             except JournalError as error:
-                # not recorded -> not acted on (JournaledTable's rule); say so, keep going
+                # not recorded -> not acted on (JournaledTable's rule); or recorded and acted
+                # on but its outcome not durable yet (behind): either way not "accepted"
+                behind = isinstance(error, JournalBehindError)
                 self.journaled.failures += 1
-                log.error("input not journaled; not acted on", input=_name(item),
+                log.error("outcome not journaled yet; retrying" if behind
+                          else "input not journaled; not acted on", input=_name(item),
                           error=str(error))
                 if ticket is not None:
-                    ticket.error = f"the journal cannot record it: {error}"
+                    ticket.error = (f"the journal has not recorded its outcome: {error}"
+                                    if behind else f"the journal cannot record it: {error}")
             except Exception:  # never let one input kill the table thread
                 self.journaled.failures += 1
                 log.exception("input failed", input=_name(item))
@@ -190,6 +243,45 @@ class TableThread:
                 self._deliver_input(ticket.command if ticket else item, collected)
                 if collected:
                     self._deliver(collected)
+
+    def hold_for_journal(self, hold: JournalHold) -> None:
+        """Before :meth:`start`: the start-up check found the journal damaged; commands are
+        refused (device events are still recorded) until :class:`AcknowledgeJournal`."""
+        self.journal_hold = hold
+        self.snapshot = self._snap()
+
+    def _held(self, ticket: Ticket) -> bool:
+        """Handle a ticket the journal hold decides: the acknowledgement itself, or any other
+        command while held (refused with what was found). False: process it as usual."""
+        hold, command = self.journal_hold, ticket.command
+        if isinstance(command, AcknowledgeJournal):
+            if hold is None:
+                ticket.error = "no journal damage is waiting for acknowledgement"
+                return True
+            seq = hold.acknowledge(command.actor, command.role, command.reason)
+            self.journal_hold = None
+            log.warning("journal damage acknowledged; dealing resumes", actor=command.actor,
+                        found_seq=hold.found_seq, acknowledged_seq=seq)
+            return True
+        if hold is None:
+            return False
+        ticket.error = (f"the journal was found damaged at start ({hold.description}); nothing "
+                        "is dealt until a supervisor acknowledges it (journal.acknowledge)")
+        return True
+
+    def _catch_up(self) -> None:
+        """Idle while outcome records wait: try to write them (bounded by the backoff)."""
+        self._collected = collected = []
+        try:
+            self.journaled.flush()
+        except JournalError as error:
+            log.debug("journal still behind", records=len(self.journaled.unrecorded),
+                      error=str(error))
+        finally:
+            self._collected = []
+            self.snapshot = self._snap()
+        if collected:
+            self._deliver(collected)
 
     def _deliver(self, events: list[ev.RoundEvent]) -> None:
         for subscriber in self.batch_subscribers:
@@ -223,9 +315,10 @@ class TableThread:
         due: tuple[str, ...] = ()
         if machine.state.value == "decisions":
             due = tuple(p for p in machine.ante_positions() if p not in machine.decisions)
+        behind = len(self.journaled.unrecorded)
         return Snapshot(
             round=journal_round(machine.number, self.journaled.session.base),
-            state=machine.state.value,
+            state=AWAITING_JOURNAL if behind else machine.state.value,
             wagers=tuple(machine.active_wagers()),
             hands=hands,
             held_for=None if held is None or machine.state.value != "hold"
@@ -235,7 +328,9 @@ class TableThread:
             offline=tuple(sorted(machine.offline.items())),
             deck_blocked=machine.deck_blocked,
             inputs=self._count,
-            journal_failures=self.journaled.failures)
+            journal_failures=self.journaled.failures,
+            journal_behind=behind,
+            journal_hold=None if self.journal_hold is None else self.journal_hold.description)
 
 
 def _name(item: object) -> str:

@@ -17,6 +17,15 @@ import structlog
 
 from controller.journal.errors import JournalError
 from controller.journal.recovery import RESTART_DEVICE, RecoveryReport, recover
+from controller.journal.retention import apply_retention
+from controller.journal.startup import (
+    StartupCheck,
+    advance_mark,
+    check_journal,
+    mark_clean,
+    record_acknowledgement,
+    record_damage,
+)
 from controller.journal.writer import JournalWriter
 from controller.service.app import Health
 from controller.service.config import DeviceKind, ServiceConfig
@@ -28,7 +37,7 @@ from controller.service.liveness import waits
 from controller.service.operator import DeviceOperator
 from controller.service.retention import RetentionTimer
 from controller.service.simdealer import SimulatedDealer
-from controller.service.tablethread import InputSubscriber, TableThread
+from controller.service.tablethread import InputSubscriber, JournalHold, TableThread
 from controller.table import events as ev
 from drivers import events as dev
 
@@ -59,6 +68,7 @@ class Wiring:
         self.recovery: RecoveryReport | None = None
         self.handler: TableHandler | None = None
         self.retention: RetentionTimer | None = None
+        self.journal_check: StartupCheck | None = None
         self._device_online = threading.Event()
 
     # start / stop ---------------------------------------------------------------------------
@@ -73,12 +83,30 @@ class Wiring:
         config, journal = self.config, self.config.journal
         check_device_path(config.device)  # a deployment mistake: refused before the journal
         key = load_service_key(journal.hmac_key_file) if journal.hmac_key_file else None
+        if key is None:
+            log.warning("JOURNAL NOT KEYED", problem=journal.unkeyed_warning())
+        self.journal_check = check = check_journal(journal.directory, key)  # before appending
+        log.info("journal checked", seconds=round(check.seconds, 3),
+                 incremental=check.incremental, damage=check.damage is not None,
+                 records=check.report.records if check.report else 0)
+        if check.known is not None:
+            log.warning("journal damage found again (acknowledged before)",
+                        found=check.describe())
         try:
             self.writer = JournalWriter(journal.directory, table_id=config.table_id,
                                         hmac_key=key, durability=journal.durability)
         except JournalError as error:
             raise ServiceError(f"journal.directory {journal.directory}: {error}") from error
-        self.retention = RetentionTimer(self.writer, keep_days=journal.retention_days)
+        found_seq = record_damage(self.writer, check) if check.damage is not None else None
+        table_id = config.table_id
+
+        def daily(writer: JournalWriter, *, keep_days: int) -> Any:
+            result = apply_retention(writer, keep_days=keep_days)
+            self._advance(advance_mark(journal.directory, key, table_id))
+            return result
+
+        self.retention = RetentionTimer(self.writer, keep_days=journal.retention_days,
+                                        apply=daily)
         self.retention.run_pass()  # once now (a failure is logged; old files stay), then daily
         started = time.monotonic()
         try:
@@ -93,6 +121,7 @@ class Wiring:
             log.warning("round interrupted by the restart", round=report.round,
                         decision=report.decision.value, clause=report.clause)
         self.table = TableThread(journaled)
+        self._journal_check(check, key, found_seq)
         self.device = open_device(config.device, self.table.inputs)
         if self.device.acknowledger is not None:  # before the table thread runs
             journaled.attach_link(self.device.name, self.device.acknowledger)
@@ -125,6 +154,31 @@ class Wiring:
                         error=getattr(self.device.driver, "last_error", ""))
         self.retention.start()
 
+    def _journal_check(self, check: StartupCheck, key: bytes | None,
+                       found_seq: int | None) -> None:
+        """Damage found at start (journaled first thing, at ``found_seq``): dealing held until
+        a supervisor acknowledges it; otherwise the verified mark moves to where the check
+        ended."""
+        assert self.writer is not None and self.table is not None
+        writer = self.writer
+        if found_seq is None:
+            mark_clean(check, key, self.config.table_id)
+            return
+        log.error("journal damaged: dealing held until a supervisor acknowledges it",
+                  found=check.describe(), found_seq=found_seq)
+
+        def acknowledge(actor: str, role: str, reason: str) -> int:
+            return record_acknowledgement(writer, check, found_seq, actor=actor, role=role,
+                                          reason=reason, key=key)
+
+        self.table.hold_for_journal(JournalHold(found_seq, check.describe(), acknowledge))
+
+    @staticmethod
+    def _advance(check: StartupCheck | None) -> None:
+        if check is not None and check.damage is not None:
+            log.error("journal damaged (found by the running check; the next start holds "
+                      "dealing)", found=check.describe())
+
     def close(self) -> None:
         """Device first (no more inputs), then its operator, the table (after what is
         queued), and the journal (``journal_closed``)."""
@@ -141,6 +195,10 @@ class Wiring:
             steps.append(self.retention.close)
         if self.writer is not None:
             steps.append(self.writer.close)
+            check, key = self.journal_check, self.writer.hmac_key
+            if check is not None and check.damage is None:
+                table_id = self.config.table_id
+                steps.append(lambda: self._advance(advance_mark(check.directory, key, table_id)))
         for step in steps:
             try:
                 step()

@@ -49,6 +49,14 @@ def fixture_clock() -> FakeClock:
     return FakeClock()
 
 
+@pytest.fixture(name="key_file")
+def fixture_key_file(tmp_path: Path) -> Path:
+    """:data:`KEY` in a key file (hex, one line)."""
+    path = tmp_path / "journal.key"
+    path.write_text(KEY.hex() + "\n")
+    return path
+
+
 @pytest.fixture(name="journal_dir")
 def fixture_journal_dir(tmp_path: Path) -> Path:
     return tmp_path / "journal"

@@ -26,13 +26,6 @@ def fixture_journal(open_writer: Callable[..., JournalWriter], journal_dir: Path
     return journal_dir
 
 
-@pytest.fixture(name="key_file")
-def fixture_key_file(tmp_path: Path) -> Path:
-    path = tmp_path / "journal.key"
-    path.write_text(KEY.hex() + "\n")
-    return path
-
-
 def test_verify_intact_exits_zero(journal: Path, key_file: Path,
                                   capsys: pytest.CaptureFixture[str]) -> None:
     """Intact: exit 0, records and files checked, HMAC verified."""

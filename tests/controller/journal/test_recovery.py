@@ -226,8 +226,9 @@ def test_cut_off_outputs_are_recorded_on_recovery(open_writer: Callable[..., Jou
 def test_replay_names_doctored_settlement_even_rehashed(
         open_writer: Callable[..., JournalWriter], journal_dir: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
-    """A settlement rewritten and the chain re-hashed (no HMAC) verifies, but replay reports
-    the divergence with its seq and exits 1."""
+    """A settlement rewritten and the chain re-hashed (no HMAC) is a valid chain (the journal
+    head catches it: its hash no longer matches), and replay reports the divergence with its
+    seq and exits 1."""
     writer, table = start(open_writer, "rws-nc-three-pictures")
     play(table, 3, settle=True)
     writer.close()
@@ -245,7 +246,8 @@ def test_replay_names_doctored_settlement_even_rehashed(
         record["hash"] = prev = compute_hash(body)
     path.write_text("".join(json.dumps(r, sort_keys=True, separators=(",", ":"),
                                        ensure_ascii=False) + "\n" for r in records))
-    assert verify([journal_dir]).ok
+    assert verify([journal_dir], head=None).ok
+    assert verify([journal_dir]).problem.kind.value == "altered"  # type: ignore[union-attr]
     report = replay_records(iter_records([journal_dir]))
     assert [(d.seq, d.kind) for d in report.divergences] == \
         [(target["seq"], DivergenceKind.ALTERED)]

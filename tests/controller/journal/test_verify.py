@@ -178,11 +178,12 @@ def fixture_keyed(open_writer: Callable[..., JournalWriter], tmp_path: Path) -> 
 
 
 def test_keyed_journal_verifies_with_its_key(keyed: Path) -> None:
-    """With the key every HMAC is checked; without it the report says HMACs were not checked."""
-    assert verify([keyed], hmac_key=KEY).ok
+    """With the key every HMAC is checked; without it the report says HMACs were not checked,
+    and it is not complete (issue 11: `journal verify` exits 3)."""
+    assert verify([keyed], hmac_key=KEY).complete
     unkeyed = verify([keyed])
     assert unkeyed.ok and not unkeyed.hmac_checked and unkeyed.hmac_present
-    assert any("HMAC" in note for note in unkeyed.notes)
+    assert not unkeyed.complete and any("HMAC" in why for why in unkeyed.unchecked)
 
 
 def test_rewrite_without_the_key_is_bad_hmac(keyed: Path) -> None:
@@ -197,7 +198,8 @@ def test_rewrite_without_the_key_is_bad_hmac(keyed: Path) -> None:
         lines[index] = _rehash(lines[index], None, prev=previous)
         previous = json.loads(lines[index])["hash"]
     write_lines(keyed, lines)
-    assert verify([keyed]).ok, "without the key the forgery is chain-consistent"
+    assert verify([keyed], head=None).ok, "without the key the forgery is chain-consistent"
+    assert verify([keyed]).problem.kind is Damage.ALTERED  # type: ignore[union-attr]
     assert _damage(keyed, hmac_key=KEY) == (Damage.BAD_HMAC, keyed.name, 4, 4)
 
 

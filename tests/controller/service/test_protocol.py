@@ -34,7 +34,8 @@ def test_verb_list() -> None:
                           "supervisor.order", "supervisor.swap", "watch", "round.shuffled",
                           "round.reveal", "round.settle", "option", "supervisor.continue",
                           "deck.replace", "deck.counted", "irregularity.report",
-                          "options.close", "wager.withdraw", "supervisor.clear-fault"}
+                          "options.close", "wager.withdraw", "supervisor.clear-fault",
+                          "journal.acknowledge"}
     reads = {verb for verb, spec in VERBS.items() if spec.access is Access.READ}
     assert reads == {"watch", "round.status", "wager.list"}
 

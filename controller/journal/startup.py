@@ -1,0 +1,169 @@
+"""The service's start-up check: verify what was written since the last verified mark, before
+anything is appended, and say whether the table may deal.
+
+Appending to a damaged journal would bury the damage under new records (and move the head past
+a cut tail), so the service checks first (:func:`check_journal`), from the verified mark
+(:mod:`controller.journal.head`) so each start reads about one run's records, not the whole
+history (without a mark: from the newest file's start). What is found is one of:
+
+* nothing: the mark moves to the last record (:func:`mark_clean`), and again while the service
+  runs (:func:`advance_mark`: daily, and when the journal is closed), so a start after months
+  of service still reads at most a day's records;
+* a power-cut artefact: the newest file's last line torn or garbled. The writer repairs it and
+  journals the repair (``journal_repaired``), as it always has; not damage;
+* damage: any other problem, or a journal whose end cannot be checked (no head). The service
+  journals it (``journal_damage_found``, :func:`record_damage`) and deals no more until a
+  supervisor acknowledges it (``journal_damage_acknowledged``, with actor, role and reason,
+  :func:`record_acknowledgement`); the acknowledgement is kept with the mark, so the same
+  damage found again at a later start holds nothing (it is logged).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from controller.journal.damage import check_line
+from controller.journal.errors import JournalIOError
+from controller.journal.files import journal_files
+from controller.journal.head import Mark, read_mark, write_mark
+from controller.journal.policy import JournalEvent
+from controller.journal.record import Record
+from controller.journal.verify import Problem, VerifyReport, verify
+from controller.journal.writer import JournalWriter
+
+
+@dataclass(frozen=True, slots=True)
+class StartupCheck:
+    """What :func:`check_journal` found."""
+
+    directory: Path
+    report: VerifyReport | None
+    """None for a journal with no files yet (nothing to check)."""
+    incremental: bool
+    """Checked from the verified mark, not from the journal's start."""
+    seconds: float
+    damage: dict[str, Any] | None
+    """The damage that holds dealing (``kind``, ``file``, ``line``, ``seq``, ``detail``)."""
+    known: dict[str, Any] | None = None
+    """Damage found again that a supervisor acknowledged before: logged, holds nothing."""
+    mark: Mark | None = None
+
+    def describe(self) -> str:
+        damage = self.damage or self.known or {}
+        return (f"{damage.get('kind')} at {damage.get('file')} line {damage.get('line')} "
+                f"(seq {damage.get('seq')}): {damage.get('detail')}")
+
+
+def damage_key(damage: dict[str, Any]) -> str:
+    """What identifies one damage across starts (kind, file, seq)."""
+    return f"{damage.get('kind')}:{Path(str(damage.get('file'))).name}:{damage.get('seq')}"
+
+
+def check_journal(directory: Path, key: bytes | None) -> StartupCheck:
+    """Verify ``directory`` from its verified mark (in full without one), read-only."""
+    started = time.monotonic()
+    try:
+        files = journal_files(directory)
+    except JournalIOError:
+        files = []
+    if not files:
+        return StartupCheck(directory, None, False, time.monotonic() - started, None)
+    mark = read_mark(directory, key)
+    placed = mark is not None and mark.placed
+    since = mark if placed else _newest_file_start(files[-1])
+    report = verify([directory], hmac_key=key, since=since)
+    damage: dict[str, Any] | None = None
+    if report.problem is not None and not _power_cut_artefact(report.problem, files[-1]):
+        damage = report.problem.to_dict()
+    elif report.problem is None and report.unchecked:
+        damage = {"kind": "unchecked", "file": str(files[-1]), "line": None,
+                  "seq": report.last_seq, "detail": "; ".join(report.unchecked)}
+    known = None
+    if damage is not None and mark is not None and damage_key(damage) in mark.acknowledged:
+        damage, known = None, damage
+    return StartupCheck(directory, report, placed and report.anchor is not None
+                        and report.anchor.value == "verified", time.monotonic() - started,
+                        damage, known, mark)
+
+
+def _newest_file_start(newest: Path) -> Mark | None:
+    """Without a verified mark (the first start after an upgrade, or a mark lost) the check
+    starts at the newest file's first record: at most one file (a day, or ``rotate_bytes``)
+    is read, so READY stays within systemd's start timeout however old the journal is. The
+    files before it are surveillance's full ``tablectl journal verify``."""
+    try:
+        with newest.open("rb") as handle:
+            first = handle.readline()
+    except OSError:
+        return None
+    record = check_line(first.rstrip(b"\n"), None)
+    if not first.endswith(b"\n") or not isinstance(record, Record):
+        return None
+    return Mark(record.table_id, record.seq, record.hash, newest.name, 0, 1)
+
+
+def _power_cut_artefact(problem: Problem, newest: Path) -> bool:
+    """The newest file's last line torn or garbled: what the writer repairs on open."""
+    if Path(problem.file) != newest or problem.offset is None:
+        return False
+    try:
+        with newest.open("rb") as handle:
+            handle.seek(problem.offset)
+            rest = handle.read()
+    except OSError:
+        return False
+    return rest.count(b"\n") <= 1 and (rest.endswith(b"\n") or b"\n" not in rest)
+
+
+def mark_clean(check: StartupCheck, key: bytes | None, table: str) -> None:
+    """Move the verified mark to the last record the check found intact."""
+    report = check.report
+    if report is None or report.mark is None or check.damage is not None:
+        return
+    acknowledged = check.mark.acknowledged if check.mark is not None else ()
+    write_mark(check.directory, replace(report.mark, table=table, acknowledged=acknowledged),
+               key)
+
+
+def advance_mark(directory: Path, key: bytes | None, table: str) -> StartupCheck | None:
+    """Check what was written since the mark and move the mark, while the service runs (daily,
+    and after the journal is closed), so the next start reads hours of records, not months. A
+    line being written as it is read is a torn last line: the mark stops before it. Damage is
+    returned (and left for the next start to hold); ``None`` when the journal could not be
+    read (retention deleting a file meanwhile: the next pass tries again)."""
+    try:
+        check = check_journal(directory, key)
+        mark_clean(check, key, table)
+    except JournalIOError:
+        return None
+    return check
+
+
+def record_damage(writer: JournalWriter, check: StartupCheck) -> int:
+    """Journal what the check found (before anything else the service appends); its seq."""
+    assert check.damage is not None
+    head = check.report.head if check.report is not None else None
+    record = writer.append(JournalEvent.DAMAGE_FOUND.value, {
+        **check.damage, "incremental": check.incremental,
+        "head": None if head is None else {"seq": head.seq, "hash": head.hash},
+        "journal_last_seq": check.report.last_seq if check.report else None}, money=True)
+    return record.seq
+
+
+def record_acknowledgement(writer: JournalWriter, check: StartupCheck, found_seq: int, *,
+                           actor: str, role: str, reason: str, key: bytes | None) -> int:
+    """Journal a supervisor's acknowledgement and keep it with the mark; its seq."""
+    assert check.damage is not None
+    record = writer.append(JournalEvent.DAMAGE_ACKNOWLEDGED.value, {
+        "found_seq": found_seq, "actor": actor, "role": role, "reason": reason,
+        "found": check.describe()}, actor=actor, money=True)
+    # from the last record found sound: a mark past a cut no longer names its record
+    verified = check.report.mark if check.report is not None else None
+    place = verified or Mark(writer.table_id, 0, "", "", 0, 0)
+    known = check.mark.acknowledged if check.mark is not None else ()
+    write_mark(check.directory, replace(place, table=writer.table_id,
+                                        acknowledged=(*known, damage_key(check.damage))), key)
+    return record.seq

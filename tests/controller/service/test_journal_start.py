@@ -1,0 +1,184 @@
+"""The service checks its journal before it appends (issue 11): from the last verified mark,
+so each start reads one run's records; damage is journaled and holds dealing until a supervisor
+acknowledges it (journaled with actor, role and reason); a torn last line is a power cut, not
+damage; HMAC is on by default (the key beside the config) and its absence is loud."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.cli import main
+from controller.journal import iter_records
+from controller.journal.head import HEAD_NAME, VERIFIED_NAME, read_mark
+from controller.service.app import Service
+from controller.service.config import ServiceConfig, load_config
+from controller.service.protocol import ErrorCode, Refusal, Request
+from tests.controller.service.conftest import DEALER, SUPERVISOR, service_toml
+
+
+@pytest.fixture(name="config_file")
+def fixture_config_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tablectl.toml"
+    path.write_text(service_toml(tmp_path))
+    return path
+
+
+class Running:
+    """The wired service in-process; requests go to its handler as a given peer."""
+
+    def __init__(self, config: ServiceConfig) -> None:
+        self.service = Service(config)
+
+    def __enter__(self) -> Running:
+        self.service.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.service.stop()
+
+    def ask(self, verb: str, peer: object = DEALER, **args: object) -> dict:
+        return dict(self.service.wiring.handler(Request(1, verb, args), peer))
+
+    @property
+    def check(self):  # noqa: ANN201
+        return self.service.wiring.journal_check
+
+
+def _session(config: ServiceConfig, rounds: int = 1) -> None:
+    with Running(config) as running:
+        for _ in range(rounds):
+            running.ask("round.open")
+            running.ask("supervisor.void", SUPERVISOR, reason="test round")
+
+
+def _events(directory: Path, kind: str) -> list[dict]:
+    return [dict(r.payload, _seq=r.seq, _actor=r.actor) for r in iter_records([directory])
+            if r.event_type == kind]
+
+
+def test_cut_tail_holds_dealing_until_a_supervisor_acknowledges(
+        config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Records cut from the end while the service was down: the start-up check finds the
+    journal shorter than its head, journals it, and refuses every command (a dealer may not
+    acknowledge) until a supervisor does; then the table deals, and verify notes both."""
+    config = load_config(config_file)
+    directory = config.journal.directory
+    _session(config, rounds=2)
+    newest = sorted(directory.glob("journal-*.jsonl"))[-1]
+    lines = newest.read_bytes().splitlines(keepends=True)
+    newest.write_bytes(b"".join(lines[:-5]))
+    with Running(config) as running:
+        assert running.check.damage["kind"] == "truncated"
+        status = running.ask("round.status")
+        assert "truncated" in status["journal_hold"]
+        with pytest.raises(Refusal) as refused:
+            running.ask("round.open")
+        assert refused.value.code is ErrorCode.UNAVAILABLE
+        assert "found damaged at start" in refused.value.message
+        with pytest.raises(Refusal) as refused:
+            running.ask("journal.acknowledge", DEALER, reason="me")
+        assert refused.value.code is ErrorCode.REFUSED and "supervisor" in refused.value.message
+        assert running.ask("journal.acknowledge", SUPERVISOR, reason="tail restored from the "
+                           "off-box copy")["accepted"]
+        assert running.ask("round.status")["journal_hold"] is None
+        # the cut took round 2's void: recovery kept it taking bets; commands pass again
+        assert running.ask("supervisor.void", SUPERVISOR, reason="cut")["state"] == "voided"
+    found, = _events(directory, "journal_damage_found")
+    ack, = _events(directory, "journal_damage_acknowledged")
+    assert found["kind"] == "truncated" and found["head"]["seq"] > found["journal_last_seq"]
+    assert (ack["found_seq"], ack["role"], ack["reason"]) == (
+        found["_seq"], "supervisor", "tail restored from the off-box copy")
+    assert ack["actor"].startswith("uid 1002") and ack["_actor"] == ack["actor"]
+    assert main(["journal", "verify", str(directory)]) == 0
+    assert "acknowledged by uid 1002" in capsys.readouterr().out
+    with Running(config) as running:  # the same damage is not found again
+        assert running.check.damage is None and running.ask("round.status")["journal_hold"] \
+            is None
+
+
+def test_start_up_check_reads_only_since_the_mark(config_file: Path) -> None:
+    """Without a verified mark (a journal from before it) the start checks everything; the
+    service moves the mark as it runs and when it closes the journal, so a later start reads
+    only what came after, however long the journal is; a killed service's next start reads
+    from the last mark."""
+    config = load_config(config_file)
+    directory = config.journal.directory
+    _session(config, rounds=20)
+    (directory / VERIFIED_NAME).unlink()
+    with Running(config) as running:
+        first = running.check
+    assert not first.incremental and first.report.records > 100
+    assert (directory / VERIFIED_NAME).exists()
+    _session(config, rounds=3)
+    with Running(config) as running:
+        again = running.check
+        marked = again.report.last_seq
+        running.ask("round.open")
+        running.service.wiring.journal_check = None  # as if killed: the mark does not move
+    total = sum(1 for _ in iter_records([directory]))
+    assert again.incremental and again.damage is None
+    assert again.report.records < 20 < total
+    with Running(config) as running:
+        crashed = running.check
+    assert crashed.incremental and crashed.damage is None
+    assert crashed.report.first_seq == marked and crashed.report.records < 30
+
+
+def test_torn_last_line_is_a_power_cut_not_damage(config_file: Path) -> None:
+    """Half a record at the end is what a power cut leaves: the writer repairs and journals it;
+    dealing is not held."""
+    config = load_config(config_file)
+    _session(config)
+    newest = sorted(config.journal.directory.glob("journal-*.jsonl"))[-1]
+    with newest.open("ab") as handle:
+        handle.write(b'{"actor":null,"event":"card_ass')
+    with Running(config) as running:
+        assert running.check.damage is None
+        assert running.ask("round.open")["state"] == "betting"
+    assert len(_events(config.journal.directory, "journal_repaired")) == 1
+
+
+def test_missing_head_holds_dealing(config_file: Path) -> None:
+    """A journal whose head is gone cannot show a cut end: held until acknowledged."""
+    config = load_config(config_file)
+    _session(config)
+    (config.journal.directory / HEAD_NAME).unlink()
+    with Running(config) as running:
+        assert running.check.damage["kind"] == "unchecked"
+        assert "no head" in running.ask("round.status")["journal_hold"]
+
+
+def test_hmac_on_by_default_and_loud_when_off(
+        tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without journal.hmac_key_file the key the install put beside the config is used; with
+    none, `run --check` warns (exit 0) and so does the start."""
+    assert main(["run", "--check", "--config", str(config_file)]) == 0
+    out = capsys.readouterr()
+    assert "NO HMAC" in out.out and "WARNING: journal HMAC is OFF" in out.err
+    key = tmp_path / "journal.key"
+    key.write_text("ab" * 32 + "\n")
+    key.chmod(0o400)
+    assert load_config(config_file).journal.hmac_key_file == key
+    assert main(["run", "--check", "--config", str(config_file)]) == 0
+    out = capsys.readouterr()
+    assert f"HMAC {key}" in out.out and "WARNING" not in out.err
+    config_file.write_text(service_toml(tmp_path).replace(
+        "[journal]\n", '[journal]\nhmac_key_file = ""\n'))
+    assert load_config(config_file).journal.hmac_key_file is None
+
+
+def test_daily_pass_moves_the_mark(config_file: Path) -> None:
+    """The daily retention pass also checks what was written since the mark and moves it, so
+    a service that runs for months does not make its next start read months of records."""
+    config = load_config(config_file)
+    directory = config.journal.directory
+    with Running(config) as running:
+        for _ in range(3):
+            running.ask("round.open")
+            running.ask("supervisor.void", SUPERVISOR, reason="test round")
+        running.service.wiring.retention.run_pass()
+        mark = read_mark(directory, None)
+        assert mark is not None
+        assert mark.seq == running.service.wiring.writer.seq
