@@ -56,12 +56,14 @@ class RoundCore:
     _deck_count_wrong: Callable[[str], None]  # betting
     _context: Callable[..., Context]  # rulings
     _irregularity: Callable[..., None]  # rulings
+    _exposure: Callable[..., None]  # rulings
     _apply: Callable[[Kind, Ruling, str | None, str], None]  # rulings
     _offer_options: Callable[[str], None]  # rulings
     _remove_hand: Callable[[str, str], None]  # rulings
     _void: Callable[[str, str], None]  # rulings
     _after_resume: Callable[[], None]  # holds
     _after_settlement: Callable[[cmd.ReportIrregularity], None]  # settling
+    _decide_correction: Callable[[Hold, cmd.SupervisorDecision], None]  # settling
 
     def __init__(self, layout: TableLayout, emit: Callable[[ev.RoundEvent], None],
                  memory: TableMemory = TableMemory()) -> None:
@@ -92,6 +94,7 @@ class RoundCore:
         self.deal: Deal | None = None
         self.shuffled = False
         self.exposed = 0
+        self.exposed_in_deal = 0
         self.hold_info: Hold | None = None
         self.offer: Offer | None = None
         self.buffer: list[dev.DeviceEvent] = []

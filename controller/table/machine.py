@@ -72,9 +72,10 @@ class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, Settling
         add("decisions_done", S.DECISIONS, S.DEALT, conditions="all_decided")
         add("reveal", S.DEALT, S.REVEALED)
         add("settle_round", S.REVEALED, S.SETTLED, conditions="can_settle")
-        add("hold", [*RESUMABLE, S.OPTIONS], S.HOLD, before="_remember_source")
+        # a hold after settlement: a correction whose clause asks a question (RWS-NC3P 5.9)
+        add("hold", [*RESUMABLE, S.OPTIONS, S.SETTLED], S.HOLD, before="_remember_source")
         add("offer_options", [*RESUMABLE, S.HOLD], S.OPTIONS, before="_remember_source")
-        for target in RESUMABLE:
+        for target in (*RESUMABLE, S.SETTLED):
             add("resume", [S.HOLD, S.OPTIONS], target, conditions=self._resumes_to(target))
         add("void", list(IN_ROUND), S.VOIDED)
 
