@@ -110,8 +110,9 @@ class IntakeMixin(RoundCore):
 
     def _rebooted(self, event: dev.DeviceRebooted) -> None:
         """A rebooted shuffler has lost its deck (and any shuffle not yet dealt from), so a
-        shuffle confirmed before the deal no longer counts; during the deal it is an
-        interruption like any other (RWS-NC3P 5.4, MBS-R3P 5.13)."""
+        shuffle confirmed before the deal no longer counts; and after "No more bets" a reboot is
+        an interruption like a device going offline, before the first card too (RWS-NC3P 5.4,
+        MBS-R3P 5.13: both or neither, and the text makes no exception)."""
         lost = self.layout.device is DealingDevice.SHUFFLER and \
             self.state not in (S.BURN, S.DEALING, S.DECISIONS, S.DEALT, S.REVEALED, S.HOLD,
                                S.OPTIONS)

@@ -346,7 +346,7 @@ def _jammed(rules: GameRules, game: GameId, ctx: Context) -> Ruling:
     if game is GameId.LIVE_3P:
         return Ruling(Action.SUPERVISOR, "LIVE-3P T&C 6",
                       "cards jammed in the shuffler: management may void", _VOID_OR_CONTINUE)
-    if game is GameId.RWS_NC3P and ctx.phase not in (Phase.BEFORE_DEAL, Phase.BETTING):
+    if game is GameId.RWS_NC3P and ctx.phase is not Phase.BETTING:
         if ctx.established:
             return Ruling(Action.CONTINUE, "RWS-NC3P 5.4.1", "shuffler jammed with an outcome "
                           "established: play continues to a conclusion")
@@ -360,12 +360,9 @@ def _jammed(rules: GameRules, game: GameId, ctx: Context) -> Ruling:
 
 
 def _interruption(rules: GameRules, game: GameId, ctx: Context) -> Ruling:
-    if ctx.phase is Phase.BEFORE_DEAL:
-        # RWS-NC3P 5.4: no card dealt, so the continuation is not affected: the round waits for
-        # the device and is dealt in full, as after a reboot that only lost the shuffle.
-        clause = "RWS-NC3P 5.4" if game is GameId.RWS_NC3P else _GENERAL[game]
-        return Ruling(Action.CONTINUE, clause, "no card dealt: the continuation of the round is "
-                      "not affected; it waits for the device")
+    """The round of play began at "Place your bets" (RWS-NC3P 1.14): after "No more bets" an
+    interruption is ruled whether or not a card has been dealt, a reboot as an offline device
+    (5.4.2 makes no exception before the first card; docs/rules-coverage.md)."""
     if game is GameId.RWS_NC3P:
         if ctx.established:
             return Ruling(Action.CONTINUE, "RWS-NC3P 5.4.1",

@@ -110,8 +110,7 @@ class RulingsMixin(RoundCore):
     def _irregularity(self, kind: Kind, position: str | None = None, detail: str = "",
                       **context: object) -> None:
         established = None
-        if kind in (Kind.INTERRUPTION, Kind.JAMMED) and self._context().phase not in (
-                Phase.BEFORE_DEAL, Phase.BETTING):
+        if kind in (Kind.INTERRUPTION, Kind.JAMMED):
             established = self._outcome_established()
         ruling = rule(self.rules, kind, self._context(established=established, **context))
         self._apply(kind, ruling, position, detail)

@@ -280,19 +280,31 @@ def test_rws_jam_with_an_outcome_established_continues(make) -> None:
 
 # -- 7. before the first card: offline and reboot alike --------------------------------------
 
+BEFORE_FIRST_CARD = {"rws-nc-three-pictures": ("void", "RWS-NC3P 5.4.2"),
+                     "mbs-royal-three-pictures": ("player_options", "MBS-R3P 5.13.1"),
+                     "mbs-three-pictures": ("supervisor",
+                                            "MBS-3P (no clause; house: supervisor decides)"),
+                     "rws-three-card-poker": ("supervisor",
+                                              "RWS-3CP (no clause; house: supervisor decides)")}
+
+
 @pytest.mark.parametrize("game", CASINO_GAMES)
-def test_offline_before_the_first_card_voids_nothing(make, game) -> None:
-    """Before the first card nothing is dealt, so a device going offline does not affect the
-    continuation of the round (RWS-NC3P 5.4), exactly as a reboot there only loses the
-    shuffle: the round waits for the device and is dealt in full."""
+@pytest.mark.parametrize("event", [dev.DeviceOffline(device="shuffler", reason="unplugged"),
+                                   dev.DeviceRebooted(device="shuffler", old_boot_id=1,
+                                                      new_boot_id=2)],
+                         ids=["offline", "reboot"])
+def test_offline_and_reboot_before_the_first_card_are_ruled_alike(make, game, event) -> None:
+    """RWS-NC3P 5.4.2 (and MBS-R3P 5.13.1, and the supervisor elsewhere) after "No more bets",
+    before the first card: a shuffler going offline and one rebooting are the same technical
+    interruption; the reboot also loses the shuffle (the round waits for a new one)."""
     table = make(game)
     table.ready()
-    table.send(dev.DeviceOffline(device="shuffler", reason="unplugged"))
-    assert table.state == "shuffled" and table.of(ev.RoundVoided) == []
-    assert table.of(ev.SupervisorRequired) == [] and table.of(ev.PlayerOptionsOffered) == []
-    table.send(dev.DeviceOnline(device="shuffler"))
-    table.deal(standard_hands(game))
-    assert isinstance(table.finish(), ev.RoundSettled)
+    table.send(event)
+    ruled = table.last(ev.IrregularityRuled)
+    assert (ruled.kind, (ruled.action, ruled.clause)) == ("interruption",
+                                                          BEFORE_FIRST_CARD[game])
+    if ruled.action == "void":
+        assert table.state == "voided"
 
 
 # -- 8. LIVE-3P T&C 2 and exposure faults outside the deal ----------------------------------

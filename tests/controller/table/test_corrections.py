@@ -111,14 +111,17 @@ def test_offline_during_betting_blocks_close_until_back(make, game) -> None:
 
 def test_shuffler_reboot_before_the_deal_loses_the_shuffle(make) -> None:
     """A shuffler that reboots after its shuffle but before the first card has lost that deck:
-    the round waits for a new shuffle (nothing dealt, nothing to void)."""
-    table = make("rws-nc-three-pictures")
+    the round waits for a new shuffle. The reboot is also an interruption, ruled as a device
+    going offline would be (MBS-3P: a supervisor; here the round goes on)."""
+    table = make("mbs-three-pictures")
     table.ready()
     assert table.state == "shuffled"
     table.send(dev.DeviceRebooted(device="shuffler", old_boot_id=1, new_boot_id=2))
-    assert table.state == "closed" and table.of(ev.RoundVoided) == []
+    assert table.state == "hold" and table.of(ev.RoundVoided) == []
+    table.send(cmd.SupervisorDecision(**SUPERVISOR, action=cmd.SupervisorAction.CONTINUE))
+    assert table.state == "closed"
     table.shuffle()
-    table.deal(standard_hands("rws-nc-three-pictures"))
+    table.deal(standard_hands("mbs-three-pictures"))
     assert table.finish().__class__ is ev.RoundSettled
 
 
