@@ -376,3 +376,54 @@ def test_mbs_3p_dealer_count_after_settlement_cites_the_round_definition(make) -
     table.finish()
     table.send(cmd.ReportIrregularity(**SUPERVISOR, kind=K.WRONG_COUNT_DEALER))
     assert _ruled(table) == ("stands", "MBS-3P 1.1.4, 5.4")
+
+
+# -- the remaining rows of the matrix: their phase conditions --------------------------------
+
+def test_deck_count_while_bets_are_offered_blocks_without_voiding(make) -> None:
+    """A shortage or excess found while bets are offered: nothing dealt from the deck yet, so it
+    is blocked until counted or replaced and the round is not void (RWS-NC3P 5.5.2 voids a
+    round dealt from such a deck)."""
+    table = make("rws-nc-three-pictures")
+    table.open()
+    table.default_bets()
+    table.send(dev.ShuffleDone(device="shuffler", counted=51, expected=52))
+    assert table.state == "betting" and table.of(ev.RoundVoided) == []
+    assert table.last(ev.DeckBlocked).clause == "RWS-NC3P 5.5.2"
+
+
+def test_live_dropped_card_outside_the_deal_is_reused(make) -> None:
+    """LIVE-3P T&C 4: a card that falls out of view during burning is picked up and reused,
+    exposed or not; only during dealing does an unexposed drop void the hand."""
+    table = make("live-three-pictures")
+    table.ready()
+    events = table.card_events(standard_hands("live-three-pictures"), LIVE_BURNS)
+    table.send(events[0])
+    assert table.state == "burn"
+    table.send(cmd.ReportIrregularity(**DEALER, kind=K.DROPPED_CARD, exposed_before_drop=False))
+    assert _ruled(table) == ("continue", "LIVE-3P T&C 4") and table.state == "burn"
+
+
+def test_live_reversed_sequence_found_during_the_deal_is_reconstructed(make) -> None:
+    """LIVE-3P T&C 5: the results are swapped only for a whole hand dealt P3 -> P1; found
+    during the deal (before submission) the cards are reconstructed: a supervisor hold."""
+    table = make("live-three-pictures")
+    table.ready()
+    events = table.card_events(standard_hands("live-three-pictures"), LIVE_BURNS)
+    for event in events[:6]:
+        table.send(event)
+    table.send(cmd.ReportIrregularity(**DEALER, kind=K.REVERSED_SEQUENCE))
+    assert table.state == "hold" and table.of(ev.ResultsSwapped) == []
+    assert set(table.last(ev.SupervisorRequired).options) == {"reconstruct", "void"}
+
+
+def test_card_after_the_deal_is_held_and_outside_a_round_is_ignored(make) -> None:
+    """RWS-NC3P has no clause for a card drawn after the deal: 5.17, a supervisor decides; with
+    no round in progress the card is simply not used."""
+    table = _dealt(make, "rws-nc-three-pictures", "shoe")
+    table.send(dev.CardRead(device="shoe", card=cards("2C")[0]))
+    assert table.state == "hold" and table.last(ev.SupervisorRequired).clause == "RWS-NC3P 5.17"
+    table.send(cmd.SupervisorDecision(**SUPERVISOR, action=A.CONTINUE))
+    table.finish()
+    table.send(dev.CardRead(device="shoe", card=cards("3C")[0]))
+    assert table.last(ev.CardIgnored).clause == "RWS-NC3P 5.17" and table.state == "settled"
