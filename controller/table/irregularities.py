@@ -64,9 +64,10 @@ class Context:
     cards")."""
     exposed_in_deal: int = 0
     """Of those, the ones exposed during the deal (RWS-3CP 5.1.2: "during the deal")."""
-    source: Source | None = Source.DEVICE
-    """An exposed card: found in the shoe/shuffler, exposed by the dealer, or not known (None);
-    :attr:`Source.DRAWN` for a card taken from the device while bets are offered."""
+    source: Source | None = None
+    """An exposed card: found in the shoe/shuffler, exposed by the dealer, or not known (None:
+    the supervisor is asked); :attr:`Source.DRAWN` for a card taken from the device while bets
+    are offered."""
     established: bool | None = None
     before_p1_second_card: bool = False
     exposed_before_drop: bool = False

@@ -80,10 +80,9 @@ class RulingsMixin(RoundCore):
         if self._context().phase in (Phase.DEALING, Phase.BURNING):
             self.exposed_in_deal += cards
         self._irregularity(Kind.EXPOSED_CARD, detail=detail, first_card=first_card,
-                           source=source, keep_none=("source",))
+                           source=source)
 
-    def _context(self, phase: Phase | None = None, keep_none: tuple[str, ...] = (),
-                 **overrides: object) -> Context:
+    def _context(self, phase: Phase | None = None, **overrides: object) -> Context:
         deal = self.deal
         if phase is None:
             phase = {S.BETTING: Phase.BETTING, S.CLOSED: Phase.BEFORE_DEAL,
@@ -101,7 +100,7 @@ class RulingsMixin(RoundCore):
             "before_p1_second_card": deal is not None
             and deal.cards_of(self.rules.positions[0]) < 2,
         }
-        values.update({k: v for k, v in overrides.items() if v is not None or k in keep_none})
+        values.update({k: v for k, v in overrides.items() if v is not None})
         return Context(**values)  # type: ignore[arg-type]
 
     def _effective_state(self) -> RoundState:
