@@ -15,6 +15,7 @@ from controller.table import commands as cmd
 from controller.table import events as ev
 from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.shuffler import ShufflerSim
+from tests.controller.table.test_conditions import BEFORE_FIRST_CARD
 from tests.e2e.conftest import (
     DEALER,
     SEED,
@@ -176,14 +177,6 @@ def test_offline_during_betting_blocks_no_more_bets(rig: Rig) -> None:
     settled = rig.finish()
     assert results(settled)["w1"] == ("lose", -1000)
     assert rig.all(ev.RoundVoided) == []
-
-
-BEFORE_FIRST_CARD = {"rws-nc-three-pictures": ("void", "RWS-NC3P 5.4.2"),
-                     "mbs-royal-three-pictures": ("player_options", "MBS-R3P 5.13.1"),
-                     "mbs-three-pictures": ("supervisor",
-                                            "MBS-3P (no clause; house: supervisor decides)"),
-                     "rws-three-card-poker": ("supervisor",
-                                              "RWS-3CP (no clause; house: supervisor decides)")}
 
 
 @pytest.mark.parametrize("rig", SHUFFLER_GAMES, indirect=True)

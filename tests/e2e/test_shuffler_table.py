@@ -244,8 +244,8 @@ EXPOSED = {"rws-nc-three-pictures": ("continue", "RWS-NC3P 5.10"),
 def test_one_exposed_card(rig: Rig) -> None:
     """The first set comes out with 2H face up. RWS-NC3P 5.10: used as the next card; MBS-R3P
     5.8: turned down, dealing continues (5.8.1 is for manual devices); RWS-3CP 5.1.2 voids only
-    for two or more, so one has no clause; MBS-3P has no clause: a supervisor lets it continue. The shuffler both
-    flags the card and raises the exposed fault: that is one exposure, not two."""
+    for two or more, so one has no clause, nor has MBS-3P: a supervisor lets it continue. The
+    shuffler both flags the card and raises the exposed fault: that is one exposure, not two."""
     rig.bets()
     rig.shuffle()
     rig.inject(FaultSpec(FaultKind.EXPOSED))
