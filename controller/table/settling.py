@@ -127,6 +127,10 @@ class SettlingMixin(RoundCore):
         """The answer to a held correction: reconstructable, the settlement (made on the
         recorded, i.e. intended, sequence) stands; not reconstructable, it is corrected."""
         ruling = hold.ruling
+        if command.moves or command.hands:
+            raise Refused(f"{ruling.clause}: after settlement the question is only whether the "
+                          f"cards can be reconstructed; the settlement was made on the recorded "
+                          f"sequence, so no moves or hands are taken")
         self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor,
                                        action=command.action.value, clause=ruling.clause,
                                        reason=command.reason))

@@ -427,3 +427,24 @@ def test_card_after_the_deal_is_held_and_outside_a_round_is_ignored(make) -> Non
     table.finish()
     table.send(dev.CardRead(device="shoe", card=cards("3C")[0]))
     assert table.last(ev.CardIgnored).clause == "RWS-NC3P 5.17" and table.state == "settled"
+
+
+def test_after_settlement_reconstruction_takes_no_hands(make) -> None:
+    """Reconstructable after settlement means the recorded (intended) sequence: hands given
+    with the answer are refused and the round stays held."""
+    table = _dealt(make, "rws-nc-three-pictures")
+    table.finish()
+    table.send(cmd.ReportIrregularity(**SUPERVISOR, kind=K.WRONG_COUNT_DEALER))
+    hands = (("dealer", tuple(table.machine.deal.hands["dealer"])),)
+    out = table.send(cmd.SupervisorDecision(**SUPERVISOR, action=A.RECONSTRUCT, hands=hands))
+    assert isinstance(out[-1], ev.CommandRefused) and table.state == "hold"
+
+
+def test_the_new_facts_survive_the_journal() -> None:
+    """A report's source and a supervisor's answer are inputs the journal records and a replay
+    feeds back unchanged."""
+    from controller.journal.codec import decode_input, encode_input
+    for item in (cmd.ReportIrregularity(**DEALER, kind=K.EXPOSED_CARD, source=cmd.Source.DEALER),
+                 cmd.SupervisorDecision(**SUPERVISOR, action=A.INTERRUPTS),
+                 cmd.SupervisorDecision(**SUPERVISOR, action=A.IN_DEVICE)):
+        assert decode_input(*encode_input(item)) == item
