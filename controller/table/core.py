@@ -76,6 +76,9 @@ class RoundCore:
         self.offline: dict[str, str] = {}
         """Devices reported offline and not yet back: "No more bets" waits for them."""
         self._shuffle_pending = False
+        self._face_up_pending = 0
+        """Cards the shuffler found face up while shuffling between rounds (its exposed-card
+        fault bit with no round open): ruled when the next round opens, which they belong to."""
         self._echoes: set[tuple[str, Kind]] = set()
         """(device, kind) already reported by a card event: the fault the same device raises
         right after it (shuffler exposed or duplicate bit, Bee-Tek E3/E5 alarm after the card)
@@ -140,7 +143,8 @@ class RoundCore:
         exactly what this one would, which is what lets the journal start a new session here
         (and recovery replay only from it)."""
         return (self.state in NO_ROUND and self.deck_blocked is None and not self.offline
-                and not self._shuffle_pending and not self._echoes)
+                and not self._shuffle_pending and not self._echoes
+                and not self._face_up_pending)
 
     def bets_still_open(self) -> bool:
         """No round, or a round still taking bets: nothing has been dealt or decided, so a

@@ -77,6 +77,10 @@ class IntakeMixin(RoundCore):
                 # the device flagged the card (or reported the no-read) AND raises the fault
                 self._echoes.discard((event.device, kind))
                 self._note(event, f"fault {event.fault.value} {event.detail} (already counted)")
+            elif kind is Kind.EXPOSED_CARD and self.state in NO_ROUND:
+                self._face_up_pending += 1
+                self._note(event, f"fault {event.fault.value} {event.detail}: found while "
+                           f"shuffling between rounds; ruled when the next round opens")
             elif kind is Kind.EXPOSED_CARD and self.state in RESUMABLE:
                 # a card found face up inside the device, no card read with it (protocol: the
                 # shuffler's fault bit 6 outside a formed hand): ruled in any phase of a round

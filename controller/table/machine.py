@@ -33,6 +33,7 @@ from controller.table import events as ev
 from controller.table.betting import BettingMixin
 from controller.table.holds import HoldsMixin
 from controller.table.intake import IntakeMixin
+from controller.table.irregularities import Source
 from controller.table.layout import TableLayout
 from controller.table.rulings import RulingsMixin
 from controller.table.settling import SettlingMixin
@@ -123,6 +124,10 @@ class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, Settling
         self.shuffled, self._shuffle_pending = self._shuffle_pending, False
         self.emit(ev.RoundOpened(round=self.number, game=self.rules.id.value,
                                  table=self.layout.table_id))
+        if self._face_up_pending:  # found face up while shuffling for this round
+            found, self._face_up_pending = self._face_up_pending, 0
+            self._exposure(Source.DEVICE, cards=found,
+                           detail=f"{found} card(s) found face up while shuffling")
 
 
 __all__ = ["Hold", "Kind", "Offer", "Refused", "RoundMachine", "RoundState"]

@@ -448,3 +448,21 @@ def test_the_new_facts_survive_the_journal() -> None:
                  cmd.SupervisorDecision(**SUPERVISOR, action=A.INTERRUPTS),
                  cmd.SupervisorDecision(**SUPERVISOR, action=A.IN_DEVICE)):
         assert decode_input(*encode_input(item)) == item
+
+
+@pytest.mark.parametrize(("game", "expected"), [
+    ("rws-nc-three-pictures", ("continue", "RWS-NC3P 5.10", "betting")),
+    ("mbs-three-pictures", ("supervisor", "MBS-3P (no clause; house: supervisor decides)",
+                            "hold"))])
+def test_face_up_while_shuffling_between_rounds_is_ruled_in_the_next_round(make, game,
+                                                                          expected) -> None:
+    """The shuffler finds a card face up while it shuffles for the next round (no round open):
+    the fault is kept and ruled as the round it belongs to opens, not only logged."""
+    table = make(game)
+    table.send(FACE_UP)
+    assert table.of(ev.IrregularityRuled) == []
+    assert "next round" in table.last(ev.DeviceNoted).detail
+    assert not table.machine.only_memory_carries_over()
+    table.open()
+    ruled = table.last(ev.IrregularityRuled)
+    assert (ruled.action, ruled.clause, table.state) == expected and ruled.round == 1
