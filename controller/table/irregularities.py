@@ -69,6 +69,8 @@ class Context:
     the supervisor is asked); :attr:`Source.DRAWN` for a card taken from the device while bets
     are offered."""
     established: bool | None = None
+    revealed: bool = False
+    """The dealer's hand has been revealed: every hand is face up (an exposure changes nothing)."""
     before_p1_second_card: bool = False
     exposed_before_drop: bool = False
 
@@ -246,6 +248,9 @@ def _exposed(rules: GameRules, game: GameId, ctx: Context) -> Ruling:
         return _live_exposed(rules, ctx)
     if ctx.source is Source.DRAWN:
         return general(rules, "card drawn while bets are offered")
+    if ctx.revealed:
+        return Ruling(Action.CONTINUE, f"{rules.cite} (no clause: every hand is face up after "
+                      f"the reveal)", "a card exposed after the reveal changes nothing")
     if game is GameId.RWS_NC3P:
         if ctx.source is Source.DEVICE:
             return Ruling(Action.CONTINUE, "RWS-NC3P 5.10",

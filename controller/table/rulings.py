@@ -97,6 +97,7 @@ class RulingsMixin(RoundCore):
             "first_card": deal is not None and deal.dealt <= 1,
             "exposed_count": self.exposed,
             "exposed_in_deal": self.exposed_in_deal,
+            "revealed": self._effective_state() is S.REVEALED,
             "before_p1_second_card": deal is not None
             and deal.cards_of(self.rules.positions[0]) < 2,
         }

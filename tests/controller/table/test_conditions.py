@@ -466,3 +466,13 @@ def test_face_up_while_shuffling_between_rounds_is_ruled_in_the_next_round(make,
     table.open()
     ruled = table.last(ev.IrregularityRuled)
     assert (ruled.action, ruled.clause, table.state) == expected and ruled.round == 1
+
+
+def test_rws_exposure_after_the_reveal_changes_nothing(make) -> None:
+    """Before the reveal a card the dealer exposes gives the 5.7 options; after it every hand is
+    face up, so no player is offered to take a bet back on a known result."""
+    table = _dealt(make, "rws-nc-three-pictures")
+    table.send(cmd.RevealDealer(**DEALER))
+    table.send(cmd.ReportIrregularity(**DEALER, kind=K.EXPOSED_CARD, source=cmd.Source.DEALER))
+    assert _ruled(table)[0] == "continue" and table.state == "revealed"
+    assert table.of(ev.PlayerOptionsOffered) == []
