@@ -143,7 +143,8 @@ class TableHandler:
                 handled=args.get("handled"),
                 exposed_before_drop=args.get("exposed_before_drop", False),
                 round_number=self._table_round(args.get("round")),
-                details=args.get("details", ""))
+                details=args.get("details", ""),
+                source=cmd.Source(args["source"]) if args.get("source") else None)
         if verb == "decide":
             return cmd.PlayerDecision(**who, position=args["position"],
                                       choice=cmd.Choice(args["choice"]))
@@ -167,6 +168,9 @@ class TableHandler:
             return cmd.SupervisorDecision(**who, action=cmd.SupervisorAction.ORDER,
                                           reason=reason,
                                           cards=tuple(parse_card(c) for c in args["cards"]))
+        if verb == "supervisor.answer":
+            return cmd.SupervisorDecision(**who, action=cmd.SupervisorAction(args["answer"]),
+                                          reason=reason)
         if verb == "supervisor.swap":
             first, second = args["positions"]
             if first == second:

@@ -242,7 +242,8 @@ VERBS: Mapping[str, VerbSpec] = MappingProxyType({spec.verb: spec for spec in (
         Arg("position", ArgType.TEXT, required=False),
         Arg("handled", ArgType.BOOLEAN, required=False),
         Arg("exposed_before_drop", ArgType.BOOLEAN, required=False),
-        Arg("round", ArgType.COUNT, required=False), Arg("details", ArgType.TEXT, required=False))),
+        Arg("round", ArgType.COUNT, required=False), Arg("details", ArgType.TEXT, required=False),
+        Arg("source", ArgType.TEXT, required=False, choices=("device", "dealer")))),
     VerbSpec("supervisor.continue", Access.COMMAND, "continue the held round", (_REASON,)),
     VerbSpec("supervisor.void", Access.COMMAND, "void the round", (
         Arg("reason", ArgType.TEXT), Arg("clause", ArgType.TEXT, required=False))),
@@ -259,6 +260,9 @@ VERBS: Mapping[str, VerbSpec] = MappingProxyType({spec.verb: spec for spec in (
     VerbSpec("journal.acknowledge", Access.COMMAND, "a supervisor acknowledges the journal "
              "damage found at start (journaled with the reason): dealing resumes",
              (Arg("reason", ArgType.TEXT),)),
+    VerbSpec("supervisor.answer", Access.COMMAND, "answer the fact a held ruling asks for "
+             "(RWS-NC3P 5.10 vs 5.7, 5.4, 5.9)", (Arg("answer", ArgType.TEXT, choices=(
+                 "in_device", "by_dealer", "interrupts", "not_reconstructable")), _REASON)),
     VerbSpec("watch", Access.READ, "stream the round events", streams=True),
 )})
 

@@ -36,6 +36,17 @@ class Option(str, Enum):
     WITHDRAW = "withdraw"
 
 
+class Source(str, Enum):
+    """Where an exposed card was seen: the fact RWS-NC3P 5.10 (a card *found* face up in the
+    shoe or shuffler) and 5.7 (any other dealing error) turn on."""
+
+    DEVICE = "device"
+    """Found face up in the shoe or shuffler (a reader flag, a HAND_READY exposed mask, or the
+    shuffler's exposed-card fault bit)."""
+    DEALER = "dealer"
+    """Exposed by the dealer (while dealing, before or after the deal)."""
+
+
 class IrregularityKind(str, Enum):
     """Irregularities a dealer or supervisor reports (devices report the rest themselves)."""
 
@@ -68,6 +79,14 @@ class SupervisorAction(str, Enum):
     ORDER = "order"
     """The order of simultaneously drawn cards (RWS-NC3P 5.11), or a card the reader missed."""
     CONTINUE = "continue"
+    IN_DEVICE = "in_device"
+    """The answer to "where was the exposed card seen?": found face up in the shoe/shuffler
+    (RWS-NC3P 5.10)."""
+    BY_DEALER = "by_dealer"
+    """The answer to "where was the exposed card seen?": exposed by the dealer (RWS-NC3P 5.7)."""
+    INTERRUPTS = "interrupts"
+    """The answer to "does the jam stop the round?": yes, it affects the continuation of the
+    round, so RWS-NC3P 5.4 applies (``continue`` answers no: cleared, dealing goes on)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,8 +147,10 @@ class PlayerDecision(Command):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlayerOption(Command):
-    """A player's option (RWS-NC3P 5.7, MBS-R3P 5.7, 5.13.1). With ``player`` set, all that
-    player's wagers (5.13.1: "must withdraw all his wagers"); otherwise the box's wagers."""
+    """A player's option (RWS-NC3P 5.7, MBS-R3P 5.7, 5.13.1). A withdrawal under MBS-R3P 5.13.1
+    takes ALL the player's wagers ("must withdraw all his wagers"): the player named, or else
+    the one player whose wagers are at ``position``; under 5.7 the box's wagers (RWS-NC3P 5.7.3:
+    the hand is invalidated)."""
 
     position: str
     option: Option
@@ -152,6 +173,9 @@ class ReportIrregularity(Command):
     round_number: int | None = None
     """The round the error occurred in, when it is an earlier one (RWS-NC3P 5.6, 5.12)."""
     details: str = ""
+    source: Source | None = None
+    """An exposed card: found in the device or exposed by the dealer; None: the supervisor is
+    asked (RWS-NC3P 5.10 vs 5.7)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

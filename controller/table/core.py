@@ -56,12 +56,14 @@ class RoundCore:
     _deck_count_wrong: Callable[[str], None]  # betting
     _context: Callable[..., Context]  # rulings
     _irregularity: Callable[..., None]  # rulings
+    _exposure: Callable[..., None]  # rulings
     _apply: Callable[[Kind, Ruling, str | None, str], None]  # rulings
     _offer_options: Callable[[str], None]  # rulings
     _remove_hand: Callable[[str, str], None]  # rulings
     _void: Callable[[str, str], None]  # rulings
     _after_resume: Callable[[], None]  # holds
     _after_settlement: Callable[[cmd.ReportIrregularity], None]  # settling
+    _decide_correction: Callable[[Hold, cmd.SupervisorDecision], None]  # settling
 
     def __init__(self, layout: TableLayout, emit: Callable[[ev.RoundEvent], None],
                  memory: TableMemory = TableMemory()) -> None:
@@ -74,6 +76,9 @@ class RoundCore:
         self.offline: dict[str, str] = {}
         """Devices reported offline and not yet back: "No more bets" waits for them."""
         self._shuffle_pending = False
+        self._face_up_pending = 0
+        """Cards the shuffler found face up while shuffling between rounds (its exposed-card
+        fault bit with no round open): ruled when the next round opens, which they belong to."""
         self._echoes: set[tuple[str, Kind]] = set()
         """(device, kind) already reported by a card event: the fault the same device raises
         right after it (shuffler exposed or duplicate bit, Bee-Tek E3/E5 alarm after the card)
@@ -92,6 +97,7 @@ class RoundCore:
         self.deal: Deal | None = None
         self.shuffled = False
         self.exposed = 0
+        self.exposed_in_deal = 0
         self.hold_info: Hold | None = None
         self.offer: Offer | None = None
         self.buffer: list[dev.DeviceEvent] = []
@@ -137,7 +143,8 @@ class RoundCore:
         exactly what this one would, which is what lets the journal start a new session here
         (and recovery replay only from it)."""
         return (self.state in NO_ROUND and self.deck_blocked is None and not self.offline
-                and not self._shuffle_pending and not self._echoes)
+                and not self._shuffle_pending and not self._echoes
+                and not self._face_up_pending)
 
     def bets_still_open(self) -> bool:
         """No round, or a round still taking bets: nothing has been dealt or decided, so a

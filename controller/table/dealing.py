@@ -145,6 +145,24 @@ class Deal:
         for src in set(sources) - set(targets):
             self.hands[src] = []
 
+    def is_rearrangement(self, hands: Mapping[str, Sequence[Card]]) -> bool:
+        """``hands`` only moves complete hands (RWS-NC3P 5.5.4: "moving complete Hands from one
+        betting area to another"): each stated hand is empty or a complete hand of the record
+        (its three cards, any order), no recorded hand is used twice, and every area a hand
+        leaves is stated too, so no card is left in two places."""
+        complete = {position: frozenset(cards) for position, cards in self.hands.items()
+                    if len(cards) == CARDS_PER_HAND}
+        sources: list[str] = []
+        for cards in hands.values():
+            if not cards:
+                continue
+            match = [p for p, held in complete.items()
+                     if held == frozenset(cards) and len(cards) == CARDS_PER_HAND]
+            if not match:
+                return False
+            sources.append(match[0])
+        return len(set(sources)) == len(sources) and all(src in hands for src in sources)
+
     def override(self, hands: Mapping[str, Sequence[Card]]) -> None:
         """Reconstruction to stated hands, using only the cards already seen this round."""
         used: list[Card] = []

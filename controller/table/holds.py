@@ -13,9 +13,21 @@ from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.core import RoundCore
 from controller.table.dealing import Delivery
-from controller.table.irregularities import Action, general
-from controller.table.states import IN_ROUND, RESUMABLE, Kind, Refused, S
+from controller.table.irregularities import Action, Source, general
+from controller.table.states import IN_ROUND, RESUMABLE, Hold, Kind, Refused, S
 from drivers import events as dev
+
+Act = cmd.SupervisorAction
+_ANSWERS: dict[Act, tuple[Kind, dict[str, object]]] = {
+    Act.IN_DEVICE: (Kind.EXPOSED_CARD, {"source": Source.DEVICE}),
+    Act.BY_DEALER: (Kind.EXPOSED_CARD, {"source": Source.DEALER}),
+    Act.INTERRUPTS: (Kind.INTERRUPTION, {}),
+}
+"""A supervisor's answer to the fact a ruling asked for: the irregularity is ruled again with
+that fact (RWS-NC3P 5.10 vs 5.7; a jam that stops the round is a 5.4 interruption)."""
+_PER_PLAYER = ("MBS-R3P 5.13.1",)
+"""Options under which a withdrawal takes every wager of the player ("must withdraw all his
+wagers"), not only the box's."""
 
 
 class HoldsMixin(RoundCore):
@@ -40,6 +52,12 @@ class HoldsMixin(RoundCore):
             raise Refused(f"{action.value} is not an option for {hold.kind.value} "
                           f"({hold.ruling.clause}); options: "
                           f"{', '.join(o.value for o in hold.ruling.options)}")
+        if self.source is S.SETTLED:
+            self._decide_correction(hold, command)
+            return
+        if action in _ANSWERS:
+            self._answered(hold, command)
+            return
         ordered: list[dev.DeviceEvent] = []
         if action is cmd.SupervisorAction.ORDER:
             ordered = self._ordered_cards(command.cards, from_buffer=hold.kind is not Kind.NO_READ)
@@ -48,6 +66,11 @@ class HoldsMixin(RoundCore):
             if command.moves:
                 self.deal.move_hands(command.moves)
             if command.hands:
+                if hold.ruling.complete_hands_only \
+                        and not self.deal.is_rearrangement(dict(command.hands)):
+                    raise Refused(f"{hold.ruling.clause}: the void is avoided only by moving "
+                                  f"complete hands from one betting area to another; the hands "
+                                  f"given are not a rearrangement of the complete hands dealt")
                 self.deal.override(dict(command.hands))
         self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor, action=action.value,
                                        clause=hold.ruling.clause, reason=command.reason))
@@ -81,6 +104,19 @@ class HoldsMixin(RoundCore):
             return
         self._after_resume()
 
+    def _answered(self, hold: Hold, command: cmd.SupervisorDecision) -> None:
+        """The supervisor answered the fact the ruling asked for: rule again knowing it."""
+        kind, facts = _ANSWERS[command.action]
+        self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor,
+                                       action=command.action.value, clause=hold.ruling.clause,
+                                       reason=command.reason))
+        self.hold_info = None
+        self.resume()
+        self._irregularity(kind, position=hold.position,
+                           detail=f"{hold.kind.value}: {command.action.value}", **facts)
+        if self.state in RESUMABLE:
+            self._after_resume()
+
     def _ordered_cards(self, cards: tuple[Card, ...], from_buffer: bool
                        ) -> list[dev.DeviceEvent]:
         """The cards a supervisor orders (RWS-NC3P 5.11) or enters after a no-read. Cards of a
@@ -112,8 +148,11 @@ class HoldsMixin(RoundCore):
             raise Refused(f"box {command.position} has no option pending")
         affected: tuple[str, ...] = ()
         if command.option is cmd.Option.WITHDRAW:
-            if command.player is not None:
-                chosen = [w for w in self.active_wagers() if w.player == command.player]
+            player = command.player
+            if player is None and offer.clause in _PER_PLAYER:
+                player = self._player_at(command.position, offer.clause)
+            if player is not None:
+                chosen = [w for w in self.active_wagers() if w.player == player]
             else:
                 chosen = [w for w in self.active_wagers() if w.position == command.position]
             affected = tuple(w.id for w in chosen)
@@ -123,11 +162,22 @@ class HoldsMixin(RoundCore):
                 for wager in chosen:
                     self.withdrawn[wager.id] = offer.clause
         offer.pending.discard(command.position)
+        left = {w.position for w in self.active_wagers()}
+        offer.pending &= left  # a box whose every wager was withdrawn has no option left
         self.emit(ev.PlayerOptionTaken(round=self.number, position=command.position,
                                        option=command.option.value, wager_ids=affected,
                                        clause=offer.clause))
         if not offer.pending:
             self._close_options()
+
+    def _player_at(self, position: str, clause: str) -> str | None:
+        """The one player whose wagers are at ``position`` (None: the wagers name nobody)."""
+        players = {w.player for w in self.active_wagers() if w.position == position}
+        if len(players) > 1:
+            names = ", ".join(sorted(str(p) for p in players))
+            raise Refused(f"box {position} holds wagers of players {names}: name the player "
+                          f"({clause}: a player who withdraws withdraws all his wagers)")
+        return next(iter(players), None)
 
     def _cmd_CloseOptions(self, command: cmd.CloseOptions) -> None:
         if self.state is not S.OPTIONS:

@@ -12,7 +12,7 @@ from controller.games.cards import Card
 from controller.table import events as ev
 from controller.table.core import RoundCore
 from controller.table.dealing import Delivery
-from controller.table.irregularities import Action, Phase, rule
+from controller.table.irregularities import Action, Phase, Source, rule
 from controller.table.layout import DealingDevice
 from controller.table.states import (
     DEALING_PHASES,
@@ -78,9 +78,14 @@ class IntakeMixin(RoundCore):
                 # the device flagged the card (or reported the no-read) AND raises the fault
                 self._echoes.discard((event.device, kind))
                 self._note(event, f"fault {event.fault.value} {event.detail} (already counted)")
-            elif kind is Kind.EXPOSED_CARD and self.state in (S.BURN, S.DEALING):
-                self.exposed += 1
-                self._irregularity(kind, detail=event.detail)
+            elif kind is Kind.EXPOSED_CARD and self.state in NO_ROUND:
+                self._face_up_pending += 1
+                self._note(event, f"fault {event.fault.value} {event.detail}: found while "
+                           f"shuffling between rounds; ruled when the next round opens")
+            elif kind is Kind.EXPOSED_CARD and self.state in RESUMABLE:
+                # a card found face up inside the device, no card read with it (protocol: the
+                # shuffler's fault bit 6 outside a formed hand): ruled in any phase of a round
+                self._exposure(Source.DEVICE, detail=f"{event.device}: {event.detail}".strip())
             elif kind is not None and kind is not Kind.EXPOSED_CARD:
                 if kind is Kind.JAMMED:
                     self._interruption(event, Kind.JAMMED)
@@ -112,8 +117,9 @@ class IntakeMixin(RoundCore):
 
     def _rebooted(self, event: dev.DeviceRebooted) -> None:
         """A rebooted shuffler has lost its deck (and any shuffle not yet dealt from), so a
-        shuffle confirmed before the deal no longer counts; during the deal it is an
-        interruption like any other (RWS-NC3P 5.4, MBS-R3P 5.13)."""
+        shuffle confirmed before the deal no longer counts; and after "No more bets" a reboot is
+        an interruption like a device going offline, before the first card too (RWS-NC3P 5.4,
+        MBS-R3P 5.13: both or neither, and the text makes no exception)."""
         lost = self.layout.device is DealingDevice.SHUFFLER and \
             self.state not in (S.BURN, S.DEALING, S.DECISIONS, S.DEALT, S.REVEALED, S.HOLD,
                                S.OPTIONS)
@@ -123,7 +129,6 @@ class IntakeMixin(RoundCore):
                 self.lose_shuffle()  # nothing dealt yet: back to waiting for a shuffle
             self._note(event, "DeviceRebooted: the shuffle before it is lost; shuffle again",
                        ev.NoteCause.SHUFFLE_LOST)
-            return
         self._interruption(event, Kind.INTERRUPTION)
 
     def _interruption(self, event: dev.DeviceEvent, kind: Kind) -> None:
@@ -161,8 +166,7 @@ class IntakeMixin(RoundCore):
         self._assigned([deal.deliver_card(card)])
         if event.exposed:
             self._echoes.add((event.device, Kind.EXPOSED_CARD))
-            self.exposed += 1
-            self._irregularity(Kind.EXPOSED_CARD, detail=card.code, first_card=first)
+            self._exposure(Source.DEVICE, detail=card.code, first_card=first)
         self._maybe_finish_deal()
 
     def _card_set(self, event: dev.CardSetDispensed) -> None:
@@ -174,10 +178,10 @@ class IntakeMixin(RoundCore):
         deal.mark_seen(event.cards)
         deliveries = deal.deliver_set(event.cards)
         self._assigned(deliveries)
-        for _ in event.exposed:
+        if event.exposed:
             self._echoes.add((event.device, Kind.EXPOSED_CARD))
-            self.exposed += 1
-            self._irregularity(Kind.EXPOSED_CARD, detail="exposed in set", first_card=first)
+            self._exposure(Source.DEVICE, cards=len(event.exposed), first_card=first,
+                           detail="exposed in set: " + " ".join(c.code for c in event.exposed))
             if self.state not in (S.DEALING, S.BURN):
                 return
         for delivery in deliveries:
@@ -206,7 +210,7 @@ class IntakeMixin(RoundCore):
             self._apply(kind, ruling, None, ", ".join(c.code for c in cards))
             return False
         if state is S.BETTING:
-            self._irregularity(Kind.EXPOSED_CARD, detail="card drawn while bets are offered")
+            self._exposure(Source.DRAWN, detail="card drawn while bets are offered")
             return False
         deal = self.deal
         assert deal is not None

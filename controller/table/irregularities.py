@@ -33,6 +33,15 @@ class Action(str, Enum):
     """The error belongs to a round already settled: that settlement stands."""
 
 
+class Source(str, Enum):
+    """Where an exposed card was seen (RWS-NC3P 5.10 vs 5.7)."""
+
+    DEVICE = "device"
+    DEALER = "dealer"
+    DRAWN = "drawn"
+    """A card drawn from the device while bets are offered (LIVE-3P T&C 2, first bullet)."""
+
+
 class Phase(str, Enum):
     NO_ROUND = "no_round"
     BETTING = "betting"
@@ -51,7 +60,17 @@ class Context:
     handled: bool = False
     first_card: bool = False
     exposed_count: int = 0
+    """Cards exposed this round so far, this one included (LIVE-3P T&C 2: "number of exposed
+    cards")."""
+    exposed_in_deal: int = 0
+    """Of those, the ones exposed during the deal (RWS-3CP 5.1.2: "during the deal")."""
+    source: Source | None = None
+    """An exposed card: found in the shoe/shuffler, exposed by the dealer, or not known (None:
+    the supervisor is asked); :attr:`Source.DRAWN` for a card taken from the device while bets
+    are offered."""
     established: bool | None = None
+    revealed: bool = False
+    """The dealer's hand has been revealed: every hand is face up (an exposure changes nothing)."""
     before_p1_second_card: bool = False
     exposed_before_drop: bool = False
 
@@ -66,6 +85,9 @@ class Ruling:
     """After a supervisor's ORDER/RECONSTRUCT: what follows (RWS-NC3P 5.11.1: the options)."""
     declined: Action | None = None
     """What NOT_RECONSTRUCTABLE leads to (RWS-NC3P 5.9: hand removed; 5.5.5: void)."""
+    complete_hands_only: bool = False
+    """RECONSTRUCT may only move complete hands (RWS-NC3P 5.5.4, MBS-3P 5.3, MBS-R3P 5.4,
+    RWS-3CP 5.1.4): ``hands`` that are not a rearrangement of the recorded hands are refused."""
 
 
 _GENERAL = {
@@ -114,9 +136,16 @@ _UNTIL_NEXT_ROUND = {
 """The only clauses that reach past settlement: each says "provided that this is noticed before
 the commencement of the next round". Every other irregularity is "found during the Round of
 play", which concludes when the settlement is made (RWS-NC3P 1.14), so a settled round stands."""
-_CONCLUDED = {GameId.RWS_NC3P: "RWS-NC3P 1.14, 5.6", GameId.MBS_3P: "MBS-3P 5.1.2",
-              GameId.MBS_R3P: "MBS-R3P 5.1.2", GameId.RWS_3CP: "RWS-3CP 5.1.1",
+_CANNOT_BE_RECONSTRUCTED = {"RWS-NC3P 5.9", "RWS-NC3P 5.5.5", "RWS-3CP 5.1.5"}
+"""The corrections whose clause adds "and the cards cannot be Reconstructed": asked of the
+supervisor (MBS-R3P 5.5 has no such condition)."""
+_CONCLUDED = {GameId.RWS_NC3P: "RWS-NC3P 1.14, 5.6", GameId.MBS_3P: "MBS-3P 1.1.4",
+              GameId.MBS_R3P: "MBS-R3P 1.1.3",
+              GameId.RWS_3CP: "RWS-3CP (no clause; house: a settled game stands)",
               GameId.LIVE_3P: "LIVE-3P (no clause; house: a settled round stands)"}
+"""Where the text defines the round of play, the definition says it concludes at settlement."""
+_CLAUSE_OF = {(GameId.MBS_3P, Kind.WRONG_COUNT_DEALER): "5.4",
+              (GameId.MBS_R3P, Kind.WRONG_COUNT_DEALER): "5.4"}
 
 
 def after_settlement(rules: GameRules, kind: Kind) -> Ruling:
@@ -124,9 +153,16 @@ def after_settlement(rules: GameRules, kind: Kind) -> Ruling:
     entry = _UNTIL_NEXT_ROUND.get((rules.id, kind))
     if entry is not None:
         action, clause = entry
+        if clause in _CANNOT_BE_RECONSTRUCTED:
+            return Ruling(Action.SUPERVISOR, clause, "noticed after settlement, before the next "
+                          "round commenced: corrected only if the cards cannot be reconstructed",
+                          (Act.RECONSTRUCT, Act.NOT_RECONSTRUCTABLE), declined=action)
         return Ruling(action, clause, "noticed after settlement, before the next round "
                       "commenced: the settlement is corrected")
-    return Ruling(Action.STANDS, _CONCLUDED[rules.id],
+    clause = _CONCLUDED[rules.id]
+    if (rules.id, kind) in _CLAUSE_OF:
+        clause = f"{clause}, {_CLAUSE_OF[rules.id, kind]}"
+    return Ruling(Action.STANDS, clause,
                   "the round concluded at settlement; only a wrong count reaches until the next "
                   "round: the settlement stands")
 
@@ -154,7 +190,9 @@ def _wrong_count_player(rules: GameRules, game: GameId, ctx: Context) -> Ruling:
                       "hand removed and bets returned unless the cards can be reconstructed",
                       (Act.RECONSTRUCT, Act.NOT_RECONSTRUCTABLE), declined=Action.REMOVE_HAND)
     if game is GameId.MBS_R3P and ctx.handled:
-        return Ruling(Action.REMOVE_HAND, "MBS-R3P 5.5", "hand removed and wager returned")
+        return Ruling(Action.REMOVE_HAND, "MBS-R3P 5.5", "hand removed and wager returned; "
+                      "players dissatisfied with 5.5 may withdraw (5.7)",
+                      then=Action.PLAYER_OPTIONS)
     if game is GameId.LIVE_3P:
         return Ruling(Action.SUPERVISOR, "LIVE-3P T&C 5",
                       "reconstruction before submission, else management may void",
@@ -181,7 +219,8 @@ def _dealt_incorrectly(rules: GameRules, game: GameId, ctx: Context) -> Ruling:
     if not ctx.handled:
         return Ruling(Action.SUPERVISOR, _DEALT_INCORRECTLY[game],
                       "void unless reconstructable by moving complete hands (supervisor)",
-                      (Act.RECONSTRUCT, Act.NOT_RECONSTRUCTABLE, Act.VOID), declined=Action.VOID)
+                      (Act.RECONSTRUCT, Act.NOT_RECONSTRUCTABLE, Act.VOID), declined=Action.VOID,
+                      complete_hands_only=True)
     if game is GameId.MBS_R3P:
         return Ruling(Action.PLAYER_OPTIONS, "MBS-R3P 5.6, 5.7",
                       "played to a conclusion; players may withdraw their wagers")
@@ -202,27 +241,58 @@ def _other_dealing_error(rules: GameRules, game: GameId, ctx: Context) -> Ruling
 
 
 def _exposed(rules: GameRules, game: GameId, ctx: Context) -> Ruling:
-    if ctx.phase is Phase.BETTING:
-        if game is GameId.LIVE_3P:
-            return Ruling(Action.VOID, "LIVE-3P T&C 2", "card exposed during bets offering")
-        return general(rules, "card exposed before no more bets")
+    """The clause turns on where the card was seen (RWS-NC3P 5.10 vs 5.7), when (MBS-R3P 5.8
+    "dealt", RWS-3CP 5.1.2 "during the deal", LIVE-3P T&C 2 bets offering vs shuffling) and how
+    many (RWS-3CP 5.1.2 "two or more", LIVE-3P T&C 2 "number of exposed cards")."""
+    if game is GameId.LIVE_3P:
+        return _live_exposed(rules, ctx)
+    if ctx.source is Source.DRAWN:
+        return general(rules, "card drawn while bets are offered")
+    if ctx.revealed:
+        return Ruling(Action.CONTINUE, f"{rules.cite} (no clause: every hand is face up after "
+                      f"the reveal)", "a card exposed after the reveal changes nothing")
     if game is GameId.RWS_NC3P:
-        return Ruling(Action.CONTINUE, "RWS-NC3P 5.10",
-                      "face-up card in the shoe/shuffler used as the next card")
-    if game is GameId.MBS_R3P:
+        if ctx.source is Source.DEVICE:
+            return Ruling(Action.CONTINUE, "RWS-NC3P 5.10",
+                          "card found face up in the shoe/shuffler: used as the next card")
+        if ctx.source is Source.DEALER:
+            return Ruling(Action.PLAYER_OPTIONS, "RWS-NC3P 5.7",
+                          "card exposed by the dealer, a dealing error: each player continues "
+                          "or has the bet returned and the hand invalidated (5.7.3)")
+        return Ruling(Action.SUPERVISOR, "RWS-NC3P 5.10, 5.7",
+                      "exposed card: found face up in the shoe/shuffler (5.10, used as the next "
+                      "card) or exposed by the dealer (5.7, the players' options)?",
+                      (Act.IN_DEVICE, Act.BY_DEALER))
+    dealing = ctx.phase in (Phase.DEALING, Phase.BURNING)
+    if game is GameId.MBS_R3P and dealing:
         if ctx.manual_device and ctx.first_card:
             return Ruling(Action.VOID, "MBS-R3P 5.8.1",
                           "first card from a manual dealing device exposed")
         return Ruling(Action.CONTINUE, "MBS-R3P 5.8", "card turned face down, dealing continues")
-    if game is GameId.RWS_3CP:
-        if ctx.exposed_count >= 2:
+    if game is GameId.RWS_3CP and dealing:
+        if ctx.exposed_in_deal >= 2:
             return Ruling(Action.VOID, "RWS-3CP 5.1.2", "two or more cards exposed during the deal")
-        return Ruling(Action.CONTINUE, "RWS-3CP 5.1.2",
-                      "one exposed card: 5.1.2 voids only for two or more; dealing continues")
-    if game is GameId.LIVE_3P:
-        return Ruling(Action.CONTINUE, "LIVE-3P Game Play",
-                      "cards are dealt face up in the studio; exposure during the deal is normal")
-    return general(rules, "exposed card")
+        return general(rules, "one card exposed during the deal (5.1.2 voids for two or more)")
+    return general(rules, f"card exposed ({ctx.phase.value})")
+
+
+def _live_exposed(rules: GameRules, ctx: Context) -> Ruling:
+    if ctx.source is Source.DEVICE and ctx.phase not in (Phase.DEALING, Phase.BURNING):
+        count = f"{ctx.exposed_count} card{'s' if ctx.exposed_count != 1 else ''}"
+        return Ruling(Action.SUPERVISOR, "LIVE-3P T&C 2",
+                      f"found face up in the shuffler while shuffling ({count} this round, "
+                      f"{ctx.phase.value}): management acts on the stage of shuffling and the "
+                      f"number of cards", _VOID_OR_CONTINUE)
+    if ctx.phase is Phase.BETTING:
+        return Ruling(Action.VOID, "LIVE-3P T&C 2", "card exposed during bets offering")
+    if ctx.phase is Phase.BURNING:
+        return Ruling(Action.CONTINUE, "LIVE-3P T&C 2",
+                      "a burn card exposed: T&C 2 excepts burn cards")
+    if ctx.phase is Phase.BEFORE_DEAL:
+        return Ruling(Action.SUPERVISOR, "LIVE-3P T&C 2", "card exposed after bets closed, "
+                      "before the burn: management decides", _VOID_OR_CONTINUE)
+    return Ruling(Action.CONTINUE, "LIVE-3P Game Play",
+                  "cards are dealt face up in the studio; exposure during the deal is normal")
 
 
 def _simultaneous(rules: GameRules, game: GameId, ctx: Context) -> Ruling:
@@ -275,18 +345,30 @@ def _after_game(rules: GameRules, game: GameId, ctx: Context) -> Ruling:
 
 
 def _jammed(rules: GameRules, game: GameId, ctx: Context) -> Ruling:
-    """A jam is cleared by the dealer; it is not by itself an interruption that "affects the
-    continuation" (RWS-NC3P 5.4): a supervisor decides. If it does stop the round, the dealer
-    reports an interruption once the hold is decided and 5.4 / 5.13 apply."""
+    """RWS-NC3P 5.4 applies to a technical interruption "that affects the continuation of a
+    Round of play": a jam the dealer clears does not, one that stops the round does. The table
+    cannot tell which, so the supervisor is asked exactly that; with an outcome established the
+    answer changes nothing (5.4.1: play continues). MBS-R3P 5.13 is for a power failure only."""
     if game is GameId.LIVE_3P:
         return Ruling(Action.SUPERVISOR, "LIVE-3P T&C 6",
                       "cards jammed in the shuffler: management may void", _VOID_OR_CONTINUE)
+    if game is GameId.RWS_NC3P and ctx.phase is not Phase.BETTING:
+        if ctx.established:
+            return Ruling(Action.CONTINUE, "RWS-NC3P 5.4.1", "shuffler jammed with an outcome "
+                          "established: play continues to a conclusion")
+        return Ruling(Action.SUPERVISOR, "RWS-NC3P 5.4, 5.17",
+                      "shuffler jammed, no outcome established: cleared and dealing continues "
+                      "(continue), or it stops the round (interrupts: 5.4.2 voids)?",
+                      (Act.CONTINUE, Act.INTERRUPTS))
     return Ruling(Action.SUPERVISOR, _GENERAL[game],
                   "shuffler jammed: a supervisor has it cleared and dealing continues, or voids"
                   + (" (outcome established)" if ctx.established else ""), _VOID_OR_CONTINUE)
 
 
 def _interruption(rules: GameRules, game: GameId, ctx: Context) -> Ruling:
+    """The round of play began at "Place your bets" (RWS-NC3P 1.14): after "No more bets" an
+    interruption is ruled whether or not a card has been dealt, a reboot as an offline device
+    (5.4.2 makes no exception before the first card; docs/rules-coverage.md)."""
     if game is GameId.RWS_NC3P:
         if ctx.established:
             return Ruling(Action.CONTINUE, "RWS-NC3P 5.4.1",

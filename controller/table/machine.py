@@ -33,6 +33,7 @@ from controller.table import events as ev
 from controller.table.betting import BettingMixin
 from controller.table.holds import HoldsMixin
 from controller.table.intake import IntakeMixin
+from controller.table.irregularities import Source
 from controller.table.layout import TableLayout
 from controller.table.rulings import RulingsMixin
 from controller.table.settling import SettlingMixin
@@ -83,9 +84,10 @@ class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, Settling
         add("decisions_done", S.DECISIONS, S.DEALT, conditions="all_decided")
         add("reveal", S.DEALT, S.REVEALED)
         add("settle_round", S.REVEALED, S.SETTLED, conditions="can_settle")
-        add("hold", [*RESUMABLE, S.OPTIONS], S.HOLD, before="_remember_source")
+        # a hold after settlement: a correction whose clause asks a question (RWS-NC3P 5.9)
+        add("hold", [*RESUMABLE, S.OPTIONS, S.SETTLED], S.HOLD, before="_remember_source")
         add("offer_options", [*RESUMABLE, S.HOLD], S.OPTIONS, before="_remember_source")
-        for target in RESUMABLE:
+        for target in (*RESUMABLE, S.SETTLED):
             add("resume", [S.HOLD, S.OPTIONS], target, conditions=self._resumes_to(target))
         add("void", list(IN_ROUND), S.VOIDED)
 
@@ -138,6 +140,10 @@ class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, Settling
         self.shuffled, self._shuffle_pending = self._shuffle_pending, False
         self.emit(ev.RoundOpened(round=self.number, game=self.rules.id.value,
                                  table=self.layout.table_id))
+        if self._face_up_pending:  # found face up while shuffling for this round
+            found, self._face_up_pending = self._face_up_pending, 0
+            self._exposure(Source.DEVICE, cards=found,
+                           detail=f"{found} card(s) found face up while shuffling")
 
     def _cmd_ClearDeviceFault(self, command: cmd.ClearDeviceFault) -> None:
         held = self.hold_info if self.state is S.HOLD else None

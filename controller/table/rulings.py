@@ -19,6 +19,7 @@ from controller.table.irregularities import (
     Context,
     Phase,
     Ruling,
+    Source,
     general,
     rule,
 )
@@ -33,6 +34,10 @@ from controller.table.states import (
     RoundState,
     S,
 )
+
+
+_OPTIONS_AFTER = {"MBS-R3P 5.5": "MBS-R3P 5.7"}
+"""The clause under which the players' options follow a ruling (MBS-R3P 5.7 after 5.5)."""
 
 
 class RulingsMixin(RoundCore):
@@ -58,9 +63,24 @@ class RulingsMixin(RoundCore):
                               f"{position!r}")
         if command.kind is Kind.WRONG_COUNT_DEALER:
             position = self.rules.dealer
+        if command.kind is Kind.EXPOSED_CARD:
+            source = None if command.source is None else Source(command.source.value)
+            self._exposure(source, detail=command.details or "reported by "
+                           f"{command.actor}")
+            return
         self._irregularity(command.kind, position=position, handled=command.handled,
                            exposed_before_drop=command.exposed_before_drop,
                            detail=command.details)
+
+    def _exposure(self, source: Source | None, detail: str, cards: int = 1,
+                  first_card: bool | None = None) -> None:
+        """``cards`` exposed at once (one set can show two): counted, then ruled once, so a
+        clause that counts them (RWS-3CP 5.1.2) sees them all."""
+        self.exposed += cards
+        if self._context().phase in (Phase.DEALING, Phase.BURNING):
+            self.exposed_in_deal += cards
+        self._irregularity(Kind.EXPOSED_CARD, detail=detail, first_card=first_card,
+                           source=source)
 
     def _context(self, phase: Phase | None = None, **overrides: object) -> Context:
         deal = self.deal
@@ -76,6 +96,8 @@ class RulingsMixin(RoundCore):
             "handled": phase is Phase.DEALT,
             "first_card": deal is not None and deal.dealt <= 1,
             "exposed_count": self.exposed,
+            "exposed_in_deal": self.exposed_in_deal,
+            "revealed": self._effective_state() is S.REVEALED,
             "before_p1_second_card": deal is not None
             and deal.cards_of(self.rules.positions[0]) < 2,
         }
@@ -128,6 +150,8 @@ class RulingsMixin(RoundCore):
             self._void(f"{ruling.note}: {detail}" if detail else ruling.note, ruling.clause)
         elif action is Action.REMOVE_HAND and position is not None:
             self._remove_hand(position, ruling.clause)
+            if ruling.then is Action.PLAYER_OPTIONS and self.state in RESUMABLE:
+                self._offer_options(_OPTIONS_AFTER.get(ruling.clause, ruling.clause))
         elif action is Action.SUPERVISOR:
             if self.state not in (*RESUMABLE, S.OPTIONS):
                 return

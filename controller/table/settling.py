@@ -18,7 +18,7 @@ from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.core import RoundCore
 from controller.table.irregularities import Action, after_settlement
-from controller.table.states import Refused, S
+from controller.table.states import Hold, Refused, S
 
 
 class SettlingMixin(RoundCore):
@@ -90,7 +90,9 @@ class SettlingMixin(RoundCore):
         """A wrong count noticed after settlement but before the next round: RWS-NC3P 5.9 and
         5.5.5, MBS-R3P 5.5 and RWS-3CP 5.1.5 still apply ("provided that this is noticed before
         the commencement of the next round"), so the settlement is corrected; anything else
-        stands. Reversing a settlement is a supervisor's decision."""
+        stands. Reversing a settlement is a supervisor's decision. Where the clause adds "and
+        the cards cannot be Reconstructed" the round is held and the supervisor is asked that;
+        the next round cannot open meanwhile."""
         ruling = after_settlement(self.rules, command.kind)
         if ruling.action is Action.STANDS:
             self.emit(ev.IrregularityRuled(round=self.number, kind=command.kind.value,
@@ -104,31 +106,62 @@ class SettlingMixin(RoundCore):
             raise Refused(f"round {self.number} was already voided after settlement")
         assert self.deal is not None and self._settled_from is not None
         position = command.position
-        if ruling.action is Action.REMOVE_HAND and (
-                position is None or position == self.rules.dealer
-                or not self.deal.hands.get(position) or position in self.removed):
+        removes = (ruling.declined or ruling.action) is Action.REMOVE_HAND
+        if removes and (position is None or position == self.rules.dealer
+                        or not self.deal.hands.get(position) or position in self.removed):
             raise Refused(f"{command.kind.value} needs a box that was dealt a hand in play, got "
                           f"{position!r}")
         self.emit(ev.IrregularityRuled(round=self.number, kind=command.kind.value,
                                        action=ruling.action.value, clause=ruling.clause,
                                        note=ruling.note))
-        if ruling.action is Action.VOID:
-            returned = (f"{ruling.clause}; RWS-NC3P 5.15" if self.rules.id is GameId.RWS_NC3P
-                        else ruling.clause)
+        if ruling.action is Action.SUPERVISOR:
+            self.hold_info = Hold(command.kind, ruling, position)
+            self.hold()
+            self.emit(ev.SupervisorRequired(round=self.number, kind=command.kind.value,
+                                            clause=ruling.clause,
+                                            options=tuple(o.value for o in ruling.options)))
+            return
+        self._correct(ruling.action, ruling.clause, command.details or ruling.note, position)
+
+    def _decide_correction(self, hold: Hold, command: cmd.SupervisorDecision) -> None:
+        """The answer to a held correction: reconstructable, the settlement (made on the
+        recorded, i.e. intended, sequence) stands; not reconstructable, it is corrected."""
+        ruling = hold.ruling
+        if command.moves or command.hands:
+            raise Refused(f"{ruling.clause}: after settlement the question is only whether the "
+                          f"cards can be reconstructed; the settlement was made on the recorded "
+                          f"sequence, so no moves or hands are taken")
+        self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor,
+                                       action=command.action.value, clause=ruling.clause,
+                                       reason=command.reason))
+        self.hold_info = None
+        self.resume()
+        if command.action is cmd.SupervisorAction.NOT_RECONSTRUCTABLE:
+            self._correct(ruling.declined or Action.VOID, ruling.clause,
+                          command.reason or ruling.note, hold.position)
+        else:
+            self.emit(ev.IrregularityRuled(
+                round=self.number, kind=hold.kind.value, action=Action.STANDS.value,
+                clause=ruling.clause, note="the cards can be reconstructed: the settlement, "
+                "made on the recorded sequence, stands"))
+        self._after_resume()
+
+    def _correct(self, action: Action, clause: str, reason: str, position: str | None) -> None:
+        assert self._settled_from is not None
+        if action is Action.VOID:
+            returned = (f"{clause}; RWS-NC3P 5.15" if self.rules.id is GameId.RWS_NC3P
+                        else clause)
             settlement = void_round(tuple(self.wagers.values()), returned, self._settled_from)
             self._corrected = True
         else:
             assert position is not None
-            self.removed[position] = ruling.clause
-            self.emit(ev.HandRemoved(round=self.number, position=position,
-                                     clause=ruling.clause))
+            self.removed[position] = clause
+            self.emit(ev.HandRemoved(round=self.number, position=position, clause=clause))
             self.memory = self._settled_from
             settlement, _ = self._settlement()
         self.memory = settlement.memory
         self.last_settlement = settlement
-        self.emit(ev.SettlementCorrected(round=self.number, clause=ruling.clause,
-                                         reason=command.details or ruling.note,
-                                         settlement=settlement,
-                                         voided=ruling.action is Action.VOID,
-                                         position=position if ruling.action is not Action.VOID
+        self.emit(ev.SettlementCorrected(round=self.number, clause=clause, reason=reason,
+                                         settlement=settlement, voided=action is Action.VOID,
+                                         position=position if action is not Action.VOID
                                          else None))

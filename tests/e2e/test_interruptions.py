@@ -15,6 +15,7 @@ from controller.table import commands as cmd
 from controller.table import events as ev
 from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.shuffler import ShufflerSim
+from tests.controller.table.test_conditions import BEFORE_FIRST_CARD
 from tests.e2e.conftest import (
     DEALER,
     SEED,
@@ -180,15 +181,28 @@ def test_offline_during_betting_blocks_no_more_bets(rig: Rig) -> None:
 
 @pytest.mark.parametrize("rig", SHUFFLER_GAMES, indirect=True)
 def test_reboot_before_any_card_reshuffles(rig: Rig) -> None:
-    """The shuffler reboots forming the very first set: no card has been dealt, so the round is
-    not interrupted in any way that matters (RWS-NC3P 5.4 speaks of a round whose continuation
-    is affected); the shuffle is lost with the deck, so the round goes back to waiting for a
-    shuffle and then deals from the new one."""
+    """The shuffler reboots forming the very first set. The round of play began at "Place your
+    bets" (RWS-NC3P 1.14) and 5.4.2 makes no exception before the first card, so the reboot is
+    ruled exactly as the shuffler going offline there is (RWS-NC3P 5.4.2 void, MBS-R3P 5.13.1
+    options, a supervisor elsewhere); the shuffle is lost with the deck, so a round that goes
+    on waits for a new shuffle and deals from it."""
     rig.bets()
     rig.shuffle()
     rig.inject(FaultSpec(FaultKind.REBOOT))
     rig.shuffler.driver.dispense_hand()
     assert "shuffle before it is lost" in rig.note("DeviceRebooted").detail
+    ruled = rig.wait(ev.IrregularityRuled, lambda e: e.kind == "interruption")
+    assert (ruled.action, ruled.clause) == BEFORE_FIRST_CARD[rig.game]
+    if ruled.action == "void":
+        assert all_returned(rig.wait(ev.RoundVoided))
+        return
+    if ruled.action == "supervisor":
+        rig.put(cmd.SupervisorDecision(**SUPERVISOR, action=A.CONTINUE))
+        rig.wait(ev.SupervisorDecided)
+    else:
+        for box in ("1", "2"):
+            rig.put(cmd.PlayerOption(**DEALER, position=box, option=cmd.Option.CONTINUE))
+        rig.wait(ev.PlayerOptionTaken, lambda e: e.position == "2")
     rig.shuffle()
     for _ in range(3):
         rig.hand()
@@ -201,4 +215,16 @@ def test_reboot_before_any_card_reshuffles(rig: Rig) -> None:
     deck = twin._deck
     assert list(settled.hands) == [("1", tuple(deck[0:3])), ("2", tuple(deck[3:6])),
                                    ("dealer", tuple(deck[6:9]))]
-    assert rig.all(ev.RoundVoided) == [] and rig.all(ev.OutcomeEstablished) == []
+    assert rig.all(ev.RoundVoided) == []
+
+
+@pytest.mark.parametrize("rig", ["rws-nc-three-pictures"], indirect=True)
+def test_offline_before_any_card_voids_as_a_reboot_does(rig: Rig) -> None:
+    """RWS-NC3P 5.4.2: the cable pulled after the shuffle, before the first card: void, as for
+    the reboot above (both or neither)."""
+    rig.bets()
+    rig.shuffle()
+    rig.inject(UNPLUG)
+    voided = rig.wait(ev.RoundVoided)
+    assert voided.clause == "RWS-NC3P 5.4.2" and all_returned(voided)
+    rig.note("DeviceOnline")

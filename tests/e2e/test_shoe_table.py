@@ -130,14 +130,15 @@ def test_card_before_shuffle_confirmed_is_unshuffled(rig: Rig) -> None:
 
 EXPOSED_FIRST = {"rws-nc-three-pictures": ("continue", "RWS-NC3P 5.10"),
                  "mbs-royal-three-pictures": ("void", "MBS-R3P 5.8.1"),
-                 "rws-three-card-poker": ("continue", "RWS-3CP 5.1.2")}
+                 "rws-three-card-poker": ("supervisor",
+                                          "RWS-3CP (no clause; house: supervisor decides)")}
 
 
 @pytest.mark.parametrize("rig", [(g, ("framed",), "shoe") for g in MANUAL_GAMES], indirect=True)
 def test_first_card_exposed(rig: Rig) -> None:
     """The first card from the shoe comes out face up. RWS-NC3P 5.10: used as the next card;
     MBS-R3P 5.8.1: the first card from a manual device exposed voids the round; RWS-3CP 5.1.2:
-    one exposed card does not void."""
+    one exposed card does not void (no clause: a supervisor lets the deal continue)."""
     _ready(rig)
     rig.inject(FaultSpec(FaultKind.EXPOSED))
     rig.draw(1)
@@ -147,6 +148,9 @@ def test_first_card_exposed(rig: Rig) -> None:
     if action == "void":
         assert all_returned(rig.wait(ev.RoundVoided))
         return
+    if action == "supervisor":
+        rig.put(cmd.SupervisorDecision(**SUPERVISOR, action=A.CONTINUE))
+        rig.wait(ev.SupervisorDecided)
     rig.draw(8)
     rig.wait(ev.DealComplete)
     _framed_normal(rig, rig.finish())
@@ -176,7 +180,9 @@ def test_two_exposed_cards_void_3cp(rig: Rig) -> None:
     _ready(rig)
     rig.inject(FaultSpec(FaultKind.EXPOSED))
     rig.draw(1)
-    assert rig.wait(ev.IrregularityRuled).action == "continue"
+    assert rig.wait(ev.IrregularityRuled).action == "supervisor"  # one: no clause
+    rig.put(cmd.SupervisorDecision(**SUPERVISOR, action=A.CONTINUE))
+    rig.wait(ev.SupervisorDecided)
     rig.draw(1)
     rig.inject(FaultSpec(FaultKind.EXPOSED))
     rig.draw(1)

@@ -237,7 +237,7 @@ def test_dealer_set_of_four_reconstructed(rig: Rig) -> None:
 EXPOSED = {"rws-nc-three-pictures": ("continue", "RWS-NC3P 5.10"),
            "mbs-three-pictures": ("supervisor", "MBS-3P (no clause; house: supervisor decides)"),
            "mbs-royal-three-pictures": ("continue", "MBS-R3P 5.8"),
-           "rws-three-card-poker": ("continue", "RWS-3CP 5.1.2")}
+           "rws-three-card-poker": ("supervisor", "RWS-3CP (no clause; house: supervisor decides)")}
 
 
 @pytest.mark.parametrize("rig", SHUFFLER_GAMES, indirect=True)
@@ -271,6 +271,9 @@ def test_two_exposed_cards_void_3cp(rig: Rig) -> None:
     rig.shuffle()
     rig.inject(FaultSpec(FaultKind.EXPOSED))
     rig.hand()
+    assert rig.wait(ev.SupervisorRequired).kind == "exposed_card"  # one: no clause
+    rig.put(cmd.SupervisorDecision(**SUPERVISOR, action=A.CONTINUE))
+    rig.wait(ev.SupervisorDecided)
     rig.shuffler.driver.clear_fault()
     rig.inject(FaultSpec(FaultKind.EXPOSED))
     rig.shuffler.driver.dispense_hand()
@@ -278,7 +281,7 @@ def test_two_exposed_cards_void_3cp(rig: Rig) -> None:
     assert voided.clause == "RWS-3CP 5.1.2" and all_returned(voided)
 
 
-JAM = {"rws-nc-three-pictures": "RWS-NC3P 5.17", "mbs-three-pictures":
+JAM = {"rws-nc-three-pictures": "RWS-NC3P 5.4, 5.17", "mbs-three-pictures":
        "MBS-3P (no clause; house: supervisor decides)", "mbs-royal-three-pictures": "MBS-R3P 6.1",
        "rws-three-card-poker": "RWS-3CP (no clause; house: supervisor decides)"}
 
@@ -287,7 +290,8 @@ JAM = {"rws-nc-three-pictures": "RWS-NC3P 5.17", "mbs-three-pictures":
 def test_jam_supervisor_continues(rig: Rig) -> None:
     """The shuffler jams after the first set. Only LIVE-3P has a jam clause (T&C 6); elsewhere
     the general provision gives it to a supervisor (RWS-NC3P 5.17, MBS-R3P 6.1; house rule for
-    MBS-3P and RWS-3CP), who has it cleared: dealing continues with the same deck."""
+    MBS-3P and RWS-3CP; RWS-NC3P asks whether it stops the round, 5.4), who has it cleared:
+    dealing continues with the same deck."""
     rig.bets()
     rig.shuffle()
     rig.hand()
@@ -305,12 +309,32 @@ def test_jam_supervisor_continues(rig: Rig) -> None:
 
 @pytest.mark.parametrize("rig", ["rws-nc-three-pictures"], indirect=True)
 def test_jam_supervisor_voids(rig: Rig) -> None:
-    """The supervisor may instead void the round (RWS-NC3P 5.17): every wager returned."""
+    """RWS-NC3P 5.4: the supervisor answers that the jam stops the round; with Main bets only no
+    outcome is established, so 5.4.2 voids it: every wager returned."""
     rig.bets()
     rig.shuffle()
     rig.hand()
     rig.inject(FaultSpec(FaultKind.JAM))
-    rig.wait(ev.SupervisorRequired)
-    rig.put(cmd.SupervisorDecision(**SUPERVISOR, action=A.VOID, reason="cards damaged"))
+    assert rig.wait(ev.SupervisorRequired).options == ("continue", "interrupts")
+    rig.put(cmd.SupervisorDecision(**SUPERVISOR, action=A.INTERRUPTS, reason="cards damaged"))
     voided = rig.wait(ev.RoundVoided)
-    assert voided.clause == "RWS-NC3P 5.17" and all_returned(voided)
+    assert voided.clause == "RWS-NC3P 5.4.2" and all_returned(voided)
+
+
+@pytest.mark.parametrize("rig", ["rws-nc-three-pictures"], indirect=True)
+def test_jam_with_an_outcome_established_continues(rig: Rig) -> None:
+    """RWS-NC3P 5.4.1: box 1's Three Pictures bet has lost on 2H when the shuffler jams: an
+    outcome is established, so nothing is asked and play continues to a conclusion."""
+    rig.bets([("1", "main", 1000), ("1", "three_pictures", 1000), ("2", "main", 1000)])
+    rig.shuffle()
+    rig.hand()
+    rig.inject(FaultSpec(FaultKind.JAM))
+    ruled = rig.wait(ev.IrregularityRuled, lambda e: e.kind == "jammed")
+    assert (ruled.action, ruled.clause) == ("continue", "RWS-NC3P 5.4.1")
+    rig.shuffler.driver.clear_fault()
+    rig.hand()
+    rig.hand()
+    rig.wait(ev.DealComplete)
+    settled = rig.finish()
+    assert results(settled)["w2"] == ("lose", -1000)
+    assert rig.all(ev.SupervisorRequired) == []

@@ -59,6 +59,21 @@ def test_a_report_carries_every_field(table: TableThread) -> None:
             bare.details) == (None, None, False, None, "")
 
 
+@pytest.mark.parametrize("answer", ["in_device", "by_dealer", "interrupts",
+                                    "not_reconstructable"])
+def test_supervisor_answer_and_exposure_source(table: TableThread, answer: str) -> None:
+    """The fact a held ruling asks for (issue 12) is answered through the socket, and a report
+    of an exposed card can say where it was seen (RWS-NC3P 5.10 vs 5.7)."""
+    handler = TableHandler(table, lambda: 0)
+    decision = handler.command_for(Request(1, "supervisor.answer", {"answer": answer}),
+                                   SUPERVISOR)
+    assert isinstance(decision, cmd.SupervisorDecision)
+    assert decision.action is cmd.SupervisorAction(answer)
+    report = handler.command_for(Request(2, "irregularity.report", {
+        "kind": "exposed_card", "source": "dealer"}), DEALER)
+    assert isinstance(report, cmd.ReportIrregularity) and report.source is cmd.Source.DEALER
+
+
 @pytest.fixture(name="second_session")
 def fixture_second_session(tmp_path: Path) -> Iterator[tuple[TableHandler, int]]:
     """A started table in the journal's second session (one round was voided in the first):

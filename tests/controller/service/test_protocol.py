@@ -35,7 +35,7 @@ def test_verb_list() -> None:
                           "round.reveal", "round.settle", "option", "supervisor.continue",
                           "deck.replace", "deck.counted", "irregularity.report",
                           "options.close", "wager.withdraw", "supervisor.clear-fault",
-                          "journal.acknowledge"}
+                          "journal.acknowledge", "supervisor.answer"}
     reads = {verb for verb, spec in VERBS.items() if spec.access is Access.READ}
     assert reads == {"watch", "round.status", "wager.list"}
 
@@ -139,7 +139,7 @@ REFUSED = [
      ErrorCode.BAD_ARGS, "'round' must be a whole number", 6),
     (_line({"id": 6, "verb": "irregularity.report", "args": {"kind": "other", "box": "3"}}),
      ErrorCode.BAD_ARGS, ("unknown argument 'box' \\(it takes kind, position, handled, "
-                          "exposed_before_drop, round, details\\)"), 6),
+                          "exposed_before_drop, round, details, source\\)"), 6),
     (_line({"id": 7, "verb": "options.close", "args": {"position": "1"}}), ErrorCode.BAD_ARGS,
      "options.close: unknown argument 'position'", 7),
     (_line({"id": 8, "verb": "wager.withdraw", "args": {}}), ErrorCode.BAD_ARGS,
