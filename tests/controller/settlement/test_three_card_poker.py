@@ -285,6 +285,18 @@ def test_fold_keeps_the_progressive_and_envy() -> None:
     assert results["prog"].net == STRAIGHT_PROGRESSIVE - PROGRESSIVE_STAKE + ENVY_AKQ_SPADES
 
 
+def test_fold_loses_only_the_folding_players_wagers() -> None:
+    """3.8.1: "the Player loses his wager": ann folds (Ante without Play), bob's own Pair Plus
+    on the same box is paid on the hand (4.2), not lost with her fold."""
+    results = run({"1": "10♠ 10♥ K♦", "dealer": QUALIFYING_DEALER},
+                  [Wager("a", "1", "ante", 100, player="ann"),
+                   Wager("pp-ann", "1", "pair_plus", 50, player="ann"),
+                   Wager("pp-bob", "1", "pair_plus", 50, player="bob")])
+    assert results["a"].net == -100
+    assert results["pp-ann"].net == -50
+    assert (results["pp-bob"].outcome, results["pp-bob"].net) == (Outcome.WIN, 50)
+
+
 # --- envy bonus (3.12, 3.13) ----------------------------------------------------------------
 
 
@@ -327,6 +339,21 @@ def test_no_envy_from_a_pair_plus_only_hand() -> None:
                   + plays("2", progressive=PROGRESSIVE_STAKE))
     assert results["progressive2"].net == -PROGRESSIVE_STAKE
     assert results["pp1"].net == 40 * 10
+
+
+@pytest.mark.parametrize("order", [1, -1], ids=["listed", "reversed"])
+def test_envy_bonus_once_per_player_not_per_box(order: int) -> None:
+    """3.12 pays "all other seated Players": bob with progressive wagers at two boxes receives
+    one Envy Bonus for ann's AKQ spades, on his first box in layout order, whatever the list
+    order; his other progressive wager is settled on its hand alone."""
+    wagers = plays("1") + [
+        Wager(f"{bet}{pos}", pos, bet, PROGRESSIVE_STAKE if bet == "progressive" else 100,
+              player="bob")
+        for pos in ("2", "3") for bet in ("ante", "play", "progressive")]
+    hands = {"1": "A♠ K♠ Q♠", "2": "6♠ 4♥ 2♦", "3": "9♣ 5♥ 3♠", "dealer": QUALIFYING_DEALER}
+    results = run(hands, wagers[::order], jackpot=1_000_000)
+    assert results["progressive2"].net == -PROGRESSIVE_STAKE + ENVY_AKQ_SPADES
+    assert results["progressive3"].net == -PROGRESSIVE_STAKE
 
 
 def test_no_envy_for_a_standing_player() -> None:
