@@ -67,6 +67,8 @@ def settle(round_: RoundInput) -> Settlement:
                            f"{round_.rounding_unit}")
     wagers = list(round_.wagers)
     check_wagers(rules, wagers, round_.limits, round_.progressive.stake)
+    if round_.void_clause is not None:
+        return void_round(wagers, round_.void_clause, round_.memory)
     check_hands(rules, round_.hands, _needed_hands(rules, round_))
 
     early: dict[str, Resolution] = {}
