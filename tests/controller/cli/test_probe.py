@@ -66,3 +66,31 @@ def test_probe_mute_device(capsys: pytest.CaptureFixture[str]) -> None:
     err = capsys.readouterr().err.strip()
     assert code == 2 and time.monotonic() - started < 5
     assert len(err.splitlines()) == 1 and "no reply to IDENTIFY" in err
+
+
+def _libusb_present() -> bool:
+    import usb.backend.libusb1
+
+    return usb.backend.libusb1.get_backend() is not None
+
+
+def test_probe_hid_accepts_the_usb_slash_slash_form(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--dialect hid --url usb://1209:5ca1`` is parsed (the bulk link's URL form), not refused
+    as "ids must be hex"; with no such device attached it fails in one line naming it."""
+    code = main(["probe", "--device", "shoe", "--dialect", "hid", "--url", "usb://1209:5ca1",
+                 "--seconds", "0.1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert "must be hex" not in err[-1] and "usb:1209:5ca1" in err[-1]
+
+
+@pytest.mark.skipif(_libusb_present(), reason="libusb is installed here")
+def test_without_libusb_the_error_says_what_to_install() -> None:
+    """With no libusb, opening a USB device names the package to install rather than
+    pyusb's bare "No backend available"."""
+    from drivers.errors import OpenFailed
+    from drivers.usb_find import find_device
+
+    with pytest.raises(OpenFailed, match=r"install libusb-1\.0 \(Debian: apt-get install "
+                                         r"libusb-1\.0-0\)"):
+        find_device(0x1209, 0x5CA1, None, None, "usb:1209:5ca1")
