@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "controller.cli.bench",
     "controller.cli.probe",
     "controller.cli.journal",
+    "controller.cli.selfcheck",
     "controller.cli.run",
     "controller.cli.client",
 )

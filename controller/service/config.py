@@ -105,6 +105,24 @@ class TcpListenerConfig:
     port: int
 
 
+class SoftwareVerify(str, Enum):
+    """What the service does with the software check (docs/install-raspberry-pi.md)."""
+
+    REPORT = "report"
+    """Check and journal the verdict with every session; rounds open either way."""
+    REQUIRED = "required"
+    """As report, and no round opens unless the software verified."""
+
+
+@dataclass(frozen=True, slots=True)
+class SoftwareConfig:
+    """``[software]``: the signed release manifest and the public key that verifies it."""
+
+    manifest: Path | None = None
+    public_key: Path | None = None
+    verify: SoftwareVerify = SoftwareVerify.REPORT
+
+
 @dataclass(frozen=True, slots=True)
 class ControlConfig:
     socket: Path = DEFAULT_CONTROL_SOCKET
@@ -131,6 +149,7 @@ class ServiceConfig:
     rounding_unit: int = 1
     progressive: ProgressiveConfig | None = None
     control: ControlConfig = ControlConfig()
+    software: SoftwareConfig = SoftwareConfig()
 
     @property
     def rules(self) -> GameRules:
@@ -206,11 +225,12 @@ class _Reader:
         assert journal_section is not None
         journal = self._journal(journal_section)
         control = self._control(root.section("control"))
+        software = self._software(root.section("software"))
         root.finish()
         return ServiceConfig(source=self.source, table_id=table_id, game=rules.id, boxes=boxes,
                              device=device, journal=journal,
                              limits=MappingProxyType(limits), rounding_unit=rounding_unit,
-                             progressive=progressive, control=control)
+                             progressive=progressive, control=control, software=software)
 
     def _boxes(self, table: Section, rules: GameRules) -> tuple[str, ...]:
         boxes = table.strings("boxes", rules.positions)
@@ -336,6 +356,20 @@ class _Reader:
         retention = section.integer("retention_days", DEFAULT_RETENTION_DAYS, minimum=1)
         section.finish()
         return JournalConfig(directory, durability, key_file, retention)
+
+    def _software(self, section: Section | None) -> SoftwareConfig:
+        if section is None:
+            return SoftwareConfig()
+        paths = {name: self.path(section, name, section.string(name))
+                 for name in ("manifest", "public_key")}
+        text = section.string("verify", SoftwareVerify.REPORT.value)
+        try:
+            verify = SoftwareVerify(text)
+        except ValueError:
+            raise section.error("verify", f"{text!r}: use one of "
+                                f"{', '.join(v.value for v in SoftwareVerify)}") from None
+        section.finish()
+        return SoftwareConfig(paths["manifest"], paths["public_key"], verify)
 
     def _group(self, section: Section, name: str, default: str | None,
                *, empty_ok: bool = False) -> str | None:

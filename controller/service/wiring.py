@@ -19,7 +19,9 @@ from controller.journal.errors import JournalError
 from controller.journal.recovery import RESTART_DEVICE, RecoveryReport, recover
 from controller.journal.writer import JournalWriter
 from controller.service.app import Health
-from controller.service.config import DeviceKind, ServiceConfig
+from controller.selfcheck.manifest import CheckResult
+from controller.selfcheck.status import check_and_record
+from controller.service.config import DeviceKind, ServiceConfig, SoftwareVerify
 from controller.service.dealer import DeviceOperator
 from controller.service.devices import DealingDevice, check_device_path, open_device
 from controller.service.errors import ServiceError
@@ -50,6 +52,7 @@ class Wiring:
         self.device: DealingDevice | None = None
         self.operator: DeviceOperator | None = None
         self.recovery: RecoveryReport | None = None
+        self.software: CheckResult | None = None
         self.handler: TableHandler | None = None
         self.retention: RetentionTimer | None = None
         self._device_online = threading.Event()
@@ -66,6 +69,9 @@ class Wiring:
         config, journal = self.config, self.config.journal
         check_device_path(config.device)  # a deployment mistake: refused before the journal
         key = load_service_key(journal.hmac_key_file) if journal.hmac_key_file else None
+        software = config.software  # checked before the journal: every session records it
+        self.software = check_and_record(software.manifest, software.public_key,
+                                         required=software.verify is SoftwareVerify.REQUIRED)
         try:
             self.writer = JournalWriter(journal.directory, table_id=config.table_id,
                                         hmac_key=key, durability=journal.durability)
@@ -96,7 +102,8 @@ class Wiring:
                                  journaled.tracker.resumes_to)
         self.table.subscribe_batches(self._published)
         self.table.subscribe_batches(self.operator.see)
-        self.handler = TableHandler(self.table, lambda: self._base, status=self.status)
+        self.handler = TableHandler(self.table, lambda: self._base, status=self.status,
+                                    open_refusal=self._open_refusal)
         self.table.start()
         if report.round is not None:
             # The restart was fed to the table as the controller going offline (recovery);
@@ -177,7 +184,15 @@ class Wiring:
                             "seq": writer.seq if writer else None,
                             "last_hash": writer.last_hash if writer else None,
                             "retention": self.retention.status() if self.retention else None},
-                "recovery": self.recovery.to_dict() if self.recovery else None}
+                "recovery": self.recovery.to_dict() if self.recovery else None,
+                "software": self.software.to_json() if self.software else None}
+
+    def _open_refusal(self) -> str | None:
+        """Config ``software.verify = "required"`` and the check failed: no round opens."""
+        if self.config.software.verify is not SoftwareVerify.REQUIRED or self.software is None \
+                or self.software.verified:
+            return None
+        return f"software not verified ({self.software.summary()}); config requires it"
 
     def status_line(self, alive: bool = True) -> str:
         """"round 1234 dealing, shuffler online" plus what needs attention."""
