@@ -99,6 +99,32 @@ def test_games_odds_rank_outputs_validate(capsys: pytest.CaptureFixture[str]) ->
                                         "2C", "--json"))
 
 
+def test_bench_and_journal_outputs_validate(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """``bench --json`` and the journal verbs' ``--json`` (verify, rounds, recall, replay of a
+    bench journal, which reports what it did not replay) match their schemas."""
+    journal = tmp_path / "journal"
+    validator("bench").validate(cli_json(capsys, "bench", "--game", "rws-three-card-poker",
+                                         "--rounds", "2", "--journal-dir", str(journal),
+                                         "--json"))
+    validator("journal-verify").validate(cli_json(capsys, "journal", "verify", str(journal),
+                                                  "--json"))
+    rounds = validator("journal-rounds")
+    rounds.validate(cli_json(capsys, "journal", "rounds", str(journal), "--json"))
+    rounds.validate(cli_json(capsys, "journal", "recall", str(journal), "--json"))
+    assert main(["journal", "replay", str(journal), "--json"]) == 1
+    validator("journal-replay").validate(json.loads(capsys.readouterr().out))
+
+
+def test_every_schema_is_a_valid_schema_and_is_used() -> None:
+    """Each file in schemas/ is a valid 2020-12 schema and is exercised by a test here."""
+    source = Path(__file__).read_text(encoding="utf-8")
+    for path in SCHEMAS.glob("*.schema.json"):
+        validator(path.name.removesuffix(".schema.json"))
+        name = path.name.removesuffix(".schema.json")
+        assert f'"{name}"' in source or name == "selfcheck", name
+
+
 def test_control_request_schema_names_every_verb_and_argument() -> None:
     """Each verb of the protocol has one branch in the schema with the same arguments and the
     same required ones, so the schema cannot drift from the service."""
