@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from controller.games.catalog import GAMES
 from controller.games.rules import GameId, GameRules
@@ -48,6 +48,7 @@ _GROUP = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
 _USB_HID = re.compile(r"^usb:[0-9a-fA-F]{4}:[0-9a-fA-F]{4}(:[^:/\s]+)?$")
 _USB_BULK = re.compile(r"^usb://[0-9a-fA-F]{4}:[0-9a-fA-F]{4}(/\S+)?$")
 _SOCKET_URL = re.compile(r"^socket://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$")
+_E = TypeVar("_E", bound=Enum)
 SIM_URL = "sim"
 """Device URL meaning "the firmware_sim device of this kind, started in-process"."""
 
@@ -345,12 +346,7 @@ class _Reader:
 
     def _journal(self, section: Section) -> JournalConfig:
         directory = self.path(section, "directory", section.string("directory"))
-        text = section.string("durability", Durability.MONEY.value)
-        try:
-            durability = Durability(text)
-        except ValueError:
-            raise section.error("durability", f"unknown policy {text!r}; use one of "
-                                f"{', '.join(d.value for d in Durability)}") from None
+        durability = self._choice(section, "durability", Durability.MONEY, "policy")
         key_text = section.string("hmac_key_file", None)
         key_file = None if key_text is None else self.path(section, "hmac_key_file", key_text)
         retention = section.integer("retention_days", DEFAULT_RETENTION_DAYS, minimum=1)
@@ -362,14 +358,20 @@ class _Reader:
             return SoftwareConfig()
         paths = {name: self.path(section, name, section.string(name))
                  for name in ("manifest", "public_key")}
-        text = section.string("verify", SoftwareVerify.REPORT.value)
-        try:
-            verify = SoftwareVerify(text)
-        except ValueError:
-            raise section.error("verify", f"{text!r}: use one of "
-                                f"{', '.join(v.value for v in SoftwareVerify)}") from None
+        verify = self._choice(section, "verify", SoftwareVerify.REPORT, "setting")
         section.finish()
         return SoftwareConfig(paths["manifest"], paths["public_key"], verify)
+
+    @staticmethod
+    def _choice(section: Section, name: str, default: _E, what: str) -> _E:
+        """One value of ``default``'s Enum, by its text; anything else names the choices."""
+        kind = type(default)
+        text = section.string(name, default.value)
+        try:
+            return kind(text)
+        except ValueError:
+            raise section.error(name, f"unknown {what} {text!r}; use one of "
+                                f"{', '.join(v.value for v in kind)}") from None
 
     def _group(self, section: Section, name: str, default: str | None,
                *, empty_ok: bool = False) -> str | None:

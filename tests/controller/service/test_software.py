@@ -67,6 +67,6 @@ def test_unknown_verify_value_is_a_config_error(tmp_path: Path) -> None:
 
     text = service_toml(tmp_path) + '\n[software]\nmanifest = "m"\npublic_key = "k"\n' \
                                     'verify = "always"\n'
-    with pytest.raises(ConfigError, match="software.verify: 'always': use one of report, "
-                                          "required"):
+    with pytest.raises(ConfigError, match="software.verify: unknown setting 'always'; use "
+                                          "one of report, required"):
         parse_config(text, source="t.toml")
