@@ -10,9 +10,10 @@ signature fails says nothing about the software.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,7 @@ class CheckResult:
     problem: str | None = None
     manifest: str | None = None
     public_key: str | None = None
-    public_key_sha256: str | None = field(default=None)
+    public_key_sha256: str | None = None
 
     @property
     def verified(self) -> bool:
@@ -190,7 +191,5 @@ def check(manifest_path: Path | None, public_key_path: Path | None) -> CheckResu
 
 def _key_id(key: Ed25519PublicKey) -> str:
     """SHA-256 of the raw public key: names the key in the journal without the key file."""
-    import hashlib
-
     raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return hashlib.sha256(raw).hexdigest()

@@ -19,8 +19,9 @@ from tests.controller.cli.test_selfcheck import write_key_pair
 from tests.controller.service.conftest import service_toml
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(name="forget_verdict", autouse=True)
 def fixture_forget_verdict() -> Iterator[None]:
+    """The verdict is per process: forget this test's so later tests journal their own."""
     yield
     software_status.reset()
 
