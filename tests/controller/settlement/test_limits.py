@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from controller.errors import WagerError
 from controller.games.cards import Card, parse_cards
@@ -280,3 +282,28 @@ def test_out_of_limit_wager_refused_where_no_clause_settles_it(game: str, hands:
     bet_limits = {wager.bet: BetLimit(100, 1000)}
     with pytest.raises(WagerError):
         run(game, hands, [wager], bet_limits)
+
+
+# --- order independence (issue 16) ----------------------------------------------------------
+
+_WAGER = st.tuples(st.sampled_from(["1", "2"]), st.sampled_from(["main", "tie"]),
+                   st.integers(1, 120).map(lambda n: n * 50),
+                   st.sampled_from(["ann", "bob", "cat", None]),
+                   st.sampled_from([None, None, True, False]))
+
+
+@given(st.lists(_WAGER, min_size=1, max_size=6).flatmap(
+    lambda raw: st.tuples(st.just(raw), st.permutations(range(len(raw))))))
+@settings(max_examples=200, deadline=None)
+def test_results_do_not_depend_on_the_order_wagers_are_listed(
+        case: tuple[list[tuple[str, str, int, str | None, bool | None]], list[int]]) -> None:
+    """RWS-NC3P 1.15, 5.1-5.1.2: any wagers, listed in any order, settle the same way; the
+    JSON list order of a request is not a placement order."""
+    raw, order = case
+    wagers = [Wager(f"w{i}", pos, bet, amount, player=player, seated=seated)
+              for i, (pos, bet, amount, player, seated) in enumerate(raw)]
+    hands = {"1": "Q♦ J♥ 9♣", "2": "3♥ 2♥ A♣", "dealer": "2♦ 2♠ 5♣"}
+    limits = {"main": BetLimit(100, 3000), "tie": BetLimit(100, 1000)}
+    listed = run(RWS, hands, wagers, limits, unit=5).by_id()
+    shuffled = run(RWS, hands, [wagers[i] for i in order], limits, unit=5).by_id()
+    assert listed == shuffled
