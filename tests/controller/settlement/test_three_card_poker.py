@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.errors import WagerError
@@ -419,3 +419,31 @@ def test_play_is_paid_only_against_a_qualifying_dealer(six: list[Card]) -> None:
     d = hand_values.strength(hand_values.evaluate(rules, dealer))
     expected = 100 if p > d else -100 if p < d else 0
     assert results["play1"].net == expected
+
+
+# --- order independence (issue 16) ----------------------------------------------------------
+
+
+@given(st.lists(st.tuples(st.sampled_from(["1", "2", "3"]), st.sampled_from(["ann", "bob", None]),
+                          st.booleans(), st.sampled_from([None, True, False])),
+                min_size=1, max_size=5),
+       st.sets(st.sampled_from(["1", "2", "3"])), st.data())
+@settings(max_examples=150, deadline=None)
+def test_results_do_not_depend_on_the_order_wagers_are_listed(
+        raw: list[tuple[str, str | None, bool, bool | None]], playing: set[str],
+        data: st.DataObject) -> None:
+    """Folds (3.8.1, per player) and Envy Bonuses (3.12, once per player) settle the same
+    whatever order the wagers are listed in. Each box plays or folds as a whole, as the table's
+    decision is per box (3.8.2: the Play equals the Ante)."""
+    wagers: list[Wager] = []
+    for i, (pos, player, progressive, seated) in enumerate(raw):
+        wagers.append(Wager(f"a{i}", pos, "ante", 100, player=player, seated=seated))
+        if pos in playing:
+            wagers.append(Wager(f"p{i}", pos, "play", 100, player=player, seated=seated))
+        wagers.append(Wager(f"pp{i}", pos, "pair_plus", 50, player=player, seated=seated))
+        if progressive:
+            wagers.append(Wager(f"g{i}", pos, "progressive", PROGRESSIVE_STAKE, player=player,
+                                seated=seated))
+    shuffled = data.draw(st.permutations(wagers))
+    hands = {"1": "A♠ K♠ Q♠", "2": "A♥ K♥ Q♥", "3": "6♠ 4♥ 2♦", "dealer": QUALIFYING_DEALER}
+    assert run(hands, wagers, jackpot=1_000_000) == run(hands, shuffled, jackpot=1_000_000)
