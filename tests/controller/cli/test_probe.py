@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from controller.cli import main
@@ -36,6 +37,10 @@ def test_probe_shoe_json(capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["probe", "--device", "shoe", "--url", server.url, "--seconds", "0.5",
                      "--json"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    schema = json.loads((Path(__file__).resolve().parents[3] / "schemas" /
+                         "probe-line.schema.json").read_text(encoding="utf-8"))
+    for line in lines:  # the published schema (issue 16)
+        jsonschema.validate(line, schema)
     assert lines[0]["event"] == "identity" and lines[1]["event"] == "status"
     cards = [line["card"] for line in lines if line["event"] == "card"]
     assert cards == [card.code for card in drawn if card is not None]
