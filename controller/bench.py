@@ -82,6 +82,8 @@ class Bench:
                 self._round(index)
                 if self.progress is not None:
                     self.progress(self.report, index + 1)
+        # After the rig closed the journal: the count includes its last records (the devices'
+        # final notes, journal_closed), the same count `journal verify` reports.
         self.report.journal = rig.summary
         self.report.faults_injected.update(self.injector.injected)
         self.report.seconds = time.monotonic() - started

@@ -72,10 +72,11 @@ class BenchRig:
 
     def close(self) -> None:
         writer = self.wiring.writer
+        self.wiring.close()
+        # after the close: the count includes the last records (journal_closed), as verify's
         if writer is not None and self.journal_dir is not None:
             self.summary = {"directory": str(writer.directory), "records": writer.seq,
                             "last_hash": writer.last_hash}
-        self.wiring.close()
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None

@@ -1,6 +1,6 @@
 """Device drivers: the electronic card shuffler and the dealing shoe, over pyserial and pyusb.
 
-Layers (``../shared/STYLE.md``): ``transport`` moves bytes, ``<protocol>/framing`` finds frames,
+Layers (the house style): ``transport`` moves bytes, ``<protocol>/framing`` finds frames,
 ``<protocol>/messages`` encodes and decodes them, ``<device>`` runs commands, retries and
 heartbeats and emits the typed, frozen events of :mod:`drivers.events` onto one queue. Nothing here
 knows the rules of a game.

@@ -30,6 +30,9 @@ def find_device(vendor_id: int, product_id: int, serial: str | None, backend: An
     try:
         dev = usb.core.find(idVendor=vendor_id, idProduct=product_id, backend=backend,
                             custom_match=serial_matches)
+    except usb.core.NoBackendError as e:
+        raise OpenFailed(f"cannot enumerate {url}: no USB backend: install libusb-1.0 "
+                         "(Debian: apt-get install libusb-1.0-0)") from e
     except (usb.core.USBError, ValueError) as e:
         raise OpenFailed(f"cannot enumerate {url}: {e}") from e
     if dev is None:

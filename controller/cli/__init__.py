@@ -19,6 +19,7 @@ from controller.logsetup import configure_logging
 from drivers.errors import DriverError
 
 EXIT_USAGE = 2
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 # One module per subcommand, in the order ``tablectl --help`` lists them.
 COMMAND_MODULES = (
@@ -30,6 +31,7 @@ COMMAND_MODULES = (
     "controller.cli.probe",
     "controller.cli.conformance",
     "controller.cli.journal",
+    "controller.cli.selfcheck",
     "controller.cli.run",
     "controller.cli.client",
 )
@@ -45,7 +47,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tablectl", description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
-    parser.add_argument("--log-level", default="WARNING", help="operational log level")
+    parser.add_argument("--log-level", default="WARNING", type=str.upper, choices=LOG_LEVELS,
+                        help="operational log level (default %(default)s)")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)

@@ -9,6 +9,7 @@ from typing import Any
 
 from controller.bench import Bench, BenchReport, applicable_faults, summary_lines
 from controller.cli.output import print_json
+from controller.logsetup import status_line
 
 
 def register(subparsers: Any) -> None:
@@ -35,12 +36,10 @@ def _progress(rounds: int, quiet: bool):
     def show(report: BenchReport, done: int) -> None:
         line = (f"round {done}/{rounds}: settled {report.settled}, voided {report.voided}, "
                 f"hands removed {report.hands_removed}")
-        if terminal:
-            end = "\n" if done == rounds else ""
-            sys.stderr.write(f"\r{line}{end}")
-            sys.stderr.flush()
+        if terminal:  # log lines clear and redraw it (controller.logsetup)
+            status_line(line, final=done == rounds)
         elif not quiet and (done % every == 0 or done == rounds):
-            sys.stderr.write(line + "\n")
+            print(line, flush=True)  # off a terminal stderr holds only log lines
 
     return show
 

@@ -7,7 +7,8 @@ from typing import Any
 
 from controller.cli.output import print_json
 from controller.games.catalog import GAMES
-from controller.games.rules import GameRules
+from controller.games.rules import Family, GameRules, PayLine
+from controller.settlement.model import ProgressiveConfig
 
 
 def register(subparsers: Any) -> None:
@@ -16,8 +17,19 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def _line(line: PayLine) -> dict[str, Any]:
+    """One pay line; the amounts a player-facing table needs are kept as numbers: ``fixed`` and
+    ``envy_bonus`` in minor units, ``jackpot_percent`` of the meter (RWS-3CP 4.4's columns)."""
+    out: dict[str, Any] = {"key": line.key, "label": line.label, "pays": line.describe(),
+                           "clause": line.clause}
+    for name in ("fixed", "jackpot_percent", "envy_bonus"):
+        if getattr(line, name) is not None:
+            out[name] = getattr(line, name)
+    return out
+
+
 def game_summary(rules: GameRules) -> dict[str, Any]:
-    return {
+    summary = {
         "id": rules.id.value,
         "cite": rules.cite,
         "title": rules.title,
@@ -30,13 +42,16 @@ def game_summary(rules: GameRules) -> dict[str, Any]:
                 "clause": spec.clause,
                 "positions": list(spec.positions),
                 "requires": spec.requires,
-                "paytable": [{"key": line.key, "label": line.label, "pays": line.describe(),
-                              "clause": line.clause} for line in spec.paytable],
+                "paytable": [_line(line) for line in spec.paytable],
             }
             for spec in rules.bets.values()
         },
         "ranking": list(rules.rank_names),
     }
+    if rules.family is Family.THREE_CARD_POKER:
+        # 4.4 prints sums for a stake it does not state: the table's setting (docs/money.md).
+        summary["progressive_stake"] = ProgressiveConfig().stake
+    return summary
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,6 +67,11 @@ def run(args: argparse.Namespace) -> int:
                 f" [at {' '.join(spec['positions'])}]"
             print(f"  {bet}: {spec['title']}{where}")
             for line in spec["paytable"]:
-                print(f"      {line['label']:<48} {line['pays']:<30} {line['clause']}")
+                envy = f"envy {line['envy_bonus']}" if "envy_bonus" in line else ""
+                print(f"      {line['label']:<48} {line['pays']:<31} {envy:<11} "
+                      f"{line['clause']}".rstrip())
+        if "progressive_stake" in summary:
+            print(f"  progressive stake: {summary['progressive_stake']} (minor units, a table "
+                  "setting)")
         print()
     return 0

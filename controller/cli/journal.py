@@ -4,8 +4,10 @@
 found damage (naming the first bad file, line, sequence number and kind; a journal that ends
 before its head is ``truncated``), 2 when it could not do its job (unreadable file, bad key
 file), 3 when the chain is intact but what the journal says it carries could not be checked
-(HMACs without ``--hmac-key``, no ``journal.head`` to hold its end against). ``replay`` exits 0 when every recorded decision and settlement is reproduced by the rules
-from the recorded inputs, 1 on any divergence (each named by its sequence number). The review
+(HMACs without ``--hmac-key``, no ``journal.head`` to hold its end against). ``replay`` exits 0
+when every recorded decision and settlement is reproduced by the rules from the recorded inputs,
+1 on any divergence (each named by its sequence number) and 1 when there was nothing to replay
+(no service session), saying so. The review
 verbs read ``PATH...`` or, by default, the journal directory (``--dir``, default
 ``/var/lib/tablectl/journal``).
 """
@@ -14,9 +16,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from typing import Any
 
 from controller.cli.output import print_json, print_table
+from controller.journal.codec import INPUT_EVENT_TYPES
 from controller.journal.errors import JournalFormatError
 from controller.journal.keys import load_hmac_key
 from controller.journal.reader import iter_records
@@ -167,10 +171,31 @@ def run_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _not_replayed(records: list[Any]) -> str:
+    """The record types in a journal without a service session, most frequent first."""
+    counts = Counter(record.event_type for record in records)
+    return ", ".join(f"{kind} {n}" for kind, n in counts.most_common())
+
+
 def run_replay(args: argparse.Namespace) -> int:
-    report = replay_records(_records(args))
+    records = _records(args)
+    report = replay_records(records)
+    nothing = report.sessions == 0 and bool(records)
     if args.json:
-        print_json(report.to_dict())
+        out = report.to_dict()
+        if nothing:
+            out["ok"] = False
+            out["not_replayed"] = dict(Counter(r.event_type for r in records).most_common())
+        print_json(out)
+    elif nothing:
+        # An "OK" over zero inputs would read as a proof it is not (issue 16: auditor traps).
+        inputs = sum(1 for r in records if r.event_type in INPUT_EVENT_TYPES)
+        print(f"NOT REPLAYED: none of the {len(records)} record(s) is in a service session "
+              f"(no session_started record), so there is no table to replay them into; "
+              f"{inputs} service input record(s). A `tablectl bench --journal-dir` journal "
+              f"records the bench's own steps; check it with `journal verify` (chain) and "
+              f"`journal rounds`.")
+        print(f"  record types: {_not_replayed(records)}")
     elif report.ok:
         print(f"OK: {report.inputs} input(s) replayed in {report.sessions} session(s); "
               f"{report.outputs_checked} output(s) reproduced, of which {report.money_checked} "
@@ -182,6 +207,10 @@ def run_replay(args: argparse.Namespace) -> int:
     if report.unrecorded_tail and not args.json:
         print(f"  note: {report.unrecorded_tail} output(s) of the last input are not recorded "
               f"(journal cut off mid-input; recovery records them)")
+    if nothing:
+        print("tablectl journal: nothing replayed: no service session in the journal",
+              file=sys.stderr)
+        return EXIT_DIVERGED
     if not report.ok:
         print(f"tablectl journal: replay diverged at {report.divergences[0].describe()}",
               file=sys.stderr)

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from controller.analysis.odds import game_odds, hand_class_counts
-from controller.cli.output import print_json, print_table
+from controller.cli.output import minor_units, print_json, print_table
 from controller.games.catalog import get_game
 from controller.games.rules import Family
 from controller.settlement.model import ProgressiveConfig
@@ -15,9 +15,10 @@ from controller.settlement.model import ProgressiveConfig
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("odds", help="exact house edge of every bet")
     parser.add_argument("game", help="game id (see 'tablectl games')")
-    parser.add_argument("--jackpot", type=int, default=0,
+    parser.add_argument("--jackpot", type=minor_units(0), default=0,
                         help="RWS-3CP progressive meter in minor units (default 0)")
-    parser.add_argument("--progressive-stake", type=int, default=ProgressiveConfig().stake,
+    parser.add_argument("--progressive-stake", type=minor_units(1),
+                        default=ProgressiveConfig().stake,
                         help="RWS-3CP progressive stake in minor units (default %(default)s)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(func=run)

@@ -20,7 +20,9 @@ from typing import Any
 
 from controller.service.app import Service
 from controller.service.config import ServiceConfig, default_bench_config, load_config
+from controller.service.devices import check_device_path
 from controller.service.errors import ConfigError
+from controller.service.keyfile import load_service_key
 
 HARDWARE_PATHS: tuple[Path, ...] = (Path("/dev/table-shuffler"), Path("/dev/table-shoe"))
 """udev names given by systemd/99-tablectl.rules: their presence means a real table."""
@@ -62,6 +64,11 @@ def run(args: argparse.Namespace) -> int:
     config = resolve_config(args.config)
     unkeyed = config.journal.unkeyed_warning()
     if args.check:
+        # The same checks the service makes before it opens anything (wiring), so a config
+        # that passes --check is not refused by run for a device path or a key file.
+        check_device_path(config.device)
+        if config.journal.hmac_key_file is not None:
+            load_service_key(config.journal.hmac_key_file)
         print(f"config OK: {config.source}: {describe(config)}")
         if unkeyed:
             print(f"tablectl run: WARNING: {unkeyed}", file=sys.stderr)

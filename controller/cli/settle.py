@@ -22,9 +22,14 @@ def register(subparsers: Any) -> None:
 
 def _read(path: str) -> Any:
     try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+        raw = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
     except OSError as error:
         raise RequestError(f"cannot read {path}: {error.strerror}") from error
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RequestError(f"{path}: not UTF-8 text (byte 0x{raw[error.start]:02x} at offset "
+                           f"{error.start}); a request is UTF-8 JSON") from error
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:

@@ -1,4 +1,4 @@
-"""The five rule sets of ``../shared/rules/``, written down as data.
+"""The five rule sets (RWS-NC3P, MBS-3P, MBS-R3P, LIVE-3P, RWS-3CP), written down as data.
 
 Each table below is meant to be read side by side with its rule text: every pay line carries the
 clause that prints it. Amounts in RWS-3CP 4.4 are dollars in the text and minor units (cents)

@@ -24,8 +24,16 @@ from drivers.events import DeviceIdentity
 _PACKAGES = (controller, drivers)
 
 
+def software() -> dict[str, Any]:
+    """Version and SHA-256 over the package's ``.py`` files, plus the service's selfcheck
+    verdict against the signed release manifest when it made one (:mod:`controller.selfcheck`)."""
+    from controller.selfcheck.status import journal_fields
+
+    return {**_package_digest(), **journal_fields()}
+
+
 @cache
-def software() -> dict[str, str]:
+def _package_digest() -> dict[str, str]:
     """Version and SHA-256 over the installed package files (relative path and content of every
     ``.py`` file of ``controller`` and ``drivers``, in path order). Computed once per process."""
     digest = hashlib.sha256()

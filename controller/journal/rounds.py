@@ -2,7 +2,8 @@
 
 Read from the table's output records (``round_opened`` with its provenance, ``card_assigned``
 in deal order, ``burn_card``, ``round_settled``/``round_voided`` with the settlement,
-``supervisor_decided``) and from input records of supervisors (overrides and who made them).
+``supervisor_decided``: the overrides and who made them; an ordinary command sent with a
+supervisor's or root's rights is not an override).
 Records of other shapes that carry a round id (``cards_assigned``, ``card_burned``) are read too,
 so excerpts written by other tools still summarise.
 """
@@ -119,11 +120,6 @@ def summarise_rounds(records: Iterable[Record]) -> list[RoundSummary]:
                                       "action": payload.get("action"),
                                       "clause": payload.get("clause"),
                                       "reason": payload.get("reason")})
-        elif record.event_type == "input_command" and (record.actor or "").startswith(
-                "supervisor:") and payload.get("type") != "SupervisorDecision":
-            summary.overrides.append({"seq": record.seq, "actor": record.actor,
-                                      "action": payload.get("type"), "clause": None,
-                                      "reason": None})
         elif record.event_type == "recovery_completed":
             summary.recovered.append({"seq": record.seq, "decision": payload.get("decision"),
                                       "clause": payload.get("clause")})

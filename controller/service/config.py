@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from controller.games.catalog import GAMES
 from controller.games.rules import GameId, GameRules
@@ -61,6 +61,7 @@ _GROUP = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
 _USB_HID = re.compile(r"^usb:[0-9a-fA-F]{4}:[0-9a-fA-F]{4}(:[^:/\s]+)?$")
 _USB_BULK = re.compile(r"^usb://[0-9a-fA-F]{4}:[0-9a-fA-F]{4}(/\S+)?$")
 _SOCKET_URL = re.compile(r"^socket://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$")
+_E = TypeVar("_E", bound=Enum)
 SIM_URL = "sim"
 """Device URL meaning "the firmware_sim device of this kind, started in-process"."""
 
@@ -126,6 +127,24 @@ class JournalConfig:
                 "(docs/install-raspberry-pi.md, step 5) and set journal.hmac_key_file")
 
 
+class SoftwareVerify(str, Enum):
+    """What the service does with the software check (docs/install-raspberry-pi.md)."""
+
+    REPORT = "report"
+    """Check and journal the verdict with every session; rounds open either way."""
+    REQUIRED = "required"
+    """As report, and no round opens unless the software verified."""
+
+
+@dataclass(frozen=True, slots=True)
+class SoftwareConfig:
+    """``[software]``: the signed release manifest and the public key that verifies it."""
+
+    manifest: Path | None = None
+    public_key: Path | None = None
+    verify: SoftwareVerify = SoftwareVerify.REPORT
+
+
 @dataclass(frozen=True, slots=True)
 class ControlConfig:
     socket: Path = DEFAULT_CONTROL_SOCKET
@@ -152,6 +171,7 @@ class ServiceConfig:
     rounding_unit: int = 1
     progressive: ProgressiveConfig | None = None
     control: ControlConfig = ControlConfig()
+    software: SoftwareConfig = SoftwareConfig()
 
     @property
     def rules(self) -> GameRules:
@@ -229,11 +249,12 @@ class _Reader:
         assert journal_section is not None
         journal = self._journal(journal_section)
         control = self._control(root.section("control"))
+        software = self._software(root.section("software"))
         root.finish()
         return ServiceConfig(source=self.source, table_id=table_id, game=rules.id, boxes=boxes,
                              device=device, journal=journal,
                              limits=MappingProxyType(limits), rounding_unit=rounding_unit,
-                             progressive=progressive, control=control)
+                             progressive=progressive, control=control, software=software)
 
     def _boxes(self, table: Section, rules: GameRules) -> tuple[str, ...]:
         boxes = table.strings("boxes", rules.positions)
@@ -350,12 +371,7 @@ class _Reader:
 
     def _journal(self, section: Section) -> JournalConfig:
         directory = self.path(section, "directory", section.string("directory"))
-        text = section.string("durability", Durability.MONEY.value)
-        try:
-            durability = Durability(text)
-        except ValueError:
-            raise section.error("durability", f"unknown policy {text!r}; use one of "
-                                f"{', '.join(d.value for d in Durability)}") from None
+        durability = self._choice(section, "durability", Durability.MONEY, "policy")
         key_text = section.string("hmac_key_file", None, empty_ok=True)
         key_file = None if not key_text else self.path(section, "hmac_key_file", key_text)
         beside = self.base / DEFAULT_KEY_NAME
@@ -364,6 +380,26 @@ class _Reader:
         retention = section.integer("retention_days", DEFAULT_RETENTION_DAYS, minimum=1)
         section.finish()
         return JournalConfig(directory, durability, key_file, retention)
+
+    def _software(self, section: Section | None) -> SoftwareConfig:
+        if section is None:
+            return SoftwareConfig()
+        paths = {name: self.path(section, name, section.string(name))
+                 for name in ("manifest", "public_key")}
+        verify = self._choice(section, "verify", SoftwareVerify.REPORT, "setting")
+        section.finish()
+        return SoftwareConfig(paths["manifest"], paths["public_key"], verify)
+
+    @staticmethod
+    def _choice(section: Section, name: str, default: _E, what: str) -> _E:
+        """One value of ``default``'s Enum, by its text; anything else names the choices."""
+        kind = type(default)
+        text = section.string(name, default.value)
+        try:
+            return kind(text)
+        except ValueError:
+            raise section.error(name, f"unknown {what} {text!r}; use one of "
+                                f"{', '.join(v.value for v in kind)}") from None
 
     def _group(self, section: Section, name: str, default: str | None,
                *, empty_ok: bool = False) -> str | None:

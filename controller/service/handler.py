@@ -56,8 +56,11 @@ class TableHandler:
     """The control handler of a wired service."""
 
     def __init__(self, table: TableThread, base: Callable[[], int], *,
-                 status: StatusExtra | None = None, timeout: float = ANSWER_SECONDS) -> None:
+                 status: StatusExtra | None = None, timeout: float = ANSWER_SECONDS,
+                 open_refusal: Callable[[], str | None] = lambda: None) -> None:
         self.table = table
+        self.open_refusal = open_refusal
+        """Why no round may open now (software not verified and required), or None."""
         self.base = base
         """The journal round base of the running session (round numbers in answers)."""
         self.status = status or (lambda: {})
@@ -76,6 +79,8 @@ class TableHandler:
                     "wagers": snap.to_json()["wagers"]}
         if verb == "journal.acknowledge":
             return self._acknowledge(request, peer)
+        if verb == "round.open" and (reason := self.open_refusal()) is not None:
+            raise Refusal(ErrorCode.REFUSED, f"round.open: {reason}", request.id)
         try:
             command = self.command_for(request, peer)
         except (TablectlError, ValueError) as error:

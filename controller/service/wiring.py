@@ -28,7 +28,9 @@ from controller.journal.startup import (
 )
 from controller.journal.writer import JournalWriter
 from controller.service.app import Health
-from controller.service.config import DeviceKind, ServiceConfig
+from controller.selfcheck.manifest import CheckResult
+from controller.selfcheck.status import check_and_record
+from controller.service.config import DeviceKind, ServiceConfig, SoftwareVerify
 from controller.service.devices import DealingDevice, check_device_path, open_device
 from controller.service.errors import ServiceError
 from controller.service.handler import TableHandler, event_json
@@ -66,6 +68,7 @@ class Wiring:
         self.operator: DeviceOperator | None = None
         self.sim_dealer: SimulatedDealer | None = None
         self.recovery: RecoveryReport | None = None
+        self.software: CheckResult | None = None
         self.handler: TableHandler | None = None
         self.retention: RetentionTimer | None = None
         self.journal_check: StartupCheck | None = None
@@ -92,6 +95,9 @@ class Wiring:
         if check.known is not None:
             log.warning("journal damage found again (acknowledged before)",
                         found=check.describe())
+        software = config.software  # checked before the journal: every session records it
+        self.software = check_and_record(software.manifest, software.public_key,
+                                         required=software.verify is SoftwareVerify.REQUIRED)
         try:
             self.writer = JournalWriter(journal.directory, table_id=config.table_id,
                                         hmac_key=key, durability=journal.durability)
@@ -138,7 +144,8 @@ class Wiring:
         if self.device.simulated:  # the person at a simulated table, not the operator
             self.sim_dealer = SimulatedDealer(self.device, self.table.put, live=live)
             self.table.subscribe_batches(self.sim_dealer.see)
-        self.handler = TableHandler(self.table, lambda: self._base, status=self.status)
+        self.handler = TableHandler(self.table, lambda: self._base, status=self.status,
+                                    open_refusal=self._open_refusal)
         self.table.start()
         if report.round is not None:
             # The restart was fed to the table as the controller going offline (recovery);
@@ -258,7 +265,15 @@ class Wiring:
                             "seq": writer.seq if writer else None,
                             "last_hash": writer.last_hash if writer else None,
                             "retention": self.retention.status() if self.retention else None},
-                "recovery": self.recovery.to_dict() if self.recovery else None}
+                "recovery": self.recovery.to_dict() if self.recovery else None,
+                "software": self.software.to_json() if self.software else None}
+
+    def _open_refusal(self) -> str | None:
+        """Config ``software.verify = "required"`` and the check failed: no round opens."""
+        if self.config.software.verify is not SoftwareVerify.REQUIRED or self.software is None \
+                or self.software.verified:
+            return None
+        return f"software not verified ({self.software.summary()}); config requires it"
 
     def status_line(self, alive: bool = True) -> str:
         """"round 1234 dealing, shuffler online" plus what needs attention."""

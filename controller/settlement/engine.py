@@ -50,7 +50,7 @@ def _needed_hands(rules: GameRules, round_: RoundInput) -> set[str]:
 def _stakes(round_: RoundInput, wagers: list[Wager]) -> tuple[dict[str, Stake], frozenset[str]]:
     rules = round_.rules
     if rules.limit_policy is LimitPolicy.PRO_RATA:
-        return pro_rata(wagers, round_.limits, round_.rounding_unit), \
+        return pro_rata(wagers, round_.limits, round_.rounding_unit, rules.initial_bet), \
             round_.memory.under_minimum_players
     if rules.limit_policy is LimitPolicy.CAP_AND_MEMORY:
         return cap_and_memory(wagers, round_.limits, round_.memory)
@@ -67,6 +67,8 @@ def settle(round_: RoundInput) -> Settlement:
                            f"{round_.rounding_unit}")
     wagers = list(round_.wagers)
     check_wagers(rules, wagers, round_.limits, round_.progressive.stake)
+    if round_.void_clause is not None:
+        return void_round(wagers, round_.void_clause, round_.memory)
     check_hands(rules, round_.hands, _needed_hands(rules, round_))
 
     early: dict[str, Resolution] = {}
@@ -149,36 +151,39 @@ class _PokerRound:
             for pos, cards in round_.hands.items()
         }
         antes = {w.position for w in playing if w.bet == "ante"}
-        self.played = {w.position for w in playing if w.bet == "play"}
-        self.folded = antes - self.played
+        # 3.8: each player decides for himself; a fold is an Ante without that player's Play.
+        self.played = {(w.position, w.player) for w in playing if w.bet == "play"}
+        self.folded = {(w.position, w.player) for w in playing
+                       if w.bet == "ante"} - self.played
         progressive = [w for w in playing if w.bet == "progressive"]
         config = round_.progressive
         self.meter = round_.memory.progressive_jackpot + sum(
             w.amount for w in progressive) * config.contribution_per_mille // 1000
         self.seed = config.seed
         # Top-two hands achieved at a box holding an Ante trigger Envy Bonuses (3.12, 3.13).
-        self.triggers = [
+        triggers = [
             (pos, {w.player for w in playing if w.position == pos and w.bet == "ante"},
              self.hands[pos].line_key)
             for pos in sorted(antes) if pos in self.hands
             and self.hands[pos].line_key in ("akq_spades", "akq_suited")
         ]
+        self.envy = _envy_by_wager(progressive, triggers, self.rules.positions)
         self.jackpot_paid = False
 
     def resolve(self, wager: Wager, stake: int) -> Resolution:
         rules, unit, pos = self.rules, self.unit, wager.position
         player, dealer = self.hands[pos].value, self.hands[rules.dealer].value
         if wager.bet == "ante":
-            return poker_bets.resolve_ante(rules, stake, player, dealer, pos in self.played, unit)
+            return poker_bets.resolve_ante(rules, stake, player, dealer,
+                                           (pos, wager.player) in self.played, unit)
         if wager.bet == "play":
             return poker_bets.resolve_play(rules, stake, player, dealer, unit)
         if wager.bet == "pair_plus":
-            return poker_bets.resolve_pair_plus_3cp(rules, stake, player, pos in self.folded,
-                                                    unit)
-        envy = [key for trigger_pos, owners, key in self.triggers
-                if trigger_pos != pos and (wager.player is None or wager.player not in owners)]
+            return poker_bets.resolve_pair_plus_3cp(rules, stake, player,
+                                                    (pos, wager.player) in self.folded, unit)
         res = poker_bets.resolve_progressive(
-            rules, stake, self.hands[pos], self.meter, envy, seated=wager.seated is not False)
+            rules, stake, self.hands[pos], self.meter, self.envy.get(wager.id, ()),
+            seated=wager.seated is not False)
         if any(c.label == "akq_spades" for c in res.components):
             self.jackpot_paid = True
         return res
@@ -186,3 +191,28 @@ class _PokerRound:
     def jackpot_after(self) -> int:
         """The meter after this round: reset to the seed when the jackpot was won."""
         return self.seed if self.jackpot_paid else self.meter
+
+
+def _envy_by_wager(progressive: list[Wager], triggers: list[tuple[str, set[str | None], str]],
+                   positions: tuple[str, ...]) -> dict[str, list[str]]:
+    """RWS-3CP 3.12: each other seated Player receives one Envy Bonus per top-two hand, however
+    many boxes he holds a progressive wager at ("Players", not wagers). The bonus is attached to
+    his first eligible progressive wager in layout order, so the list order of the request does
+    not matter. A wager without a player id cannot be matched to others and counts as its own
+    player; a trigger at the wager's own box is never "other"."""
+    order = {pos: index for index, pos in enumerate(positions)}
+    by_player: dict[str, list[Wager]] = {}
+    for wager in progressive:
+        if wager.seated is not False:
+            by_player.setdefault(wager.player or f"wager:{wager.id}", []).append(wager)
+    envy: dict[str, list[str]] = {}
+    for wagers in by_player.values():
+        paid: set[int] = set()
+        for wager in sorted(wagers, key=lambda w: (order.get(w.position, len(order)), w.id)):
+            for index, (trigger_pos, owners, key) in enumerate(triggers):
+                if index in paid or trigger_pos == wager.position or (
+                        wager.player is not None and wager.player in owners):
+                    continue
+                envy.setdefault(wager.id, []).append(key)
+                paid.add(index)
+    return envy

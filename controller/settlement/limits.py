@@ -4,10 +4,11 @@ Two rule sets say what happens to such wagers; the others have no clause, so the
 refuses an out-of-limit wager when it is placed (see :mod:`controller.settlement.validate`).
 
 * RWS-NC3P 5.1-5.2 (:func:`pro_rata`): when a box's total on one bet exceeds the maximum, Seated
-  Players have priority (5.1; 1.15 says who is seated), the rest share what is left pro rata
-  (5.1.1), a wager under the minimum is not pro-rated (5.1.2), and a share that would fall below
-  the minimum is returned rather than played (5.1.1: no one wins or loses on such a share). A box
-  under the minimum is settled as it stands (5.2.1).
+  Players have priority (5.1; 1.15 says who is seated: with nobody seated, every player with
+  the highest Initial Bet), the rest share what is left pro rata (5.1.1), a wager under the
+  minimum is not pro-rated (5.1.2), and a share that would fall below the minimum is returned
+  rather than played (5.1.1: no one wins or loses on such a share). A box under the minimum is
+  settled as it stands (5.2.1).
 * MBS-R3P 5.10-5.12 (:func:`cap_and_memory`): over the maximum is paid or collected to the maximum
   only (5.11); under the minimum is settled once per player, and that player's later
   under-minimum wagers are returned (5.10), which needs the table's memory.
@@ -34,15 +35,28 @@ class Stake:
     returned_by: str | None = None
 
 
-def _seated_players(wagers: Sequence[Wager]) -> set[str]:
-    """RWS-NC3P 1.15: the players seated at the box, else the one with the highest bet on it."""
+def _seated_players(wagers: Sequence[Wager], initial_bet: str) -> set[str]:
+    """RWS-NC3P 1.15: the players seated at the box, else the player(s) with the highest Bet.
+
+    "The highest Bet" is read as the highest Initial Bet (1.7): the Initial Bet is what puts a
+    hand on the box (3.9, 3.12), side Bets only ride on it, and each bet type is limited on its
+    own (5.1). Players whose Initial Bets are equal and highest are all Seated Players: 1.15
+    names no tie-break and the order in which chips were placed is not something the controller
+    can see, so they share the seated priority pro rata (equally for equal bets) and the result
+    never depends on the order wagers are listed in. Without any Initial Bet on the box (its
+    side Bets are then returned by 5.14) the highest total decides.
+    """
     seated = {w.player or w.id for w in wagers if w.seated}
     if seated:
         return seated
     totals: dict[str, int] = defaultdict(int)
-    for wager in wagers:
+    initial = [w for w in wagers if w.bet == initial_bet] or list(wagers)
+    for wager in initial:
         totals[wager.player or wager.id] += wager.amount
-    return {max(totals, key=lambda player: totals[player])} if totals else set()
+    if not totals:
+        return set()
+    highest = max(totals.values())
+    return {player for player, total in totals.items() if total == highest}
 
 
 def _share(wagers: Sequence[Wager], capacity: int, limit: BetLimit, unit: int,
@@ -61,8 +75,8 @@ def _share(wagers: Sequence[Wager], capacity: int, limit: BetLimit, unit: int,
             stakes[wager.id] = Stake(share, (note,))
 
 
-def pro_rata(wagers: Iterable[Wager], limits: Mapping[str, BetLimit], unit: int
-             ) -> dict[str, Stake]:
+def pro_rata(wagers: Iterable[Wager], limits: Mapping[str, BetLimit], unit: int,
+             initial_bet: str) -> dict[str, Stake]:
     """RWS-NC3P 5.1-5.2: stakes in action per wager id."""
     wagers = list(wagers)
     by_box: dict[str, list[Wager]] = defaultdict(list)
@@ -70,7 +84,7 @@ def pro_rata(wagers: Iterable[Wager], limits: Mapping[str, BetLimit], unit: int
         by_box[wager.position].append(wager)
     stakes: dict[str, Stake] = {}
     for box_wagers in by_box.values():
-        seated = _seated_players(box_wagers)
+        seated = _seated_players(box_wagers, initial_bet)
         groups: dict[str, list[Wager]] = defaultdict(list)
         for wager in box_wagers:
             groups[wager.bet].append(wager)

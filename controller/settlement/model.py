@@ -11,6 +11,13 @@ from controller.games.cards import Card
 from controller.games.rules import GameRules
 
 
+MAX_AMOUNT = 10**12
+"""The largest amount (minor units) any request, setting or meter may hold: $10 billion at a
+cent unit, far above any table. It keeps every payout (188 to 1 at most) below 2**53, so a JSON
+consumer that reads numbers as doubles (JavaScript, jq) still reads every amount exactly, and it
+turns a typo such as 1e35 into a clear refusal instead of a meaningless settlement."""
+
+
 class Outcome(str, Enum):
     WIN = "win"
     LOSE = "lose"
@@ -100,6 +107,8 @@ class RoundInput:
     returned_positions: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     """Positions whose hand was removed from play, with the clause (e.g. RWS-NC3P 5.9)."""
     progressive: ProgressiveConfig = ProgressiveConfig()
+    void_clause: str | None = None
+    """Set when the round is Void: every wager is returned under this clause (RWS-NC3P 5.15)."""
 
 
 @dataclass(frozen=True, slots=True)

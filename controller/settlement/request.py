@@ -2,8 +2,13 @@
 
 Request: ``{"game", "hands": {POS: [cards]}, "wagers": [{"id", "position", "bet", "amount",
 "player"?, "seated"?}], "limits"?: {BET: {"min", "max"}}, "progressive_jackpot"?,
-"rounding_unit"?, "under_minimum_players"?}``. Every structural problem raises
-:class:`RequestError` naming the field, e.g. ``wagers[2].amount``.
+"progressive_stake"?, "rounding_unit"?, "under_minimum_players"?, "removed_hands"?: {POS:
+CLAUSE}, "void"?: CLAUSE}``; the JSON Schema is ``schemas/settle-request.schema.json``.
+``removed_hands`` names the hands removed from play with the clause that removes them (RWS-NC3P
+5.9, MBS-R3P 5.5); ``void`` makes the round Void under the clause given (RWS-NC3P 5.15), so hands
+may be absent. Every structural problem raises :class:`RequestError` naming the field, e.g.
+``wagers[2].amount``; a field the contract does not know is refused too, since a misspelt
+``"limts"`` silently ignored would settle a different round than the one meant.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from controller.games import hands as hand_values
 from controller.games.cards import codes, parse_cards
 from controller.games.catalog import get_game
 from controller.settlement.model import (
+    MAX_AMOUNT,
     BetLimit,
     ProgressiveConfig,
     RoundInput,
@@ -39,11 +45,34 @@ def _field(obj: dict[str, Any], key: str, where: str, kind: type | tuple[type, .
     return value
 
 
+_REQUEST_FIELDS = frozenset({"game", "hands", "wagers", "limits", "progressive_jackpot",
+                             "progressive_stake", "rounding_unit", "under_minimum_players",
+                             "removed_hands", "void"})
+_WAGER_FIELDS = frozenset({"id", "position", "bet", "amount", "player", "seated"})
+_LIMIT_FIELDS = frozenset({"min", "max"})
+
+
+def _known_fields(obj: dict[str, Any], known: frozenset[str], where: str) -> None:
+    unknown = sorted(set(obj) - known)
+    if unknown:
+        raise RequestError(f"{where}: unknown field {unknown[0]!r}; known fields are "
+                           f"{', '.join(sorted(known))}")
+
+
 def _amount(value: Any, where: str) -> int:
     if value is None:
         raise RequestError(f"{where}: missing (amounts are whole numbers of minor units)")
     if isinstance(value, bool) or not isinstance(value, int):
         raise RequestError(f"{where}: amounts are whole numbers of minor units, got {value!r}")
+    if not 0 <= value <= MAX_AMOUNT:
+        raise RequestError(f"{where}: {value} is outside 0-{MAX_AMOUNT} minor units")
+    return value
+
+
+def _clause(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise RequestError(f"{where}: expected the clause that applies, e.g. \"RWS-NC3P 5.9\", "
+                           f"got {value!r}")
     return value
 
 
@@ -51,6 +80,7 @@ def parse_request(data: Any) -> RoundInput:
     """Build a :class:`RoundInput` from decoded JSON."""
     if not isinstance(data, dict):
         raise RequestError("request must be a JSON object")
+    _known_fields(data, _REQUEST_FIELDS, "request")
     rules = get_game(_field(data, "game", "request", str))
     raw_hands = _field(data, "hands", "request", dict)
     hands = {}
@@ -63,6 +93,7 @@ def parse_request(data: Any) -> RoundInput:
         where = f"wagers[{index}]"
         if not isinstance(raw, dict):
             raise RequestError(f"{where}: expected an object, got {raw!r}")
+        _known_fields(raw, _WAGER_FIELDS, where)
         wagers.append(Wager(
             id=str(_field(raw, "id", where, (str, int))),
             position=str(_field(raw, "position", where, (str, int))),
@@ -76,6 +107,7 @@ def parse_request(data: Any) -> RoundInput:
         where = f"limits.{bet}"
         if not isinstance(raw, dict):
             raise RequestError(f"{where}: expected {{\"min\", \"max\"}}, got {raw!r}")
+        _known_fields(raw, _LIMIT_FIELDS, where)
         limits[bet] = BetLimit(_amount(raw.get("min"), f"{where}.min"),
                                _amount(raw.get("max"), f"{where}.max"))
     jackpot = data.get("progressive_jackpot", 0)
@@ -83,12 +115,24 @@ def parse_request(data: Any) -> RoundInput:
     players = data.get("under_minimum_players", [])
     if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
         raise RequestError("under_minimum_players: expected a list of player ids")
-    stake = data.get("progressive_stake", ProgressiveConfig().stake)
+    stake = _amount(data.get("progressive_stake", ProgressiveConfig().stake), "progressive_stake")
+    if stake == 0:
+        raise RequestError("progressive_stake: must be at least 1 minor unit")
+    removed = {}
+    for position, clause in (_field(data, "removed_hands", "request", dict,
+                                    required=False) or {}).items():
+        if position not in rules.positions:
+            raise RequestError(f"removed_hands: {rules.cite} has no player position "
+                               f"{position!r}; positions are {', '.join(rules.positions)}")
+        removed[position] = _clause(clause, f"removed_hands.{position}")
+    void = data.get("void")
     return RoundInput(
         rules=rules, hands=hands, wagers=tuple(wagers), limits=limits,
         memory=TableMemory(frozenset(players), _amount(jackpot, "progressive_jackpot")),
         rounding_unit=_amount(unit, "rounding_unit"),
-        progressive=ProgressiveConfig(stake=_amount(stake, "progressive_stake")),
+        progressive=ProgressiveConfig(stake=stake),
+        returned_positions=removed,
+        void_clause=None if void is None else _clause(void, "void"),
     )
 
 

@@ -54,7 +54,12 @@ returns at the first report whatever the timeout, so only a stop waits for it, a
 
 
 def parse_usb_url(url: str) -> tuple[int, int, str | None]:
-    """``usb:VID:PID[:SERIAL]`` with hex ids, e.g. ``usb:1209:5ca1:HID0001``."""
+    """``usb:VID:PID[:SERIAL]`` with hex ids, e.g. ``usb:1209:5ca1:HID0001``; the bulk link's
+    ``usb://VVVV:PPPP[/SERIAL]`` form is accepted too, so one URL form works for both."""
+    if url.startswith("usb://"):
+        from drivers.usb_bulk import parse_usb_url as parse_bulk_url
+
+        return parse_bulk_url(url)
     parts = url.split(":")
     if len(parts) not in (3, 4) or parts[0] != "usb":
         raise ConfigError(f"USB url must be usb:VID:PID[:SERIAL] (hex ids), got {url!r}")

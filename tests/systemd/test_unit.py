@@ -119,6 +119,29 @@ def test_paths_agree_with_config_and_install_guide(service: dict[str, list[str]]
         assert needle in guide, needle
 
 
+def test_a_config_error_is_not_restarted() -> None:
+    """The exit status of a bad config (one line, exit 2) is in RestartPreventExitStatus=, so
+    systemd does not restart a config that cannot work ten times (issue 16)."""
+    from controller.cli import EXIT_USAGE
+
+    service = parse_unit(UNIT.read_text(encoding="utf-8"))["Service"]
+    assert str(EXIT_USAGE) in _one(service, "RestartPreventExitStatus").split()
+
+
+def test_documentation_names_installed_docs() -> None:
+    """Documentation= points at the docs the package installs under share/doc/tablectl, each a
+    file of docs/ listed in pyproject's data-files."""
+    unit = parse_unit(UNIT.read_text(encoding="utf-8"))["Unit"]
+    prefix = "file:/opt/tablectl/current/share/doc/tablectl/"
+    urls = [url for value in unit["Documentation"] for url in value.split()]
+    assert urls and all(url.startswith(prefix) for url in urls)
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    for url in urls:
+        name = url.removeprefix(prefix)
+        assert (ROOT / "docs" / name).is_file(), name
+        assert f'"docs/{name}"' in pyproject, name
+
+
 @needs_systemd_analyze
 def test_security_exposure_at_most_2() -> None:
     """systemd-analyze security --offline=yes scores the unit 2.0 or less."""

@@ -53,6 +53,12 @@ def test_games_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert "banker" in games["live-three-pictures"]["bets"]["pair_plus"]["positions"]
     assert games["rws-three-card-poker"]["positions"] == [str(n) for n in range(1, 8)]
     assert games["mbs-three-pictures"]["positions"] == [str(n) for n in range(1, 9)]
+    progressive = games["rws-three-card-poker"]["bets"]["progressive"]["paytable"]
+    assert [(line["key"], line.get("envy_bonus")) for line in progressive] == [
+        ("akq_spades", 25000), ("akq_suited", 5000), ("straight_flush", None),
+        ("three_of_a_kind", None), ("straight", None)]   # RWS-3CP 4.4's Envy Bonus column
+    assert progressive[0]["jackpot_percent"] == 100 and progressive[1]["fixed"] == 125000
+    assert games["rws-three-card-poker"]["progressive_stake"] == 500
     royal = {line["key"]: line["pays"]
              for line in games["mbs-royal-three-pictures"]["bets"]["royal_pictures"]["paytable"]}
     assert royal["three_kings"] == "188 to 1"
@@ -118,7 +124,8 @@ def test_settle_json_from_file(capsys: pytest.CaptureFixture[str], tmp_path: Pat
 def test_settle_json_from_stdin(capsys: pytest.CaptureFixture[str],
                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """``settle -`` reads the request from standard input."""
-    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(SETTLE_REQUEST)))
+    stdin = io.TextIOWrapper(io.BytesIO(json.dumps(SETTLE_REQUEST).encode("utf-8")))
+    monkeypatch.setattr(sys, "stdin", stdin)
     check_settle_output(run_json(capsys, "settle", "-", "--json"))
 
 
@@ -144,9 +151,9 @@ def test_odds_json_three_card_poker(capsys: pytest.CaptureFixture[str]) -> None:
     assert out["bets"]["ante"]["element_of_risk"] == pytest.approx(0.0201, abs=0.0001)
 
 
-def write(tmp_path: Path, text: str) -> str:
+def write(tmp_path: Path, text: str | bytes) -> str:
     path = tmp_path / "request.json"
-    path.write_text(text, encoding="utf-8")
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
     return str(path)
 
 
@@ -182,6 +189,18 @@ INVALID = [
     ("duplicate card in request", ["settle", "FILE"],
      request_with(hands={"1": ["KS", "5H", "QD"], "dealer": ["QD", "JH", "9C"]}), "QD"),
     ("missing file", ["settle", "/nonexistent/round.json"], None, "round.json"),
+    ("non-UTF-8 request", ["settle", "FILE"], b'{"game": "\xff\xfe"}', "not UTF-8"),
+    ("amount 10**35", ["settle", "FILE"], request_with(wager={"amount": 10**35}), "outside"),
+    ("unknown request field", ["settle", "FILE"], request_with(hand={}), "unknown field 'hand'"),
+    ("unknown wager field", ["settle", "FILE"], request_with(wager={"stake": 5}),
+     "unknown field 'stake'"),
+    ("progressive stake 0", ["odds", "rws-three-card-poker", "--progressive-stake", "0"], None,
+     "--progressive-stake: 0 is outside"),
+    ("progressive stake -100", ["odds", "rws-three-card-poker", "--progressive-stake", "-100"],
+     None, "-100 is outside"),
+    ("jackpot 10**26", ["odds", "rws-three-card-poker", "--jackpot", str(10**26)], None,
+     "--jackpot"),
+    ("log level LOUD", ["--log-level", "LOUD", "games"], None, "--log-level"),
 ]
 
 
@@ -189,7 +208,7 @@ INVALID = [
                          ids=[i[0] for i in INVALID])
 def test_invalid_input_exits_2_with_one_line(capsys: pytest.CaptureFixture[str],
                                              tmp_path: Path, argv: list[str],
-                                             content: str | None, mentions: str | None) -> None:
+                                             content: str | bytes | None, mentions: str | None) -> None:
     """Invalid input exits 2 with one clear line on stderr, naming the problem, and no
     traceback (issue 2 command-line contract)."""
     if content is not None:

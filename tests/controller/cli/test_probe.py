@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from controller.cli import main
@@ -36,6 +37,10 @@ def test_probe_shoe_json(capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["probe", "--device", "shoe", "--url", server.url, "--seconds", "0.5",
                      "--json"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    schema = json.loads((Path(__file__).resolve().parents[3] / "schemas" /
+                         "probe-line.schema.json").read_text(encoding="utf-8"))
+    for line in lines:  # the published schema (issue 16)
+        jsonschema.validate(line, schema)
     assert lines[0]["event"] == "identity" and lines[1]["event"] == "status"
     cards = [line["card"] for line in lines if line["event"] == "card"]
     assert cards == [card.code for card in drawn if card is not None]
@@ -66,3 +71,31 @@ def test_probe_mute_device(capsys: pytest.CaptureFixture[str]) -> None:
     err = capsys.readouterr().err.strip()
     assert code == 2 and time.monotonic() - started < 5
     assert len(err.splitlines()) == 1 and "no reply to IDENTIFY" in err
+
+
+def _libusb_present() -> bool:
+    import usb.backend.libusb1
+
+    return usb.backend.libusb1.get_backend() is not None
+
+
+def test_probe_hid_accepts_the_usb_slash_slash_form(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--dialect hid --url usb://1209:5ca1`` is parsed (the bulk link's URL form), not refused
+    as "ids must be hex"; with no such device attached it fails in one line naming it."""
+    code = main(["probe", "--device", "shoe", "--dialect", "hid", "--url", "usb://1209:5ca1",
+                 "--seconds", "0.1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert "must be hex" not in err[-1] and "usb:1209:5ca1" in err[-1]
+
+
+@pytest.mark.skipif(_libusb_present(), reason="libusb is installed here")
+def test_without_libusb_the_error_says_what_to_install() -> None:
+    """With no libusb, opening a USB device names the package to install rather than
+    pyusb's bare "No backend available"."""
+    from drivers.errors import OpenFailed
+    from drivers.usb_find import find_device
+
+    with pytest.raises(OpenFailed, match=r"install libusb-1\.0 \(Debian: apt-get install "
+                                         r"libusb-1\.0-0\)"):
+        find_device(0x1209, 0x5CA1, None, None, "usb:1209:5ca1")

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from controller.errors import WagerError
 from controller.games.cards import Card, parse_cards
@@ -99,14 +101,49 @@ def test_share_below_minimum_is_not_played() -> None:
 
 def test_under_minimum_bet_in_an_over_maximum_box_is_not_pro_rated() -> None:
     """A bet under the minimum in a box over the maximum is not pro-rated and wins or loses
-    whole (5.1.2); the box still puts no more than its maximum in action (5.1.1)."""
+    whole (5.1.2); it is in action, so it uses up its part of the box maximum and the Seated
+    Player plays the rest (5.1.1: the box is settled on its maximum)."""
     wagers = [Wager("ann", "1", "main", 1000, player="ann", seated=True),
               Wager("bob", "1", "main", 50, player="bob", seated=False)]
-    settlement = run(RWS, PLAYER_WINS, wagers, MAIN_100_1000)
-    by_id = settlement.by_id()
-    assert by_id["bob"].net == 50
-    assert by_id["ann"].net + by_id["bob"].net <= 1000
-    assert by_id["ann"].net > 0
+    by_id = run(RWS, PLAYER_WINS, wagers, MAIN_100_1000).by_id()
+    assert (by_id["bob"].stake, by_id["bob"].net) == (50, 50)
+    assert (by_id["ann"].stake, by_id["ann"].net) == (950, 950)
+
+
+@pytest.mark.parametrize("order", [1, -1], ids=["ann-first", "bob-first"])
+def test_equal_highest_bets_share_the_priority_whatever_the_list_order(order: int) -> None:
+    """Nobody seated, two equal highest Initial Bets: both are the Seated Player of 1.15 (no
+    tie-break is printed, and the controller cannot see who placed chips first), so they share
+    the box maximum equally (5.1, 5.1.1), whichever order the wagers are listed in."""
+    wagers = [Wager("ann", "1", "main", 6000, player="ann"),
+              Wager("bob", "1", "main", 6000, player="bob")][::order]
+    by_id = run(RWS, PLAYER_WINS, wagers, {"main": BetLimit(100, 10000)}).by_id()
+    assert {w: (r.stake, r.net) for w, r in by_id.items()} == \
+        {"ann": (5000, 5000), "bob": (5000, 5000)}
+
+
+@pytest.mark.parametrize("order", [1, -1], ids=["listed", "reversed"])
+def test_highest_initial_bet_decides_the_seated_player_not_the_total(order: int) -> None:
+    """1.15's "highest Bet" is the Initial Bet (1.7): bob's main 5000 + tie 2000 does not
+    outrank ann's main 6000, so ann plays her 6000 and bob the 4000 left (5.1)."""
+    wagers = [Wager("ann", "1", "main", 6000, player="ann"),
+              Wager("bob", "1", "main", 5000, player="bob"),
+              Wager("bob-tie", "1", "tie", 2000, player="bob")][::order]
+    by_id = run(RWS, PLAYER_WINS, wagers, {"main": BetLimit(100, 10000)}).by_id()
+    assert (by_id["ann"].stake, by_id["ann"].net) == (6000, 6000)
+    assert (by_id["bob"].stake, by_id["bob"].net) == (4000, 4000)
+
+
+def test_one_player_betting_twice_on_a_box_is_limited_by_the_total() -> None:
+    """3.10: a Player's total Bet on a Hand may not exceed that Hand's maximum; two wagers of
+    one player on one box count together, and his bets on another box are limited on their
+    own."""
+    wagers = [Wager("a1", "1", "main", 600, player="ann", seated=True),
+              Wager("a2", "1", "main", 600, player="ann", seated=True),
+              Wager("a3", "2", "main", 900, player="ann", seated=True)]
+    hands = {"1": "Q♦ J♥ 9♣", "2": "K♠ Q♥ 9♦", "dealer": "2♦ 2♠ A♣"}
+    by_id = run(RWS, hands, wagers, MAIN_100_1000).by_id()
+    assert {w: r.stake for w, r in by_id.items()} == {"a1": 500, "a2": 500, "a3": 900}
 
 
 def test_pro_rata_share_and_six_point_half() -> None:
@@ -159,6 +196,25 @@ def test_over_maximum_paid_or_collected_to_the_maximum(hands: dict[str, str],
     result = run(MBS_R, hands, [Wager("w", "1", "main", 5000, player="ann")],
                  {"main": BetLimit(100, 2000)}).by_id()["w"]
     assert result.net == expected
+
+
+def test_over_maximum_is_settled_as_a_maximum_wager() -> None:
+    """MBS-R3P 5.11 "paid to the maximum only" settles the wager as if it were the maximum:
+    a Tie of 300 over a 100 maximum wins 8 to 1 on 100 (800), not a payout capped at 100."""
+    hands = {"1": "Q♦ J♥ 9♣", "dealer": "9♠ 10♥ K♦"}     # both nine points: a Tie (1.1.6)
+    wagers = [Wager("m", "1", "main", 500), Wager("t", "1", "tie", 300)]
+    by_id = run(MBS_R, hands, wagers, {"tie": BetLimit(10, 100)}).by_id()
+    assert (by_id["t"].stake, by_id["t"].net) == (100, 800)
+
+
+def test_several_players_share_a_playing_area_each_within_the_limits() -> None:
+    """MBS-R3P 3.4: a playing area may hold wagers of several players, each within the table
+    limits and each settled on its own amount."""
+    wagers = [Wager("ann", "1", "main", 500, player="ann"),
+              Wager("bob", "1", "main", 2000, player="bob")]
+    by_id = run(MBS_R, PLAYER_WINS, wagers, {"main": BetLimit(100, 2000)}).by_id()
+    assert {w: (r.stake, r.net) for w, r in by_id.items()} == \
+        {"ann": (500, 500), "bob": (2000, 2000)}
 
 
 def test_over_maximum_side_wager_capped() -> None:
@@ -226,3 +282,28 @@ def test_out_of_limit_wager_refused_where_no_clause_settles_it(game: str, hands:
     bet_limits = {wager.bet: BetLimit(100, 1000)}
     with pytest.raises(WagerError):
         run(game, hands, [wager], bet_limits)
+
+
+# --- order independence (issue 16) ----------------------------------------------------------
+
+_WAGER = st.tuples(st.sampled_from(["1", "2"]), st.sampled_from(["main", "tie"]),
+                   st.integers(1, 120).map(lambda n: n * 50),
+                   st.sampled_from(["ann", "bob", "cat", None]),
+                   st.sampled_from([None, None, True, False]))
+
+
+@given(st.lists(_WAGER, min_size=1, max_size=6).flatmap(
+    lambda raw: st.tuples(st.just(raw), st.permutations(range(len(raw))))))
+@settings(max_examples=200, deadline=None)
+def test_results_do_not_depend_on_the_order_wagers_are_listed(
+        case: tuple[list[tuple[str, str, int, str | None, bool | None]], list[int]]) -> None:
+    """RWS-NC3P 1.15, 5.1-5.1.2: any wagers, listed in any order, settle the same way; the
+    JSON list order of a request is not a placement order."""
+    raw, order = case
+    wagers = [Wager(f"w{i}", pos, bet, amount, player=player, seated=seated)
+              for i, (pos, bet, amount, player, seated) in enumerate(raw)]
+    hands = {"1": "Q♦ J♥ 9♣", "2": "3♥ 2♥ A♣", "dealer": "2♦ 2♠ 5♣"}
+    limits = {"main": BetLimit(100, 3000), "tie": BetLimit(100, 1000)}
+    listed = run(RWS, hands, wagers, limits, unit=5).by_id()
+    shuffled = run(RWS, hands, [wagers[i] for i in order], limits, unit=5).by_id()
+    assert listed == shuffled

@@ -125,7 +125,28 @@ INVALID: list[tuple[str, Mutation, type[TablectlError], str]] = [
      "wagers[0].amount"),
     ("boolean amount", lambda d: d["wagers"][0].update(amount=True), RequestError,
      "wagers[0].amount"),
-    ("negative amount", lambda d: d["wagers"][0].update(amount=-5), WagerError, "-5"),
+    ("negative amount", lambda d: d["wagers"][0].update(amount=-5), RequestError, "-5"),
+    ("amount 10**35", lambda d: d["wagers"][0].update(amount=10**35), RequestError,
+     "is outside 0-1000000000000 minor units"),
+    ("amount 1e35 as a float", lambda d: d["wagers"][0].update(amount=1e35), RequestError,
+     "wagers[0].amount"),
+    ("jackpot 10**26", lambda d: d.update(progressive_jackpot=10**26), RequestError,
+     "progressive_jackpot"),
+    ("progressive stake -100", lambda d: d.update(progressive_stake=-100), RequestError,
+     "progressive_stake: -100"),
+    ("progressive stake 0", lambda d: d.update(progressive_stake=0), RequestError,
+     "progressive_stake: must be at least 1"),
+    ("unknown request field", lambda d: d.update(limts={}), RequestError,
+     "request: unknown field 'limts'"),
+    ("unknown wager field", lambda d: d["wagers"][0].update(ammount=5), RequestError,
+     "wagers[0]: unknown field 'ammount'"),
+    ("unknown limit field", lambda d: d.update(limits={"main": {"min": 1, "max": 9, "x": 1}}),
+     RequestError, "limits.main: unknown field 'x'"),
+    ("removed hand at no position", lambda d: d.update(removed_hands={"9": "RWS-NC3P 5.9"}),
+     RequestError, "removed_hands"),
+    ("removed hand without a clause", lambda d: d.update(removed_hands={"1": ""}),
+     RequestError, "removed_hands.1"),
+    ("void without a clause", lambda d: d.update(void=True), RequestError, "void"),
     ("zero amount", lambda d: d["wagers"][0].update(amount=0), WagerError, "amount"),
     ("missing amount", lambda d: d["wagers"][0].pop("amount"), RequestError,
      "wagers[0].amount"),
@@ -158,6 +179,38 @@ def test_invalid_request_raises_a_named_error(request_doc: dict[str, Any], mutat
         settle_doc(doc)
     assert mentions in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_removed_hand_returns_its_wagers(request_doc: dict[str, Any]) -> None:
+    """``removed_hands`` expresses RWS-NC3P 5.9 from outside: the removed box's bets are
+    returned with the clause given, the other box is settled as usual."""
+    request_doc["removed_hands"] = {"1": "RWS-NC3P 5.9"}
+    by_id = {r["id"]: r for r in settle_doc(request_doc)["results"]}
+    assert [(by_id[w]["outcome"], by_id[w]["net"]) for w in "ab"] == [("returned", 0)] * 2
+    assert by_id["a"]["rule"] == "RWS-NC3P 5.9"
+    assert (by_id["c"]["outcome"], by_id["c"]["net"]) == ("win", 12)
+
+
+def test_removed_hand_needs_no_cards_mbs_r3p() -> None:
+    """MBS-R3P 5.5: a hand removed from play after a wrong count needs no cards in the request
+    (it may have had two or four) and its wager is returned."""
+    doc = {"game": "mbs-royal-three-pictures", "removed_hands": {"2": "MBS-R3P 5.5"},
+           "hands": {"1": ["QD", "JH", "9C"], "dealer": ["2D", "2S", "AC"]},
+           "wagers": [{"id": "a", "position": "1", "bet": "main", "amount": 100},
+                      {"id": "b", "position": "2", "bet": "main", "amount": 100}]}
+    by_id = {r["id"]: r for r in settle_doc(doc)["results"]}
+    assert (by_id["a"]["net"], by_id["b"]["outcome"], by_id["b"]["rule"]) == \
+        (100, "returned", "MBS-R3P 5.5")
+
+
+def test_void_round_returns_every_wager(request_doc: dict[str, Any]) -> None:
+    """``void`` expresses RWS-NC3P 5.15: every Bet of a Void round is returned, under the
+    clause given; no hand is needed."""
+    request_doc["void"] = "RWS-NC3P 5.5.2, 5.15"
+    request_doc["hands"] = {}
+    out = settle_doc(request_doc)
+    assert [(r["outcome"], r["net"], r["rule"]) for r in out["results"]] == \
+        [("returned", 0, "RWS-NC3P 5.5.2, 5.15")] * 3
 
 
 def test_request_must_be_an_object() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.errors import WagerError
@@ -285,6 +285,18 @@ def test_fold_keeps_the_progressive_and_envy() -> None:
     assert results["prog"].net == STRAIGHT_PROGRESSIVE - PROGRESSIVE_STAKE + ENVY_AKQ_SPADES
 
 
+def test_fold_loses_only_the_folding_players_wagers() -> None:
+    """3.8.1: "the Player loses his wager": ann folds (Ante without Play), bob's own Pair Plus
+    on the same box is paid on the hand (4.2), not lost with her fold."""
+    results = run({"1": "10♠ 10♥ K♦", "dealer": QUALIFYING_DEALER},
+                  [Wager("a", "1", "ante", 100, player="ann"),
+                   Wager("pp-ann", "1", "pair_plus", 50, player="ann"),
+                   Wager("pp-bob", "1", "pair_plus", 50, player="bob")])
+    assert results["a"].net == -100
+    assert results["pp-ann"].net == -50
+    assert (results["pp-bob"].outcome, results["pp-bob"].net) == (Outcome.WIN, 50)
+
+
 # --- envy bonus (3.12, 3.13) ----------------------------------------------------------------
 
 
@@ -327,6 +339,21 @@ def test_no_envy_from_a_pair_plus_only_hand() -> None:
                   + plays("2", progressive=PROGRESSIVE_STAKE))
     assert results["progressive2"].net == -PROGRESSIVE_STAKE
     assert results["pp1"].net == 40 * 10
+
+
+@pytest.mark.parametrize("order", [1, -1], ids=["listed", "reversed"])
+def test_envy_bonus_once_per_player_not_per_box(order: int) -> None:
+    """3.12 pays "all other seated Players": bob with progressive wagers at two boxes receives
+    one Envy Bonus for ann's AKQ spades, on his first box in layout order, whatever the list
+    order; his other progressive wager is settled on its hand alone."""
+    wagers = plays("1") + [
+        Wager(f"{bet}{pos}", pos, bet, PROGRESSIVE_STAKE if bet == "progressive" else 100,
+              player="bob")
+        for pos in ("2", "3") for bet in ("ante", "play", "progressive")]
+    hands = {"1": "A♠ K♠ Q♠", "2": "6♠ 4♥ 2♦", "3": "9♣ 5♥ 3♠", "dealer": QUALIFYING_DEALER}
+    results = run(hands, wagers[::order], jackpot=1_000_000)
+    assert results["progressive2"].net == -PROGRESSIVE_STAKE + ENVY_AKQ_SPADES
+    assert results["progressive3"].net == -PROGRESSIVE_STAKE
 
 
 def test_no_envy_for_a_standing_player() -> None:
@@ -392,3 +419,31 @@ def test_play_is_paid_only_against_a_qualifying_dealer(six: list[Card]) -> None:
     d = hand_values.strength(hand_values.evaluate(rules, dealer))
     expected = 100 if p > d else -100 if p < d else 0
     assert results["play1"].net == expected
+
+
+# --- order independence (issue 16) ----------------------------------------------------------
+
+
+@given(st.lists(st.tuples(st.sampled_from(["1", "2", "3"]), st.sampled_from(["ann", "bob", None]),
+                          st.booleans(), st.sampled_from([None, True, False])),
+                min_size=1, max_size=5),
+       st.sets(st.sampled_from(["1", "2", "3"])), st.data())
+@settings(max_examples=150, deadline=None)
+def test_results_do_not_depend_on_the_order_wagers_are_listed(
+        raw: list[tuple[str, str | None, bool, bool | None]], playing: set[str],
+        data: st.DataObject) -> None:
+    """Folds (3.8.1, per player) and Envy Bonuses (3.12, once per player) settle the same
+    whatever order the wagers are listed in. Each box plays or folds as a whole, as the table's
+    decision is per box (3.8.2: the Play equals the Ante)."""
+    wagers: list[Wager] = []
+    for i, (pos, player, progressive, seated) in enumerate(raw):
+        wagers.append(Wager(f"a{i}", pos, "ante", 100, player=player, seated=seated))
+        if pos in playing:
+            wagers.append(Wager(f"p{i}", pos, "play", 100, player=player, seated=seated))
+        wagers.append(Wager(f"pp{i}", pos, "pair_plus", 50, player=player, seated=seated))
+        if progressive:
+            wagers.append(Wager(f"g{i}", pos, "progressive", PROGRESSIVE_STAKE, player=player,
+                                seated=seated))
+    shuffled = data.draw(st.permutations(wagers))
+    hands = {"1": "A♠ K♠ Q♠", "2": "A♥ K♥ Q♥", "3": "6♠ 4♥ 2♦", "dealer": QUALIFYING_DEALER}
+    assert run(hands, wagers, jackpot=1_000_000) == run(hands, shuffled, jackpot=1_000_000)

@@ -70,6 +70,41 @@ def test_win_on_six_points_pays_one_to_two(game: str, six: str) -> None:
     assert results["w"].net == 100 // 2
 
 
+@pytest.mark.parametrize("game_id", ["rws-nc-three-pictures", "mbs-three-pictures"])
+def test_tie_pays_eight_to_one(game_id: str) -> None:
+    """The Tie bet pays 8 to 1 (RWS-NC3P 4.1, MBS-3P 4.1) and the main bet is returned on the
+    same ranking (RWS-NC3P 3.13.3)."""
+    results = run(game_id, {"1": "Q♦ J♥ 9♣", "dealer": "K♠ Q♥ 9♦"},
+                  [Wager("m", "1", "main", 100), Wager("t", "1", "tie", 100)])
+    assert (results["t"].outcome, results["t"].net) == (Outcome.WIN, TIE_PAYS * 100)
+    assert results["m"].net == 0
+
+
+@pytest.mark.parametrize(("position", "allowed"), [("1", True), ("8", True), ("9", False),
+                                                   ("0", False)])
+def test_wagers_only_on_the_layout_boxes(game: str, position: str, allowed: bool) -> None:
+    """Bets stand only in the betting boxes of the layout (RWS-NC3P 2.1.1: boxes marked for each
+    Player; eight on the tables this controller drives): a ninth box is refused by name."""
+    hands = {position: "Q♦ J♥ 9♣", "dealer": "2♦ 2♠ A♣"}
+    if allowed:
+        assert run(game, hands, [Wager("w", position, "main", 100)])["w"].net == 100
+    else:
+        with pytest.raises(WagerError, match=f"no position '{position}'"):
+            run(game, hands, [Wager("w", position, "main", 100)])
+
+
+def test_walked_away_player_is_settled_not_returned() -> None:
+    """RWS-NC3P 5.3: a Player who walks away after betting is settled as usual. The engine
+    takes no input from a player after bets close, so his winning bet is paid and his losing
+    bet collected, never returned."""
+    wagers = [Wager("won", "1", "main", 100, player="gone"),
+              Wager("lost", "2", "main", 100, player="gone")]
+    results = run("rws-nc-three-pictures",
+                  {"1": "Q♦ J♥ 9♣", "2": "A♠ 10♥ 10♦", "dealer": "2♦ 2♠ A♣"}, wagers)
+    assert (results["won"].outcome, results["won"].net) == (Outcome.WIN, 100)
+    assert (results["lost"].outcome, results["lost"].net) == (Outcome.LOSE, -100)
+
+
 @pytest.mark.parametrize(("amount", "unit", "expected"),
                          [(25, 1, 12), (25, 5, 10), (35, 5, 15), (35, 10, 10), (101, 1, 50),
                           (100, 25, 50)])
