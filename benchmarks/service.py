@@ -57,6 +57,9 @@ durability = "{durability}"
 [control]
 socket = "{socket}"
 socket_group = ""
+
+[clock]
+unsynchronised = "allow"
 """
 
 

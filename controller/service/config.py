@@ -31,6 +31,7 @@ from typing import Any
 from controller.games.catalog import GAMES
 from controller.games.rules import GameId, GameRules
 from controller.journal.policy import Durability
+from controller.service.clockwatch import ClockPolicy, Unsynchronised
 from controller.service.errors import ConfigError
 from controller.service.tomlread import Section
 from controller.settlement.model import BetLimit, ProgressiveConfig
@@ -131,6 +132,8 @@ class ServiceConfig:
     rounding_unit: int = 1
     progressive: ProgressiveConfig | None = None
     control: ControlConfig = ControlConfig()
+    clock: ClockPolicy = ClockPolicy()
+    """``[clock]``: may rounds open on an untrusted clock, and what counts as one."""
 
     @property
     def rules(self) -> GameRules:
@@ -206,11 +209,12 @@ class _Reader:
         assert journal_section is not None
         journal = self._journal(journal_section)
         control = self._control(root.section("control"))
+        clock = self._clock(root.section("clock"))
         root.finish()
         return ServiceConfig(source=self.source, table_id=table_id, game=rules.id, boxes=boxes,
                              device=device, journal=journal,
                              limits=MappingProxyType(limits), rounding_unit=rounding_unit,
-                             progressive=progressive, control=control)
+                             progressive=progressive, control=control, clock=clock)
 
     def _boxes(self, table: Section, rules: GameRules) -> tuple[str, ...]:
         boxes = table.strings("boxes", rules.positions)
@@ -325,17 +329,27 @@ class _Reader:
 
     def _journal(self, section: Section) -> JournalConfig:
         directory = self.path(section, "directory", section.string("directory"))
-        text = section.string("durability", Durability.MONEY.value)
-        try:
-            durability = Durability(text)
-        except ValueError:
-            raise section.error("durability", f"unknown policy {text!r}; use one of "
-                                f"{', '.join(d.value for d in Durability)}") from None
+        durability = section.choice("durability", Durability, Durability.MONEY, what="policy")
         key_text = section.string("hmac_key_file", None)
         key_file = None if key_text is None else self.path(section, "hmac_key_file", key_text)
         retention = section.integer("retention_days", DEFAULT_RETENTION_DAYS, minimum=1)
         section.finish()
         return JournalConfig(directory, durability, key_file, retention)
+
+    def _clock(self, section: Section | None) -> ClockPolicy:
+        if section is None:
+            return ClockPolicy()
+        default = ClockPolicy()
+        unsynchronised = section.choice("unsynchronised", Unsynchronised,
+                                        default.unsynchronised, what="policy")
+        max_error = section.integer("max_error_ms", default.max_error_ms, minimum=1,
+                                    maximum=60_000, unit="ms")
+        step = section.integer("step_threshold_ms", default.step_threshold_ms, minimum=1,
+                               maximum=60_000, unit="ms")
+        interval = section.integer("status_interval_s", default.status_interval_s,
+                                   minimum=10, maximum=86_400, unit="s")
+        section.finish()
+        return ClockPolicy(unsynchronised, max_error, step, interval)
 
     def _group(self, section: Section, name: str, default: str | None,
                *, empty_ok: bool = False) -> str | None:
@@ -414,6 +428,11 @@ retention_days = 365
 [control]
 socket = {socket}
 socket_group = ""
+
+# A bench is not reviewed against camera footage: rounds open whatever the clock says (the
+# journal still records its quality). A casino table keeps the default, "refuse".
+[clock]
+unsynchronised = "allow"
 """
 
 

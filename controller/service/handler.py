@@ -154,6 +154,8 @@ class TableHandler:
             return cmd.SupervisorDecision(**who, action=cmd.SupervisorAction.RECONSTRUCT,
                                           reason=reason or f"swap {first} and {second}",
                                           moves=((first, second), (second, first)))
+        if verb == "supervisor.clock-override":
+            return cmd.OverrideClock(**who, reason=reason)
         raise Refusal(ErrorCode.UNKNOWN_VERB, f"{verb}: not a table command", request.id)
 
     def _table_round(self, journal: int | None) -> int | None:

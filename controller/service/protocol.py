@@ -238,6 +238,9 @@ VERBS: Mapping[str, VerbSpec] = MappingProxyType({spec.verb: spec for spec in (
              (Arg("cards", ArgType.CARDS), _REASON)),
     VerbSpec("supervisor.swap", Access.COMMAND, "swap the hands of two positions",
              (Arg("positions", ArgType.PAIR), _REASON)),
+    VerbSpec("supervisor.clock-override", Access.COMMAND,
+             "let rounds open although the host clock cannot be trusted ([clock] policy)",
+             (Arg("reason", ArgType.TEXT),)),
     VerbSpec("watch", Access.READ, "stream the round events", streams=True),
 )})
 

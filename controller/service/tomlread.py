@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
-from typing import Any, Final
+from enum import Enum
+from typing import Any, Final, TypeVar
 
 from controller.service.errors import ConfigError
 
 _MISSING: Final = object()
+E = TypeVar("E", bound=Enum)
 
 _TOML_TYPE = {str: "a string", int: "an integer", bool: "true or false", list: "a list",
               dict: "a table", float: "a number"}
@@ -84,6 +86,15 @@ class Section:
         if maximum is not None and value > maximum:
             raise self.error(name, f"must be at most {maximum}, got {value}")
         return value
+
+    def choice(self, name: str, enum: type[E], default: E, *, what: str = "value") -> E:
+        """One of ``enum``'s values, by its string; an unknown one names the choices."""
+        text = self.string(name, default.value)
+        try:
+            return enum(text)
+        except ValueError:
+            raise self.error(name, f"unknown {what} {text!r}; use one of "
+                                   f"{', '.join(str(e.value) for e in enum)}") from None
 
     def strings(self, name: str, default: object = _MISSING) -> Any:
         value = self._take(name, default)

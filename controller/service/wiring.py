@@ -19,11 +19,13 @@ from controller.journal.errors import JournalError
 from controller.journal.recovery import RESTART_DEVICE, RecoveryReport, recover
 from controller.journal.writer import JournalWriter
 from controller.service.app import Health
+from controller.service.clockwatch import ClockMonitor
 from controller.service.config import DeviceKind, ServiceConfig
 from controller.service.dealer import DeviceOperator
 from controller.service.devices import DealingDevice, check_device_path, open_device
 from controller.service.errors import ServiceError
 from controller.service.handler import TableHandler, event_json
+from controller.service.kernelclock import ClockSource, KernelClock
 from controller.service.keyfile import load_service_key
 from controller.service.retention import RetentionTimer
 from controller.service.tablethread import TableThread
@@ -40,11 +42,14 @@ Publish = Callable[[Mapping[str, Any]], None]
 
 
 class Wiring:
-    """``Wiring(config, publish)``; :meth:`start` (recovery included), :meth:`close`."""
+    """``Wiring(config, publish)``; :meth:`start` (recovery included), :meth:`close`.
+    ``clock_source`` is the seam for the host clock (default: the kernel's)."""
 
-    def __init__(self, config: ServiceConfig, publish: Publish) -> None:
+    def __init__(self, config: ServiceConfig, publish: Publish, *,
+                 clock_source: ClockSource | None = None) -> None:
         self.config = config
         self.publish = publish
+        self.clock = ClockMonitor(clock_source or KernelClock(), config.clock)
         self.writer: JournalWriter | None = None
         self.table: TableThread | None = None
         self.device: DealingDevice | None = None
@@ -75,7 +80,8 @@ class Wiring:
         self.retention.run_pass()  # once now (a failure is logged; old files stay), then daily
         started = time.monotonic()
         try:
-            journaled, self.recovery = recover(self.writer, config.layout())
+            journaled, self.recovery = recover(self.writer, config.layout(),
+                                               clock=self.clock.session_clock)
         except JournalError as error:
             raise ServiceError(f"journal recovery refused: {error}") from error
         report = self.recovery
@@ -98,6 +104,7 @@ class Wiring:
         self.table.subscribe_batches(self.operator.see)
         self.handler = TableHandler(self.table, lambda: self._base, status=self.status)
         self.table.start()
+        self.clock.start(self.table.put)  # its first report is queued before any command
         if report.round is not None:
             # The restart was fed to the table as the controller going offline (recovery);
             # it is back now, so "No more bets" no longer waits for it.
@@ -113,7 +120,7 @@ class Wiring:
     def close(self) -> None:
         """Device first (no more inputs), then its operator, the table (after what is
         queued), and the journal (``journal_closed``)."""
-        steps: list[Callable[[], None]] = []
+        steps: list[Callable[[], None]] = [self.clock.close]
         if self.device is not None:
             steps.append(self.device.close)
         if self.operator is not None:
@@ -177,7 +184,8 @@ class Wiring:
                             "seq": writer.seq if writer else None,
                             "last_hash": writer.last_hash if writer else None,
                             "retention": self.retention.status() if self.retention else None},
-                "recovery": self.recovery.to_dict() if self.recovery else None}
+                "recovery": self.recovery.to_dict() if self.recovery else None,
+                "clock": self.clock.status()}
 
     def status_line(self, alive: bool = True) -> str:
         """"round 1234 dealing, shuffler online" plus what needs attention."""
@@ -199,6 +207,11 @@ class Wiring:
             parts.append(f"held for a supervisor: {snap.held_for}")
         if snap.deck_blocked:
             parts.append(f"deck blocked: {snap.deck_blocked}")
+        clock = self.clock.status()
+        if snap.clock_blocks:
+            parts.append(f"rounds refused: {snap.clock_blocks} (supervisor clock-override)")
+        elif not clock.get("trusted", False):
+            parts.append(f"clock untrusted: {clock.get('reason') or 'not read yet'}")
         if snap.journal_failures:
             parts.append(f"{snap.journal_failures} input(s) not journaled")
         if not alive:

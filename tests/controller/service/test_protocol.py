@@ -34,7 +34,7 @@ def test_verb_list() -> None:
                           "supervisor.order", "supervisor.swap", "watch", "round.shuffled",
                           "round.reveal", "round.settle", "option", "supervisor.continue",
                           "deck.replace", "deck.counted", "irregularity.report",
-                          "options.close", "wager.withdraw"}
+                          "options.close", "wager.withdraw", "supervisor.clock-override"}
     reads = {verb for verb, spec in VERBS.items() if spec.access is Access.READ}
     assert reads == {"watch", "round.status", "wager.list"}
 
