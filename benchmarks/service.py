@@ -59,6 +59,9 @@ durability = "{durability}"
 [control]
 socket = "{socket}"
 socket_group = ""
+
+[clock]
+unsynchronised = "allow"
 """
 
 

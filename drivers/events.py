@@ -185,6 +185,33 @@ class CommandFailed(DeviceEvent):
     last: float = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class ClockReport(DeviceEvent):
+    """The host's own clock, read by the service's clock monitor (``device = "clock"``).
+
+    Not a card device, but it reaches the table the same way and for the same reason: the
+    table reads no clock (its outputs replay exactly), so whatever it decides from the clock
+    (``blocks_rounds``: the ``[clock]`` policy refuses new rounds) must be an input the
+    journal records. ``wall_ns``/``mono_ns`` are one reading of both clocks, the anchor a
+    reviewer maps record times to corrected wall time with; ``step_ns`` is non-zero when the
+    wall clock jumped against the monotonic clock since the previous reading."""
+
+    synchronised: bool = False
+    max_error_us: int | None = None
+    est_error_us: int | None = None
+    source: str = "unknown"
+    boot_id: str = ""
+    wall_ns: int = 0
+    mono_ns: int = 0
+    step_ns: int = 0
+    trusted: bool = False
+    blocks_rounds: bool = False
+    reason: str = ""
+    """Why the clock is not trusted (empty when it is)."""
+    why: str = ""
+    """Why this report was sent: start, changed, periodic, or the step."""
+
+
 class EventAcknowledger(Protocol):
     """What a driver with deferred acknowledgement offers the component that makes its events
     durable. Both are called from that component's thread, never the reader's."""

@@ -145,7 +145,10 @@ def register(subparsers: Any) -> None:
                                                    "closed): send it CLEAR_FAULT")
     clear.add_argument("--device", default=None, help="the device (default: shuffler)")
     clear.add_argument("--reason", default=None)
-    for parser in (cont, void, recon, order, swap, clear):
+    clock = sup_sub.add_parser("clock-override", help="let rounds open although the clock "
+                                                      "cannot be trusted (journaled)")
+    clock.add_argument("--reason", required=True, help="why, for the journal")
+    for parser in (cont, void, recon, order, swap, clear, clock):
         _common(parser)
         parser.set_defaults(func=run, verb=_supervisor)
 
@@ -263,6 +266,10 @@ def run_watch(args: argparse.Namespace) -> int:
     try:
         path = socket_path(args)
         with ControlClient(path, timeout=None) as client:
+            # the clock's state first (surveillance reads the stream against camera time);
+            # later changes arrive as ClockStatus / ClockStepped events
+            for line in _clock_lines(client.request("round.status")):
+                print(f"tablectl watch: {line}", file=sys.stderr)
             events = client.watch()
             print(f"tablectl watch: watching round events on {path} (Ctrl-C to stop)",
                   file=sys.stderr, flush=True)
@@ -278,6 +285,26 @@ def run_watch(args: argparse.Namespace) -> int:
     print(f"tablectl watch: the service closed the connection on {path} (stopped, restarted, "
           "or this watcher fell behind)", file=sys.stderr, flush=True)
     return EXIT_CLOSED
+
+
+def _clock_lines(result: Mapping[str, Any]) -> list[str]:
+    """The host clock as ``round.status`` tells it: trusted or why not, and the policy."""
+    clock = result.get("clock") or {}
+    if not clock:
+        return []
+    bound = clock.get("max_error_us")
+    line = ("clock: synchronised" if clock.get("synchronised") else "clock: NOT synchronised")
+    line += f", error bound {bound / 1000:.1f} ms" if isinstance(bound, int) else ""
+    line += f", source {clock.get('source', 'unknown')}"
+    if not clock.get("trusted"):
+        line += f" ({clock.get('reason')})"
+    lines = [line]
+    if result.get("clock_blocks"):
+        lines.append(f"rounds refused: {result['clock_blocks']}; a supervisor may override: "
+                     f"tablectl supervisor clock-override --reason TEXT")
+    elif result.get("clock_override"):
+        lines.append(f"clock policy overridden by {result['clock_override']}")
+    return lines
 
 
 def describe(verb: str, result: Mapping[str, Any]) -> list[str]:
@@ -296,6 +323,7 @@ def describe(verb: str, result: Mapping[str, Any]) -> list[str]:
         for wait in result.get("waits") or []:
             lines.append(f"waits for {wait['waits_for']}: {wait['way_out']}"
                          + (f" ({wait['role']})" if wait.get("role") else ""))
+        lines.extend(_clock_lines(result))
         if result.get("decisions_due"):
             lines.append(f"decisions due: {' '.join(result['decisions_due'])}")
         for position, cards in (result.get("hands") or {}).items():

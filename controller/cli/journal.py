@@ -17,14 +17,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from datetime import UTC, datetime
 from typing import Any
 
 from controller.cli.output import print_json, print_table
+from controller.journal import clocktime
 from controller.journal.codec import INPUT_EVENT_TYPES
 from controller.journal.errors import JournalFormatError
 from controller.journal.keys import load_hmac_key
 from controller.journal.reader import iter_records
-from controller.journal.record import canonical_json
+from controller.journal.record import canonical_json, format_ts
 from controller.journal.replay import replay_records
 from controller.journal.rounds import RoundSummary, recall, round_timeline, summarise_rounds
 from controller.journal.verify import VerifyReport, verify
@@ -156,18 +158,28 @@ def run_recall(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    timeline = round_timeline(_records(args), args.round)
+    """One round's records, each with its time's error bound and marks (clocktime): a record
+    written on an unsynchronised clock or before a step also shows its corrected time."""
+    records = _records(args)
+    times = clocktime.annotate(records)
+    timeline = round_timeline(records, args.round)
     if not timeline:
         print(f"tablectl journal: no records of round {args.round!r}", file=sys.stderr)
         return EXIT_DAMAGED
     if args.json:
-        print_json({"round": args.round, "records": [r.to_dict() for r in timeline]})
+        print_json({"round": args.round,
+                    "records": [{**r.to_dict(), "time": times[r.seq].to_dict()}
+                                for r in timeline]})
         return 0
     for record in timeline:
         payload = dict(record.payload)
         payload.pop("round", None)
-        print(f"{record.seq:>8}  {record.ts}  {record.event_type:<22} {record.actor or '-':<18} "
-              f"{canonical_json(payload)}")
+        time = times[record.seq]
+        column = clocktime.describe(time)
+        if time.corrected_ns is not None and (time.unsynchronised or time.before_step_ns):
+            column += f" -> {format_ts(datetime.fromtimestamp(time.corrected_ns / 1e9, UTC))}"
+        print(f"{record.seq:>8}  {record.ts} {column}  {record.event_type:<22} "
+              f"{record.actor or '-':<18} {canonical_json(payload)}")
     return 0
 
 

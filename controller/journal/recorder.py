@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -60,6 +60,8 @@ from drivers import events as dev
 log = structlog.get_logger("controller.journal.recorder")
 
 Subscriber = Callable[[ev.RoundEvent], None]
+ClockProbe = Callable[[], Mapping[str, Any] | None]
+"""What ``session_started`` says of the host clock (``ClockMonitor.session_clock``)."""
 SESSION_STARTED = "session_started"
 DEVICE_IDENTIFIED = "device_identified"
 DEVICE_EVENT_REPEATED = "device_event_repeated"
@@ -189,8 +191,10 @@ class JournaledTable:
     def __init__(self, writer: JournalWriter, session: Session, *, table: Table | None = None,
                  router: Router | None = None, tracker: RoundTracker | None = None,
                  devices: dict[str, dev.DeviceIdentity] | None = None,
-                 delivered: DeliveredWindow | None = None) -> None:
+                 delivered: DeliveredWindow | None = None,
+                 clock: ClockProbe | None = None) -> None:
         self.writer = writer
+        self.clock = clock
         self.session = session
         self.layout = session.layout
         self.router = router or Router()
@@ -214,12 +218,13 @@ class JournaledTable:
     def new_session(cls, writer: JournalWriter, layout: TableLayout, *, base: int = 0,
                     memory: TableMemory = TableMemory(), reason: str = "started",
                     devices: dict[str, dev.DeviceIdentity] | None = None,
-                    delivered: DeliveredWindow | None = None) -> JournaledTable:
-        """Write ``session_started`` (layout, round base, TableMemory carried over) and return a
-        journaled fresh table."""
+                    delivered: DeliveredWindow | None = None,
+                    clock: ClockProbe | None = None) -> JournaledTable:
+        """Write ``session_started`` (layout, round base, TableMemory carried over, the host
+        clock's quality) and return a journaled fresh table."""
         session = Session(layout, base, memory)
-        _record_session(writer, session, reason, delivered)
-        return cls(writer, session, devices=devices, delivered=delivered)
+        _record_session(writer, session, reason, delivered, clock)
+        return cls(writer, session, devices=devices, delivered=delivered, clock=clock)
 
     def _next_session(self) -> None:
         """Start a new session before a round opens, when only the TableMemory carries over
@@ -230,7 +235,8 @@ class JournaledTable:
         if machine.number == 0 or not machine.only_memory_carries_over():
             return
         session = Session(self.layout, self.session.base + machine.number, machine.memory)
-        _record_session(self.writer, session, ROUND_BOUNDARY, self.delivery.delivered)
+        _record_session(self.writer, session, ROUND_BOUNDARY, self.delivery.delivered,
+                        self.clock)
         self.session = session
         self.table = Table(session.layout, [self.router], session.memory)
         self.tracker.base = session.base
@@ -400,15 +406,17 @@ class JournaledTable:
 
 
 def _record_session(writer: JournalWriter, session: Session, reason: str,
-                    delivered: DeliveredWindow | None) -> None:
-    """``session_started``: what a fresh table is built from, and the latest numbered device
+                    delivered: DeliveredWindow | None, clock: ClockProbe | None = None) -> None:
+    """``session_started``: what a fresh table is built from, the latest numbered device
     events recorded (a resend of one after a restart is then still recognised when recovery
-    reads only this session)."""
+    reads only this session), and how far the host clock can be trusted (``clock``: the latest
+    reading, or ``None`` where no clock monitor runs)."""
     recent = list(delivered)[-CARRIED_ORIGINS:] if delivered is not None else []
     writer.append(SESSION_STARTED, {
         "reason": reason, "round_base": session.base, "layout": layout_to_json(session.layout),
         "memory": plain(session.memory), "software": software(),
-        "recent_origins": [list(key) for key in recent]}, money=True)
+        "recent_origins": [list(key) for key in recent],
+        "clock": clock() if clock is not None else None}, money=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ import structlog
 from controller.journal.errors import JournalError
 from controller.journal.provenance import layout_to_json, plain
 from controller.journal.reader import iter_from_last
-from controller.journal.recorder import SESSION_STARTED, JournaledTable, Phase
+from controller.journal.recorder import SESSION_STARTED, ClockProbe, JournaledTable, Phase
 from controller.journal.replay import Divergence, Replayer
 from controller.journal.writer import JournalWriter
 from controller.table import events as ev
@@ -99,9 +99,11 @@ class RecoveryReport:
                 "established": self.established, "new_session": self.new_session}
 
 
-def recover(writer: JournalWriter, layout: TableLayout) -> tuple[JournaledTable, RecoveryReport]:
+def recover(writer: JournalWriter, layout: TableLayout, *, clock: ClockProbe | None = None
+            ) -> tuple[JournaledTable, RecoveryReport]:
     """Rebuild the table from ``writer``'s journal and decide the interrupted round; returns the
-    journaled table (not started) and what was done."""
+    journaled table (not started) and what was done. ``clock`` says, in every session the
+    table starts, how far the host clock can be trusted."""
     replayer = Replayer()
     with writer.lock:
         last_seq = writer.seq
@@ -118,7 +120,7 @@ def recover(writer: JournalWriter, layout: TableLayout) -> tuple[JournaledTable,
         "unrecorded_outputs": len(current.pending) if current else 0}, money=True)
     if current is None:
         table = JournaledTable.new_session(writer, layout, reason="first start",
-                                           delivered=replayer.delivered)
+                                           delivered=replayer.delivered, clock=clock)
         return table, _complete(writer, report, last_seq, 0, None, Phase.NONE.value,
                                 Decision.NO_ROUND, None, None, True)
     in_session = [d for d in report.divergences if d.seq >= current.start_seq]
@@ -132,7 +134,7 @@ def recover(writer: JournalWriter, layout: TableLayout) -> tuple[JournaledTable,
                             f"decide it (run tablectl journal replay)")
     journaled = JournaledTable(writer, current.session, table=current.table,
                                router=current.router, tracker=tracker, devices=current.devices,
-                               delivered=replayer.delivered)
+                               delivered=replayer.delivered, clock=clock)
     pending, current.pending = current.pending, []
     for event, _payload in pending:
         journaled.record_output(event, track=False)
@@ -145,7 +147,7 @@ def recover(writer: JournalWriter, layout: TableLayout) -> tuple[JournaledTable,
         fresh = JournaledTable.new_session(writer, layout, base=tracker.round,
                                            memory=tracker.memory, reason="restart",
                                            devices=current.devices,
-                                           delivered=replayer.delivered)
+                                           delivered=replayer.delivered, clock=clock)
         return fresh, _complete(writer, report, last_seq, len(pending), None, phase.value,
                                 Decision.NO_ROUND, None, None, True)
     if not tracker.open:

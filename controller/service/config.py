@@ -38,6 +38,7 @@ from controller.service.connections import (
     DEFAULT_RESERVED_CONNECTIONS,
     ConnectionLimits,
 )
+from controller.service.clockwatch import ClockPolicy, Unsynchronised
 from controller.service.errors import ConfigError
 from controller.service.protocol import MAX_MINOR_UNITS
 from controller.service.tomlread import Section
@@ -172,6 +173,8 @@ class ServiceConfig:
     progressive: ProgressiveConfig | None = None
     control: ControlConfig = ControlConfig()
     software: SoftwareConfig = SoftwareConfig()
+    clock: ClockPolicy = ClockPolicy()
+    """``[clock]``: may rounds open on an untrusted clock, and what counts as one."""
 
     @property
     def rules(self) -> GameRules:
@@ -250,11 +253,13 @@ class _Reader:
         journal = self._journal(journal_section)
         control = self._control(root.section("control"))
         software = self._software(root.section("software"))
+        clock = self._clock(root.section("clock"))
         root.finish()
         return ServiceConfig(source=self.source, table_id=table_id, game=rules.id, boxes=boxes,
                              device=device, journal=journal,
                              limits=MappingProxyType(limits), rounding_unit=rounding_unit,
-                             progressive=progressive, control=control, software=software)
+                             progressive=progressive, control=control, software=software,
+                             clock=clock)
 
     def _boxes(self, table: Section, rules: GameRules) -> tuple[str, ...]:
         boxes = table.strings("boxes", rules.positions)
@@ -401,6 +406,21 @@ class _Reader:
             raise section.error(name, f"unknown {what} {text!r}; use one of "
                                 f"{', '.join(v.value for v in kind)}") from None
 
+    def _clock(self, section: Section | None) -> ClockPolicy:
+        if section is None:
+            return ClockPolicy()
+        default = ClockPolicy()
+        unsynchronised = self._choice(section, "unsynchronised", default.unsynchronised,
+                                      "policy")
+        max_error = section.integer("max_error_ms", default.max_error_ms, minimum=1,
+                                    maximum=60_000, unit="ms")
+        step = section.integer("step_threshold_ms", default.step_threshold_ms, minimum=1,
+                               maximum=60_000, unit="ms")
+        interval = section.integer("status_interval_s", default.status_interval_s,
+                                   minimum=10, maximum=86_400, unit="s")
+        section.finish()
+        return ClockPolicy(unsynchronised, max_error, step, interval)
+
     def _group(self, section: Section, name: str, default: str | None,
                *, empty_ok: bool = False) -> str | None:
         value = section.string(name, default, empty_ok=empty_ok)
@@ -479,6 +499,11 @@ retention_days = 365
 [control]
 socket = {socket}
 socket_group = ""
+
+# A bench is not reviewed against camera footage: rounds open whatever the clock says (the
+# journal still records its quality). A casino table keeps the default, "refuse".
+[clock]
+unsynchronised = "allow"
 """
 
 

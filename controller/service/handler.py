@@ -187,6 +187,8 @@ class TableHandler:
         if verb == "supervisor.clear-fault":
             return cmd.ClearDeviceFault(**who, device=str(args.get("device", "shuffler")),
                                         reason=reason)
+        if verb == "supervisor.clock-override":
+            return cmd.OverrideClock(**who, reason=reason)
         raise Refusal(ErrorCode.UNKNOWN_VERB, f"{verb}: not a table command", request.id)
 
     def _table_round(self, journal: int | None) -> int | None:

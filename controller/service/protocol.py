@@ -263,6 +263,9 @@ VERBS: Mapping[str, VerbSpec] = MappingProxyType({spec.verb: spec for spec in (
     VerbSpec("supervisor.answer", Access.COMMAND, "answer the fact a held ruling asks for "
              "(RWS-NC3P 5.10 vs 5.7, 5.4, 5.9)", (Arg("answer", ArgType.TEXT, choices=(
                  "in_device", "by_dealer", "interrupts", "not_reconstructable")), _REASON)),
+    VerbSpec("supervisor.clock-override", Access.COMMAND,
+             "let rounds open although the host clock cannot be trusted ([clock] policy)",
+             (Arg("reason", ArgType.TEXT),)),
     VerbSpec("watch", Access.READ, "stream the round events", streams=True),
 )})
 

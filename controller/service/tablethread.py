@@ -101,6 +101,9 @@ class Snapshot:
     decisions_due: tuple[str, ...] = ()
     offline: tuple[tuple[str, str], ...] = ()
     deck_blocked: str | None = None
+    clock_blocks: str | None = None
+    """Why the ``[clock]`` policy refuses new rounds (no supervisor override yet)."""
+    clock_override: str | None = None
     inputs: int = 0
     journal_failures: int = 0
     journal_behind: int = 0
@@ -116,6 +119,7 @@ class Snapshot:
                 "held_for": self.held_for, "options_pending": list(self.options_pending),
                 "decisions_due": list(self.decisions_due),
                 "offline": dict(self.offline), "deck_blocked": self.deck_blocked,
+                "clock_blocks": self.clock_blocks, "clock_override": self.clock_override,
                 "inputs": self.inputs, "journal_failures": self.journal_failures,
                 "journal_behind": self.journal_behind, "journal_hold": self.journal_hold}
 
@@ -327,6 +331,8 @@ class TableThread:
             decisions_due=due,
             offline=tuple(sorted(machine.offline.items())),
             deck_blocked=machine.deck_blocked,
+            clock_blocks=machine.clock_block if machine.clock_blocks_rounds() else None,
+            clock_override=machine.clock_override,
             inputs=self._count,
             journal_failures=self.journaled.failures,
             journal_behind=behind,

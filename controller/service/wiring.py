@@ -31,9 +31,11 @@ from controller.service.app import Health
 from controller.selfcheck.manifest import CheckResult
 from controller.selfcheck.status import check_and_record
 from controller.service.config import DeviceKind, ServiceConfig, SoftwareVerify
+from controller.service.clockwatch import ClockMonitor
 from controller.service.devices import DealingDevice, check_device_path, open_device
 from controller.service.errors import ServiceError
 from controller.service.handler import TableHandler, event_json
+from controller.service.kernelclock import ClockSource, KernelClock
 from controller.service.keyfile import load_service_key
 from controller.service.liveness import waits
 from controller.service.operator import DeviceOperator
@@ -53,15 +55,18 @@ Publish = Callable[[Mapping[str, Any]], None]
 
 
 class Wiring:
-    """``Wiring(config, publish)``; :meth:`start` (recovery included), :meth:`close`."""
+    """``Wiring(config, publish)``; :meth:`start` (recovery included), :meth:`close`.
+    ``clock_source`` is the seam for the host clock (default: the kernel's)."""
 
     def __init__(self, config: ServiceConfig, publish: Publish, *,
-                 observe: InputSubscriber | None = None) -> None:
+                 observe: InputSubscriber | None = None,
+                 clock_source: ClockSource | None = None) -> None:
         self.config = config
         self.publish = publish
         self.observe = observe
         """Each input and its typed events, on the table thread, before the device operator
         sees them: the seam for ``tablectl bench``'s actors (the simulated hands at the table)."""
+        self.clock = ClockMonitor(clock_source or KernelClock(), config.clock)
         self.writer: JournalWriter | None = None
         self.table: TableThread | None = None
         self.device: DealingDevice | None = None
@@ -116,7 +121,8 @@ class Wiring:
         self.retention.run_pass()  # once now (a failure is logged; old files stay), then daily
         started = time.monotonic()
         try:
-            journaled, self.recovery = recover(self.writer, config.layout())
+            journaled, self.recovery = recover(self.writer, config.layout(),
+                                               clock=self.clock.session_clock)
         except JournalError as error:
             raise ServiceError(f"journal recovery refused: {error}") from error
         report = self.recovery
@@ -147,6 +153,7 @@ class Wiring:
         self.handler = TableHandler(self.table, lambda: self._base, status=self.status,
                                     open_refusal=self._open_refusal)
         self.table.start()
+        self.clock.start(self.table.put)  # its first report is queued before any command
         if report.round is not None:
             # The restart was fed to the table as the controller going offline (recovery);
             # it is back now, so "No more bets" no longer waits for it.
@@ -189,7 +196,7 @@ class Wiring:
     def close(self) -> None:
         """Device first (no more inputs), then its operator, the table (after what is
         queued), and the journal (``journal_closed``)."""
-        steps: list[Callable[[], None]] = []
+        steps: list[Callable[[], None]] = [self.clock.close]
         if self.device is not None:
             steps.append(self.device.close)
         if self.operator is not None:
@@ -266,7 +273,8 @@ class Wiring:
                             "last_hash": writer.last_hash if writer else None,
                             "retention": self.retention.status() if self.retention else None},
                 "recovery": self.recovery.to_dict() if self.recovery else None,
-                "software": self.software.to_json() if self.software else None}
+                "software": self.software.to_json() if self.software else None,
+                "clock": self.clock.status()}
 
     def _open_refusal(self) -> str | None:
         """Config ``software.verify = "required"`` and the check failed: no round opens."""
@@ -299,6 +307,11 @@ class Wiring:
             parts.append(f"held for a supervisor: {snap.held_for}")
         if snap.deck_blocked:
             parts.append(f"deck blocked: {snap.deck_blocked}")
+        clock = self.clock.status()
+        if snap.clock_blocks:
+            parts.append(f"rounds refused: {snap.clock_blocks} (supervisor clock-override)")
+        elif not clock.get("trusted", False):
+            parts.append(f"clock untrusted: {clock.get('reason') or 'not read yet'}")
         if snap.journal_failures:
             parts.append(f"{snap.journal_failures} input(s) not journaled")
         if not alive:

@@ -101,6 +101,14 @@ class OpenRound(Command):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class OverrideClock(Command):
+    """A supervisor lets rounds open while the ``[clock]`` policy would refuse them (the clock
+    is unsynchronised or its error bound too large): journaled with who and why."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlaceWager(Command):
     wager_id: str
     position: str

@@ -75,6 +75,10 @@ class RoundCore:
         self.deck_blocked: str | None = None
         self.offline: dict[str, str] = {}
         """Devices reported offline and not yet back: "No more bets" waits for them."""
+        self.clock_block: str | None = None
+        """Why the ``[clock]`` policy refuses new rounds (:mod:`.clockgate`); ``None`` if not."""
+        self.clock_override: str | None = None
+        """Who let rounds open despite :attr:`clock_block`, and why."""
         self._shuffle_pending = False
         self._face_up_pending = 0
         """Cards the shuffler found face up while shuffling between rounds (its exposed-card
@@ -144,7 +148,7 @@ class RoundCore:
         (and recovery replay only from it)."""
         return (self.state in NO_ROUND and self.deck_blocked is None and not self.offline
                 and not self._shuffle_pending and not self._echoes
-                and not self._face_up_pending)
+                and not self._face_up_pending and self.clock_block is None)
 
     def bets_still_open(self) -> bool:
         """No round, or a round still taking bets: nothing has been dealt or decided, so a

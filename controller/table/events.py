@@ -247,3 +247,37 @@ class DeviceFaultClearOrdered(RoundEvent):
     actor: str
     clause: str = ""
     reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockStatus(RoundEvent):
+    """The host clock's quality (journal ``clock_status``): at start, on change, periodically.
+    ``blocks_rounds`` while the ``[clock]`` policy refuses new rounds and no supervisor has
+    overridden it."""
+
+    synchronised: bool
+    max_error_us: int | None
+    source: str
+    trusted: bool
+    reason: str
+    blocks_rounds: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockStepped(RoundEvent):
+    """The wall clock jumped by ``step_ns`` against the monotonic clock (journal
+    ``clock_stepped``): records before it carry the old, wrong wall time."""
+
+    step_ns: int
+    wall_ns: int
+    mono_ns: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockOverridden(RoundEvent):
+    """A supervisor let rounds open although the clock cannot be trusted; lasts until the
+    clock is trusted again."""
+
+    by: str
+    reason: str
+    untrusted: str

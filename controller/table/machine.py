@@ -15,7 +15,9 @@ mixins :class:`RoundMachine` is composed of, one concern each:
 - :mod:`~controller.table.intake`: device events and card intake;
 - :mod:`~controller.table.rulings`: irregularities ruled and applied;
 - :mod:`~controller.table.holds`: supervisor decisions, player options, resuming;
-- :mod:`~controller.table.settling`: decisions, the reveal, settlement and corrections.
+- :mod:`~controller.table.settling`: decisions, the reveal, settlement and corrections;
+- :mod:`~controller.table.clockgate`: no round opens on an untrusted clock (the ``[clock]``
+  policy).
 
 The states and the values kept between inputs are in :mod:`~controller.table.states`.
 """
@@ -31,6 +33,7 @@ from controller.settlement import TableMemory
 from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.betting import BettingMixin
+from controller.table.clockgate import ClockGateMixin
 from controller.table.holds import HoldsMixin
 from controller.table.intake import IntakeMixin
 from controller.table.irregularities import Source
@@ -62,7 +65,8 @@ SUPERVISOR_AUTHORITY = {
 table cited the clauses of three other games)."""
 
 
-class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, SettlingMixin):
+class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, SettlingMixin,
+                   ClockGateMixin):
     """One table's rounds. Not thread-safe by design: only the table thread calls it."""
 
     def __init__(self, layout: TableLayout, emit: Callable[[ev.RoundEvent], None],
@@ -97,6 +101,8 @@ class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, Settling
         try:
             if isinstance(item, cmd.Command):
                 self._command(item)
+            elif isinstance(item, dev.ClockReport):
+                self._clock(item)
             elif isinstance(item, dev.DeviceEvent):
                 self._device(item)
             else:
@@ -134,6 +140,7 @@ class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, Settling
             # no number here: the table's own count differs from the journal's round number
             # that status and the refusal event show
             raise Refused(f"the current round is still in progress ({self.state.value})")
+        self._check_clock_for_round()
         self.open_round()
         self.number += 1
         self._reset_round()

@@ -67,7 +67,9 @@ def config_toml(tmp: Path, game: str, *, device: Mapping[str, str] | None = None
     return (f'[table]\nid = "E2E-1"\ngame = "{game}"\n\n[device]\n' + "\n".join(lines)
             + f'\n\n[journal]\ndirectory = "{tmp / "journal"}"\ndurability = "money"\n'
             + extra
-            + f'\n[control]\nsocket = "{tmp / "control.sock"}"\nsocket_group = ""\n')
+            + f'\n[control]\nsocket = "{tmp / "control.sock"}"\nsocket_group = ""\n'
+            # not a clock test: rounds open whatever this machine's clock says
+            + '\n[clock]\nunsynchronised = "allow"\n')
 
 
 @dataclass

@@ -89,6 +89,8 @@ def test_watch_streams_round_events_as_json_lines(processes: Processes,
     sock = str(tmp_path / "control.sock")
     watch = processes.spawn(["watch", "--socket", sock])
     assert watch.stdout is not None and watch.stderr is not None
+    # the clock's state comes first (docs/service.md "Time"), then the stream starts
+    assert _line_within(watch.stderr).startswith("tablectl watch: clock: ")
     assert _line_within(watch.stderr).startswith("tablectl watch: watching round events")
     with service.client() as client:
         client.request("round.open")

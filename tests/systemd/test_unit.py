@@ -208,3 +208,20 @@ def test_udev_rules() -> None:
     assert names == {"table-shuffler", "table-shoe"}
     assert any(rule.get("ENV{DEVTYPE}") == ("==", "usb_device") for rule in rules), \
         "a rule for the USB HID scanner's usb device node"
+
+
+def test_unit_waits_for_time_sync_and_may_read_but_not_set_the_clock() -> None:
+    """Journal times are held against camera footage: the unit starts after time-sync.target,
+    and the service can read the kernel's synchronisation state (read-only adjtimex) but
+    cannot set the clock (no CAP_SYS_TIME; the setters are filtered)."""
+    unit = parse_unit(UNIT.read_text(encoding="utf-8"))
+    assert "time-sync.target" in unit["Unit"]["After"]
+    assert "time-sync.target" in unit["Unit"]["Wants"]
+    filters = unit["Service"]["SystemCallFilter"]
+    allowed = {name for line in filters if not line.startswith("~") for name in line.split()}
+    denied = {name for line in filters if line.startswith("~")
+              for name in line[1:].split()}
+    assert {"adjtimex", "clock_adjtime"} <= allowed
+    assert "@clock" not in denied  # would deny the read-only adjtimex too
+    assert {"clock_settime", "settimeofday"} <= denied
+    assert unit["Service"]["CapabilityBoundingSet"] == [""]

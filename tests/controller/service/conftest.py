@@ -19,6 +19,9 @@ from controller.table.layout import TableLayout
 
 DEALER = Peer(10, 1001, 1001, Role.OPERATOR)
 SUPERVISOR = Peer(11, 1002, 1002, Role.SUPERVISOR)
+ALLOW_CLOCK = '\n[clock]\nunsynchronised = "allow"\n'
+"""Tests not about the clock open rounds whatever this machine's clock says (CI machines are
+often unsynchronised); the clock tests set their own policy."""
 
 MINIMAL = """\
 [table]
@@ -38,7 +41,7 @@ def service_toml(tmp: Path) -> str:
     """A valid config whose socket and journal live under ``tmp`` and whose socket keeps the
     process's own group (tests cannot create system groups)."""
     return MINIMAL.replace("/var/lib/tablectl/journal", str(tmp / "journal")) + (
-        f'\n[control]\nsocket = "{tmp / "control.sock"}"\nsocket_group = ""\n')
+        f'\n[control]\nsocket = "{tmp / "control.sock"}"\nsocket_group = ""\n' + ALLOW_CLOCK)
 
 
 @pytest.fixture(name="service_config")
