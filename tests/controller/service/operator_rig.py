@@ -21,6 +21,7 @@ from controller.table import commands as cmd
 from firmware_sim.framed import bind_server
 from firmware_sim.serve import PtyServer
 from firmware_sim.shuffler import ShufflerSim
+from tests.controller.service.conftest import ALLOW_CLOCK
 
 DEALER = {"actor": "dealer:test", "role": cmd.Role.DEALER}
 SUPERVISOR = {"actor": "supervisor:test", "role": cmd.Role.SUPERVISOR}
@@ -32,7 +33,7 @@ def toml(tmp: Path, game: str, url: str) -> str:
     return (f'[table]\nid = "OP-1"\ngame = "{game}"\n\n[device]\nkind = "shuffler"\n'
             f'url = "{url}"\n\n[journal]\ndirectory = "{tmp / "journal"}"\n'
             f'durability = "none"\n\n[control]\nsocket = "{tmp / "control.sock"}"\n'
-            f'socket_group = ""\n')
+            f'socket_group = ""\n' + ALLOW_CLOCK)
 
 
 class Rig:

@@ -40,6 +40,9 @@ durability = "none"
 [control]
 socket = "{socket}"
 socket_group = ""
+
+[clock]
+unsynchronised = "allow"
 """
 
 
