@@ -43,17 +43,31 @@ def test_bench_reports_the_count_verify_reports(bench_journal: tuple[Path, dict]
     assert report["journal"]["records"] == verify([directory]).records
 
 
-def test_replay_of_a_bench_journal_says_nothing_was_replayed(
+def test_replay_of_a_bench_journal_reproduces_it(
         bench_journal: tuple[Path, dict], capsys: pytest.CaptureFixture[str]) -> None:
-    """A bench journal has no service session: replay does not say OK over zero inputs; it
-    says what was not replayed and why, and exits 1."""
+    """The bench runs the service's own wiring, so its journal has service sessions and replays
+    like the service's: every input replayed, its outputs reproduced."""
     directory, _ = bench_journal
-    assert main(["journal", "replay", str(directory)]) == 1
+    assert main(["journal", "replay", str(directory), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] is True and data["inputs"] > 0 and data["outputs_checked"] > 0
+
+
+def test_replay_of_a_journal_without_a_session_says_nothing_was_replayed(
+        open_writer: Callable[..., JournalWriter], journal_dir: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Records with no service session (an excerpt, another tool's journal): replay does not
+    say OK over zero inputs; it says what was not replayed and why, and exits 1."""
+    writer = open_writer()
+    writer.append("place_wager", {"wager": "w1"}, round_id="1")
+    writer.append("place_wager", {"wager": "w2"}, round_id="1")
+    writer.close()
+    assert main(["journal", "replay", str(journal_dir)]) == 1
     out = capsys.readouterr()
     assert out.out.startswith("NOT REPLAYED: none of the") and "no session_started" in out.out
     assert "place_wager" in out.out and "OK" not in out.out
     assert out.err == "tablectl journal: nothing replayed: no service session in the journal\n"
-    assert main(["journal", "replay", str(directory), "--json"]) == 1
+    assert main(["journal", "replay", str(journal_dir), "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] is False and data["inputs"] == 0 and data["not_replayed"]["place_wager"]
 

@@ -57,9 +57,14 @@ def test_off_a_terminal_stdout_is_output_and_stderr_only_json_logs(tmp_path: Pat
 
 
 def check_config(tmp_path: Path) -> str:
-    """A config whose device path is absent: ``run --check`` logs one warning about it."""
+    """A config whose device path is absent: ``run --check`` logs one warning about it (the
+    journal is keyed, so --check has no HMAC warning to print)."""
+    key = tmp_path / "journal.key"
+    key.write_text("ab" * 32)
+    key.chmod(0o600)
     path = tmp_path / "tablectl.toml"
-    path.write_text(service_toml(tmp_path))
+    path.write_text(service_toml(tmp_path).replace(
+        "[journal]\n", f'[journal]\nhmac_key_file = "{key}"\n'))
     return str(path)
 
 
