@@ -22,6 +22,8 @@ import structlog
 from structlog.testing import capture_logs
 
 from controller.errors import WagerError
+from controller.service import connections as connections_module
+from controller.service import control as control_module
 from controller.service.connections import ConnectionLimits, RepeatedError
 from controller.service.control import (
     AccessPolicy,
@@ -426,10 +428,14 @@ def test_a_stuck_control_loop_fails_its_probe(tmp_path: Path, groups: Groups) ->
 
 
 @pytest.fixture(name="uncached_loggers")
-def fixture_uncached_loggers() -> Iterator[None]:
-    """``capture_logs`` sees module loggers even after a CLI test configured caching."""
+def fixture_uncached_loggers(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """``capture_logs`` sees the control modules' logs even after a CLI test configured
+    caching (a logger already used under caching keeps its processors): fresh, uncached
+    loggers for the test."""
     saved = structlog.get_config()
     structlog.configure(cache_logger_on_first_use=False)
+    for module in (control_module, connections_module):
+        monkeypatch.setattr(module, "log", structlog.get_logger(module.__name__))
     yield
     structlog.configure(**saved)
 
