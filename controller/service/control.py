@@ -302,7 +302,7 @@ class ControlServer:
             self._reserve.open()
         if refusal is not None:
             return True
-        self._connections[sock.fileno()] = Connection(sock, peer, peer.role, peer.uid)
+        self._connections[sock.fileno()] = Connection(sock, peer)
         self._selector.register(sock, selectors.EVENT_READ)
         log.info("control client connected", peer=peer.describe(), role=peer.role.value)
         return True
@@ -349,7 +349,7 @@ class ControlServer:
 
     def _answer(self, conn: Connection, line: bytes) -> dict[str, Any]:
         request_id: RequestId = None
-        peer: Peer = conn.peer  # type: ignore[assignment]
+        peer = conn.peer
         try:
             request = decode_request(line)
             request_id = request.id
