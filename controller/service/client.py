@@ -128,7 +128,10 @@ class ControlClient:
         message: dict[str, Any] = {"id": self._next_id, "verb": verb, "args": dict(args or {})}
         if actor is not None:
             message["actor"] = actor
-        self.send_line(encode(message))
+        try:
+            self.send_line(encode(message))
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # turned away (busy) before we spoke: the server's one line says why
         reply = self.read_message()
         if not reply.get("ok"):
             error = reply.get("error") or {}

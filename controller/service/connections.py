@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from controller.service.access import Peer
 from controller.service.protocol import ErrorCode, RequestId, Role, encode, error_reply
 
 log = structlog.get_logger(__name__)
@@ -73,10 +74,7 @@ class Connection:
     """One connected peer and its buffers (owned by the control-server thread)."""
 
     sock: socket.socket
-    peer: object
-    """The :class:`~controller.service.control.Peer` (typed loosely to avoid an import cycle)."""
-    role: Role
-    uid: int | None
+    peer: Peer
     inbox: bytearray = field(default_factory=bytearray)
     outbox: bytearray = field(default_factory=bytearray)
     watch_id: RequestId = None
@@ -85,8 +83,12 @@ class Connection:
     last_active: float = field(default_factory=time.monotonic)
 
     @property
+    def role(self) -> Role:
+        return self.peer.role
+
+    @property
     def privileged(self) -> bool:
-        return self.role in PRIVILEGED
+        return self.peer.role in PRIVILEGED
 
 
 class Admission:
@@ -103,7 +105,7 @@ class Admission:
         ``no_descriptor``: the process is at its open-file limit; only a privileged peer may
         come in, and only by evicting someone."""
         privileged = role in PRIVILEGED
-        if not privileged and sum(c.uid == uid for c in connections) >= \
+        if not privileged and sum(c.peer.uid == uid for c in connections) >= \
                 self.limits.per_account:
             return (f"busy: your account already holds {self.limits.per_account} control "
                     "connections (control.max_per_account)"), None

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import resource
 import selectors
@@ -64,7 +65,6 @@ from controller.service.protocol import (
     decode_request,
     encode,
     error_reply,
-    event_message,
     ok_reply,
 )
 
@@ -302,7 +302,7 @@ class ControlServer:
             self._reserve.open()
         if refusal is not None:
             return True
-        self._connections[sock.fileno()] = Connection(sock, peer, peer.role, peer.uid)
+        self._connections[sock.fileno()] = Connection(sock, peer)
         self._selector.register(sock, selectors.EVENT_READ)
         log.info("control client connected", peer=peer.describe(), role=peer.role.value)
         return True
@@ -349,7 +349,7 @@ class ControlServer:
 
     def _answer(self, conn: Connection, line: bytes) -> dict[str, Any]:
         request_id: RequestId = None
-        peer: Peer = conn.peer  # type: ignore[assignment]
+        peer = conn.peer
         try:
             request = decode_request(line)
             request_id = request.id
@@ -381,15 +381,16 @@ class ControlServer:
                 log.warning("watcher dropped: events were lost while the loop was stuck",
                             peer=conn.peer.describe())
                 self._drop(conn)
-        if not pending:
+        bodies = [body for body in map(_bodies, pending) if body is not None]
+        if not bodies:
             return
         for conn in list(self._connections.values()):
             if not conn.watching or conn.closing:
                 continue
+            head = b'{"id":' + json.dumps(conn.watch_id).encode() + b',"event":'
             sees = conn.role.sees_face_down
-            for event, redacted in pending:
-                shown = event if redacted is None or sees else redacted
-                conn.outbox += encode(event_message(conn.watch_id, shown))
+            for full, redacted in bodies:
+                conn.outbox += head + (full if redacted is None or sees else redacted) + b"}\n"
             if len(conn.outbox) > self.limits.outbox_bytes:
                 log.warning("watcher too slow, dropped", peer=conn.peer.describe())
                 self._drop(conn)
@@ -456,3 +457,16 @@ class ControlServer:
                 if os.stat(self.path).st_ino == self._inode:
                     self.path.unlink()
             self._inode = None
+
+
+def _bodies(item: tuple[Mapping[str, Any], Mapping[str, Any] | None]
+            ) -> tuple[bytes, bytes | None] | None:
+    """An event and its redacted form as JSON, once for every watcher (``None``, logged, for
+    an event that is not JSON: it is not published, the others are)."""
+    event, redacted = item
+    try:
+        return (encode(event)[:-1],
+                None if redacted is None else encode(redacted)[:-1])
+    except (TypeError, ValueError):
+        log.error("event not JSON-able, not published", event_type=str(event.get("type")))
+        return None

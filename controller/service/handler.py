@@ -27,7 +27,7 @@ from controller.journal.codec import encode_output
 from controller.service.control import Peer
 from controller.service.protocol import ErrorCode, Refusal, Request, Role
 from controller.service.tablethread import AcknowledgeJournal, TableThread
-from controller.service.visibility import redact_status
+from controller.service.visibility import redact_event, redact_status
 from controller.table import commands as cmd
 from controller.table import events as ev
 
@@ -97,8 +97,11 @@ class TableHandler:
         if refused is not None:
             raise Refusal(ErrorCode.REFUSED, refused.reason, request.id)
         snap = self.table.snapshot
-        return {"accepted": True, "round": snap.round, "state": snap.state,
-                "events": [event_json(e, self.base()) for e in ticket.events]}
+        events = [event_json(e, self.base()) for e in ticket.events]
+        if not peer.role.sees_face_down:  # a command's answer shows no more than watch does
+            rules = self.table.journaled.table.machine.rules
+            events = [redact_event(e, rules) or e for e in events]
+        return {"accepted": True, "round": snap.round, "state": snap.state, "events": events}
 
     def _acknowledge(self, request: Request, peer: Peer) -> Mapping[str, Any]:
         """``journal.acknowledge``: a supervisor's only (docs/journal.md, "Start-up check")."""

@@ -18,9 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
+from structlog.testing import capture_logs
 
 from controller.errors import WagerError
-from controller.service.connections import ConnectionLimits
+from controller.service import connections as connections_module
+from controller.service import control as control_module
+from controller.service.connections import ConnectionLimits, RepeatedError
 from controller.service.control import (
     AccessPolicy,
     CommandRefused,
@@ -421,3 +425,46 @@ def test_a_stuck_control_loop_fails_its_probe(tmp_path: Path, groups: Groups) ->
         assert server.probe(1.0)
         assert list(events) == []  # dropped: the stream ends rather than skipping events
         assert server.watchers == 0
+
+
+@pytest.fixture(name="uncached_loggers")
+def fixture_uncached_loggers(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """``capture_logs`` sees the control modules' logs even after a CLI test configured
+    caching (a logger already used under caching keeps its processors): fresh, uncached
+    loggers for the test."""
+    saved = structlog.get_config()
+    structlog.configure(cache_logger_on_first_use=False)
+    for module in (control_module, connections_module):
+        monkeypatch.setattr(module, "log", structlog.get_logger(module.__name__))
+    yield
+    structlog.configure(**saved)
+
+
+@pytest.mark.usefixtures("uncached_loggers")
+def test_a_repeated_failure_is_logged_once_with_its_count() -> None:
+    """12.7 MB of ``control server loop error`` in 5 s (issue 11): a failure that recurs is one
+    line when it starts and one with the count and span when it stops."""
+    repeated = RepeatedError("control accept failed")
+    with capture_logs() as logs:
+        for _ in range(10_000):
+            repeated.failed(error="Too many open files")
+        repeated.recovered()
+        repeated.recovered()  # nothing more to say
+    assert [(entry["event"], entry.get("count")) for entry in logs] == [
+        ("control accept failed", None), ("control accept failed: recovered", 10_000)]
+
+
+@pytest.mark.usefixtures("uncached_loggers")
+def test_an_event_that_is_not_json_is_skipped_and_the_rest_delivered(
+        server: ControlServer, groups: Groups) -> None:
+    """A bad event (not JSON) is logged once and not published; the events around it are, in
+    order, and the loop goes on."""
+    with capture_logs() as logs, _connect(server, groups, SURVEILLANCE) as client:
+        events = client.watch()
+        server.publish({"type": "A"})
+        server.publish({"type": "Bad", "value": object()})
+        server.publish({"type": "B"})
+        assert [next(events), next(events)] == [{"type": "A"}, {"type": "B"}]
+        assert server.probe(5.0)
+    assert [entry["event_type"] for entry in logs
+            if entry["event"] == "event not JSON-able, not published"] == ["Bad"]

@@ -14,8 +14,13 @@ from controller.cli.client import describe
 from controller.games.catalog import GAMES
 from controller.service.app import Service
 from controller.service.config import parse_config
-from controller.service.control import AccessPolicy, ControlClient
-from controller.service.protocol import Role
+from controller.games.cards import parse_card
+from controller.service.control import AccessPolicy, ControlClient, Peer
+from controller.service.handler import TableHandler
+from controller.service.protocol import Request, Role
+from controller.service.tablethread import TableThread, Ticket
+from controller.table import events as ev
+from tests.controller.service.conftest import DEALER
 from controller.service.visibility import redact_event, redact_status
 
 OPERATORS, SURVEILLANCE, SUPERVISORS = "ops", "surv", "sups"
@@ -153,3 +158,19 @@ def test_tablectl_round_status_prints_a_face_down_card_as_question_marks() -> No
                                       "hands": {"1": ["2C", "3C", "4C"],
                                                 "dealer": [None, None, None]}})
     assert "     1: 2C 3C 4C" in lines[-2] and lines[-1] == "   dealer: ?? ?? ??"
+
+
+def test_a_commands_answer_hides_what_watch_hides(table: TableThread) -> None:
+    """The events in a command's answer pass the same filter as ``watch``: a dealer whose
+    command caused the deal of the dealer's hand does not read it there either."""
+    ticket = Ticket(command=None)  # what the table thread hands back for a command
+    ticket.events.append(ev.HandComplete(round=1, position="dealer",
+                                         cards=tuple(parse_card(c) for c in ("AS", "KS", "QS"))))
+    table.command = lambda command, timeout: ticket  # type: ignore[method-assign]
+    handler = TableHandler(table, lambda: 0)
+
+    def shown(peer: Peer) -> Any:
+        return handler(Request(1, "round.open"), peer)["events"][-1]["cards"]
+
+    assert shown(DEALER) == [None, None, None]
+    assert shown(Peer(12, 1003, 1003, Role.SURVEILLANCE)) == ["AS", "KS", "QS"]
