@@ -72,7 +72,7 @@ def check_journal(directory: Path, key: bytes | None) -> StartupCheck:
     if not files:
         return StartupCheck(directory, None, False, time.monotonic() - started, None)
     mark = read_mark(directory, key)
-    placed = mark is not None and mark.placed
+    placed = mark is not None and mark.placed and _names_its_record(directory, mark)
     since = mark if placed else _newest_file_start(files[-1])
     report = verify([directory], hmac_key=key, since=since)
     damage: dict[str, Any] | None = None
@@ -87,6 +87,19 @@ def check_journal(directory: Path, key: bytes | None) -> StartupCheck:
     return StartupCheck(directory, report, placed and report.anchor is not None
                         and report.anchor.value == "verified", time.monotonic() - started,
                         damage, known, mark)
+
+
+def _names_its_record(directory: Path, mark: Mark) -> bool:
+    """The line at the mark's offset is the mark's record (not so after a cut before it: the
+    check then starts at the newest file, and the head shows the cut)."""
+    try:
+        with (directory / mark.file).open("rb") as handle:
+            handle.seek(mark.offset)
+            line = handle.readline()
+    except OSError:
+        return False
+    record = check_line(line.rstrip(b"\n"), None)
+    return isinstance(record, Record) and (record.seq, record.hash) == (mark.seq, mark.hash)
 
 
 def _newest_file_start(newest: Path) -> Mark | None:
