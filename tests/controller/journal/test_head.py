@@ -182,3 +182,18 @@ def test_start_up_check_reads_the_newest_file_without_a_mark(
     write_lines(again.path, lines[:-2])
     cut = check_journal(journal_dir, None)
     assert cut.damage is not None and cut.damage["kind"] == "truncated"
+
+
+def test_an_older_file_alone_is_an_excerpt(open_writer: Callable[..., JournalWriter],
+                                           journal_dir: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """One older file handed over alone is not held to the head (it is not the journal's
+    end): its end is unchecked (exit 3), and accepted as an excerpt with --allow-unanchored."""
+    writer = open_writer(rotate_bytes=1500)
+    for number in range(4):
+        deal_round(writer, f"r{number}")
+    writer.close()
+    first = writer.files()[0]
+    code, out, _err = _verify_cli(capsys, str(first))
+    assert code == 3 and "no head given" in out
+    assert _verify_cli(capsys, str(first), "--allow-unanchored")[0] == 0
