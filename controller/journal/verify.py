@@ -249,8 +249,10 @@ class _Chain:
             self.damage_found[e.seq] = e.payload
         elif e.event == JournalEvent.DAMAGE_ACKNOWLEDGED.value and e.payload is not None:
             found = e.payload.get("found_seq")
-            if isinstance(found, int):
-                self.acknowledged[found] = dict(e.payload, _seq=e.seq)
+            earlier = e.payload.get("also_found_seqs")
+            for seq in [found, *(earlier if isinstance(earlier, list) else [])]:
+                if isinstance(seq, int):
+                    self.acknowledged[seq] = dict(e.payload, _seq=e.seq)
         self.records += 1
         self.hmac_present = self.hmac_present or e.has_hmac
         self.closed = e.event == JournalEvent.CLOSED.value
