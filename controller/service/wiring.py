@@ -264,6 +264,10 @@ class Wiring:
             parts.append(f"deck blocked: {snap.deck_blocked}")
         if snap.journal_failures:
             parts.append(f"{snap.journal_failures} input(s) not journaled")
+        if snap.journal_behind:
+            parts.append(f"{snap.journal_behind} outcome record(s) waiting for the journal")
+        if snap.journal_hold:
+            parts.append(f"journal damaged, commands held for a supervisor: {snap.journal_hold}")
         if not alive:
             parts.append("table thread not answering")
         return ", ".join(parts)
