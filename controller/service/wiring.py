@@ -268,6 +268,8 @@ class Wiring:
             parts.append(f"{snap.journal_behind} outcome record(s) waiting for the journal")
         if snap.journal_hold:
             parts.append(f"journal damaged, commands held for a supervisor: {snap.journal_hold}")
+        if self.config.journal.hmac_key_file is None:
+            parts.append("journal NOT keyed (HMAC off)")
         if not alive:
             parts.append("table thread not answering")
         return ", ".join(parts)

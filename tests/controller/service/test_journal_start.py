@@ -75,8 +75,9 @@ def test_cut_tail_holds_dealing_until_a_supervisor_acknowledges(
         assert running.check.damage["kind"] == "truncated"
         status = running.ask("round.status")
         assert "truncated" in status["journal_hold"]
-        assert "journal damaged, commands held for a supervisor: truncated" in \
-            running.service.wiring.status_line()  # systemctl status shows it
+        line = running.service.wiring.status_line()  # what systemctl status shows
+        assert "journal damaged, commands held for a supervisor: truncated" in line
+        assert line.endswith("journal NOT keyed (HMAC off)")
         with pytest.raises(Refusal) as refused:
             running.ask("round.open")
         assert refused.value.code is ErrorCode.UNAVAILABLE
