@@ -69,7 +69,11 @@ class Mark:
     offset: int
     line: int
     acknowledged: tuple[str, ...] = ()
-    """Damage a supervisor acknowledged (:func:`damage_key`): found again, it holds nothing."""
+    """Damage a supervisor acknowledged (``startup.damage_key``): found again, it holds
+    nothing."""
+    pending: tuple[str, ...] = ()
+    """Damage found at a start and not acknowledged yet: the next start holds dealing again,
+    even when the damage itself no longer shows (the writer moved the head past a cut)."""
 
     @property
     def placed(self) -> bool:
@@ -221,7 +225,8 @@ def read_mark(directory: Path, key: bytes | None) -> Mark | None:
     try:
         return Mark(str(body["table"]), int(body["seq"]), str(body["hash"]), str(body["file"]),
                     int(body["offset"]), int(body["line"]),
-                    tuple(str(item) for item in body.get("acknowledged", ())))
+                    tuple(str(item) for item in body.get("acknowledged", ())),
+                    tuple(str(item) for item in body.get("pending", ())))
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -230,6 +235,7 @@ def write_mark(directory: Path, mark: Mark, key: bytes | None) -> None:
     """Replace the verified mark atomically (a crash leaves the old one or the new one)."""
     body: dict[str, Any] = asdict(mark)
     body["acknowledged"] = list(mark.acknowledged)
+    body["pending"] = list(mark.pending)
     body["v"] = MARK_VERSION
     target = directory / VERIFIED_NAME
     temporary = directory / (VERIFIED_NAME + ".tmp")

@@ -11,15 +11,19 @@ history (without a mark: from the newest file's start). What is found is one of:
   of service still reads at most a day's records;
 * a power-cut artefact: the newest file's last line torn or garbled. The writer repairs it and
   journals the repair (``journal_repaired``), as it always has; not damage;
-* damage: any other problem, or a journal whose end cannot be checked (no head). The service
-  journals it (``journal_damage_found``, :func:`record_damage`) and deals no more until a
-  supervisor acknowledges it (``journal_damage_acknowledged``, with actor, role and reason,
-  :func:`record_acknowledgement`); the acknowledgement is kept with the mark, so the same
-  damage found again at a later start holds nothing (it is logged).
+* damage: any other problem, a journal whose end cannot be checked (no head), a head without
+  its verified mark (deleted or replaced), or damage found at an earlier start and never
+  acknowledged (kept ``pending`` with the mark: a cut the writer has since appended past no
+  longer shows in the chain). The service journals it (``journal_damage_found``,
+  :func:`record_damage`) and deals no more until a supervisor acknowledges it
+  (``journal_damage_acknowledged``, with actor, role and reason, :func:`record_acknowledgement`);
+  the acknowledgement is kept with the mark, so the same damage found again at a later start
+  holds nothing (it is logged).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,7 +32,7 @@ from typing import Any
 from controller.journal.damage import check_line
 from controller.journal.errors import JournalIOError
 from controller.journal.files import journal_files
-from controller.journal.head import Mark, read_mark, write_mark
+from controller.journal.head import VERIFIED_NAME, Mark, read_mark, write_mark
 from controller.journal.policy import JournalEvent
 from controller.journal.record import Record
 from controller.journal.verify import Problem, VerifyReport, verify
@@ -72,7 +76,7 @@ def check_journal(directory: Path, key: bytes | None) -> StartupCheck:
     if not files:
         return StartupCheck(directory, None, False, time.monotonic() - started, None)
     mark = read_mark(directory, key)
-    placed = mark is not None and mark.placed
+    placed = mark is not None and mark.placed and _names_its_record(directory, mark)
     since = mark if placed else _newest_file_start(files[-1])
     report = verify([directory], hmac_key=key, since=since)
     damage: dict[str, Any] | None = None
@@ -84,9 +88,31 @@ def check_journal(directory: Path, key: bytes | None) -> StartupCheck:
     known = None
     if damage is not None and mark is not None and damage_key(damage) in mark.acknowledged:
         damage, known = None, damage
+    if damage is None and mark is not None and mark.pending:
+        damage = {"kind": "unacknowledged", "file": str(files[-1]), "line": None, "seq": None,
+                  "detail": "damage found at an earlier start was never acknowledged: "
+                            + "; ".join(mark.pending)}
+    elif damage is None and mark is None and report.head is not None:
+        damage = {"kind": "unchecked", "file": str(directory / VERIFIED_NAME), "line": None,
+                  "seq": report.last_seq, "detail": "the verified mark is missing or not "
+                  "this journal's (deleted or replaced): what changed since the last start "
+                  "cannot be told"}
     return StartupCheck(directory, report, placed and report.anchor is not None
                         and report.anchor.value == "verified", time.monotonic() - started,
                         damage, known, mark)
+
+
+def _names_its_record(directory: Path, mark: Mark) -> bool:
+    """The line at the mark's offset is the mark's record (not so after a cut before it: the
+    check then starts at the newest file, and the head shows the cut)."""
+    try:
+        with (directory / mark.file).open("rb") as handle:
+            handle.seek(mark.offset)
+            line = handle.readline()
+    except OSError:
+        return False
+    record = check_line(line.rstrip(b"\n"), None)
+    return isinstance(record, Record) and (record.seq, record.hash) == (mark.seq, mark.hash)
 
 
 def _newest_file_start(newest: Path) -> Mark | None:
@@ -142,28 +168,48 @@ def advance_mark(directory: Path, key: bytes | None, table: str) -> StartupCheck
     return check
 
 
-def record_damage(writer: JournalWriter, check: StartupCheck) -> int:
-    """Journal what the check found (before anything else the service appends); its seq."""
+def record_damage(writer: JournalWriter, check: StartupCheck, key: bytes | None) -> int:
+    """Journal what the check found (before anything else the service appends) and keep it
+    pending with the mark until acknowledged; its seq."""
     assert check.damage is not None
     head = check.report.head if check.report is not None else None
     record = writer.append(JournalEvent.DAMAGE_FOUND.value, {
         **check.damage, "incremental": check.incremental,
         "head": None if head is None else {"seq": head.seq, "hash": head.hash},
         "journal_last_seq": check.report.last_seq if check.report else None}, money=True)
+    place = check.mark or _unplaced(writer.table_id)
+    if check.damage["kind"] != "unacknowledged":
+        place = replace(place, pending=(*place.pending,
+                                        f"seq {record.seq}: {check.describe()}"))
+    write_mark(check.directory, place, key)
     return record.seq
+
+
+def mark_new_journal(directory: Path, newest: Path, key: bytes | None) -> None:
+    """A journal just created: the mark names its first record, so a start after a crash in
+    its first day finds the mark it expects."""
+    start = _newest_file_start(newest)
+    if start is not None:
+        write_mark(directory, start, key)
+
+
+def _unplaced(table: str) -> Mark:
+    return Mark(table, 0, "", "", 0, 0)
 
 
 def record_acknowledgement(writer: JournalWriter, check: StartupCheck, found_seq: int, *,
                            actor: str, role: str, reason: str, key: bytes | None) -> int:
     """Journal a supervisor's acknowledgement and keep it with the mark; its seq."""
     assert check.damage is not None
+    earlier = [int(m.group(1)) for item in (check.mark.pending if check.mark else ())
+               if (m := re.match(r"seq (\d+):", item))]
     record = writer.append(JournalEvent.DAMAGE_ACKNOWLEDGED.value, {
-        "found_seq": found_seq, "actor": actor, "role": role, "reason": reason,
-        "found": check.describe()}, actor=actor, money=True)
+        "found_seq": found_seq, "also_found_seqs": earlier, "actor": actor, "role": role,
+        "reason": reason, "found": check.describe()}, actor=actor, money=True)
     # from the last record found sound: a mark past a cut no longer names its record
     verified = check.report.mark if check.report is not None else None
-    place = verified or Mark(writer.table_id, 0, "", "", 0, 0)
+    place = verified or _unplaced(writer.table_id)
     known = check.mark.acknowledged if check.mark is not None else ()
-    write_mark(check.directory, replace(place, table=writer.table_id,
+    write_mark(check.directory, replace(place, table=writer.table_id, pending=(),
                                         acknowledged=(*known, damage_key(check.damage))), key)
     return record.seq

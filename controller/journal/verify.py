@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from controller.journal.damage import Damage, LineFault, check_line
-from controller.journal.files import expand_paths, file_index, read_lines, read_lines_at
+from controller.journal.errors import JournalIOError
+from controller.journal.files import (
+    expand_paths,
+    file_index,
+    journal_files,
+    read_lines,
+    read_lines_at,
+)
 from controller.journal.head import HEAD_NAME, Head, Mark, read_head
 from controller.journal.record import FIRST_SEQ, GENESIS_HASH
 from controller.journal.policy import JournalEvent
@@ -242,8 +249,10 @@ class _Chain:
             self.damage_found[e.seq] = e.payload
         elif e.event == JournalEvent.DAMAGE_ACKNOWLEDGED.value and e.payload is not None:
             found = e.payload.get("found_seq")
-            if isinstance(found, int):
-                self.acknowledged[found] = dict(e.payload, _seq=e.seq)
+            earlier = e.payload.get("also_found_seqs")
+            for seq in [found, *(earlier if isinstance(earlier, list) else [])]:
+                if isinstance(seq, int):
+                    self.acknowledged[seq] = dict(e.payload, _seq=e.seq)
         self.records += 1
         self.hmac_present = self.hmac_present or e.has_hmac
         self.closed = e.event == JournalEvent.CLOSED.value
@@ -277,7 +286,7 @@ def verify(
     mark's record is not where it says).
     """
     files = expand_paths(paths)
-    head_path = (files[-1].parent / HEAD_NAME if files else None) if head is DEFAULT_HEAD \
+    head_path = _default_head(files) if head is DEFAULT_HEAD \
         else (None if head is None else Path(head))  # type: ignore[arg-type]
     head_read = read_head(head_path, hmac_key) if head_path is not None else None
     wanted = head_read.head if head_read is not None else None
@@ -337,6 +346,20 @@ def verify(
         hmac_present=chain.hmac_present, closed=chain.closed, problem=found,
         notes=tuple(notes), head=wanted, unchecked=tuple(unchecked), mark=mark,
     )
+
+
+def _default_head(files: list[Path]) -> Path | None:
+    """``journal.head`` beside the newest file, when that file is the newest of its directory
+    (the journal up to its end); an excerpt that stops earlier is not held to the head."""
+    if not files:
+        return None
+    try:
+        newest = journal_files(files[-1].parent)
+    except JournalIOError:
+        return None
+    if newest and newest[-1].resolve() != files[-1].resolve():
+        return None
+    return files[-1].parent / HEAD_NAME
 
 
 def _check_chain(files: list[Path], key: bytes | None, since: Mark | None,

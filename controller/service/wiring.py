@@ -23,6 +23,7 @@ from controller.journal.startup import (
     advance_mark,
     check_journal,
     mark_clean,
+    mark_new_journal,
     record_acknowledgement,
     record_damage,
 )
@@ -108,12 +109,14 @@ class Wiring:
                                         hmac_key=key, durability=journal.durability)
         except JournalError as error:
             raise ServiceError(f"journal.directory {journal.directory}: {error}") from error
-        found_seq = record_damage(self.writer, check) if check.damage is not None else None
+        found_seq = record_damage(self.writer, check, key) if check.damage is not None \
+            else None
         table_id = config.table_id
 
         def daily(writer: JournalWriter, *, keep_days: int) -> Any:
             result = apply_retention(writer, keep_days=keep_days)
-            self._advance(advance_mark(journal.directory, key, table_id))
+            if self.table is not None and self.table.journal_hold is None:
+                self._advance(advance_mark(journal.directory, key, table_id))
             return result
 
         self.retention = RetentionTimer(self.writer, keep_days=journal.retention_days,
@@ -176,6 +179,8 @@ class Wiring:
         assert self.writer is not None and self.table is not None
         writer = self.writer
         if found_seq is None:
+            if check.report is None:  # a new journal
+                mark_new_journal(writer.directory, writer.path, key)
             mark_clean(check, key, self.config.table_id)
             return
         log.error("journal damaged: dealing held until a supervisor acknowledges it",
@@ -314,6 +319,12 @@ class Wiring:
             parts.append(f"clock untrusted: {clock.get('reason') or 'not read yet'}")
         if snap.journal_failures:
             parts.append(f"{snap.journal_failures} input(s) not journaled")
+        if snap.journal_behind:
+            parts.append(f"{snap.journal_behind} outcome record(s) waiting for the journal")
+        if snap.journal_hold:
+            parts.append(f"journal damaged, commands held for a supervisor: {snap.journal_hold}")
+        if self.config.journal.hmac_key_file is None:
+            parts.append("journal NOT keyed (HMAC off)")
         if not alive:
             parts.append("table thread not answering")
         return ", ".join(parts)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -169,9 +170,10 @@ def test_start_up_check_reads_the_newest_file_without_a_mark(
     files = writer.files()
     newest_records = len(read_lines(files[-1]))
     check = check_journal(journal_dir, None)
-    assert check.damage is None and not check.incremental
+    assert not check.incremental and check.damage is not None  # a head without its mark
+    assert check.damage["kind"] == "unchecked" and "verified mark" in check.damage["detail"]
     assert check.report is not None and check.report.records == newest_records
-    mark_clean(check, None, "T7")
+    mark_clean(replace(check, damage=None), None, "T7")  # as a supervisor's acknowledgement
     again = open_writer(rotate_bytes=None)
     again.append("note", {"n": 1})
     again.close()
@@ -182,3 +184,18 @@ def test_start_up_check_reads_the_newest_file_without_a_mark(
     write_lines(again.path, lines[:-2])
     cut = check_journal(journal_dir, None)
     assert cut.damage is not None and cut.damage["kind"] == "truncated"
+
+
+def test_an_older_file_alone_is_an_excerpt(open_writer: Callable[..., JournalWriter],
+                                           journal_dir: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """One older file handed over alone is not held to the head (it is not the journal's
+    end): its end is unchecked (exit 3), and accepted as an excerpt with --allow-unanchored."""
+    writer = open_writer(rotate_bytes=1500)
+    for number in range(4):
+        deal_round(writer, f"r{number}")
+    writer.close()
+    first = writer.files()[0]
+    code, out, _err = _verify_cli(capsys, str(first))
+    assert code == 3 and "no head given" in out
+    assert _verify_cli(capsys, str(first), "--allow-unanchored")[0] == 0

@@ -61,8 +61,10 @@ def _events(directory: Path, kind: str) -> list[dict]:
 def test_cut_tail_holds_dealing_until_a_supervisor_acknowledges(
         config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Records cut from the end while the service was down: the start-up check finds the
-    journal shorter than its head, journals it, and refuses every command (a dealer may not
-    acknowledge) until a supervisor does; then the table deals, and verify notes both."""
+    journal shorter than its head, journals it, and refuses every command until a supervisor
+    acknowledges it (a dealer may not), across restarts too (the writer has since moved the
+    head past the cut, so the mark keeps it pending); then the table deals, and verify notes
+    each finding with its acknowledgement."""
     config = load_config(config_file)
     directory = config.journal.directory
     _session(config, rounds=2)
@@ -73,10 +75,16 @@ def test_cut_tail_holds_dealing_until_a_supervisor_acknowledges(
         assert running.check.damage["kind"] == "truncated"
         status = running.ask("round.status")
         assert "truncated" in status["journal_hold"]
+        line = running.service.wiring.status_line()  # what systemctl status shows
+        assert "journal damaged, commands held for a supervisor: truncated" in line
+        assert line.endswith("journal NOT keyed (HMAC off)")
         with pytest.raises(Refusal) as refused:
             running.ask("round.open")
         assert refused.value.code is ErrorCode.UNAVAILABLE
         assert "found damaged at start" in refused.value.message
+    with Running(config) as running:  # restarted without an acknowledgement: still held
+        assert running.check.damage["kind"] == "unacknowledged"
+        assert "never acknowledged" in running.ask("round.status")["journal_hold"]
         with pytest.raises(Refusal) as refused:
             running.ask("journal.acknowledge", DEALER, reason="me")
         assert refused.value.code is ErrorCode.REFUSED and "supervisor" in refused.value.message
@@ -85,30 +93,34 @@ def test_cut_tail_holds_dealing_until_a_supervisor_acknowledges(
         assert running.ask("round.status")["journal_hold"] is None
         # the cut took round 2's void: recovery kept it taking bets; commands pass again
         assert running.ask("supervisor.void", SUPERVISOR, reason="cut")["state"] == "voided"
-    found, = _events(directory, "journal_damage_found")
+    found, again = _events(directory, "journal_damage_found")
     ack, = _events(directory, "journal_damage_acknowledged")
     assert found["kind"] == "truncated" and found["head"]["seq"] > found["journal_last_seq"]
-    assert (ack["found_seq"], ack["role"], ack["reason"]) == (
-        found["_seq"], "supervisor", "tail restored from the off-box copy")
+    assert again["kind"] == "unacknowledged" and f"seq {found['_seq']}" in again["detail"]
+    assert (ack["found_seq"], ack["also_found_seqs"], ack["role"], ack["reason"]) == (
+        again["_seq"], [found["_seq"]], "supervisor", "tail restored from the off-box copy")
     assert ack["actor"].startswith("uid 1002") and ack["_actor"] == ack["actor"]
     assert main(["journal", "verify", str(directory)]) == 0
-    assert "acknowledged by uid 1002" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.count("acknowledged by uid 1002") == 2 and "NOT acknowledged" not in out
     with Running(config) as running:  # the same damage is not found again
         assert running.check.damage is None and running.ask("round.status")["journal_hold"] \
             is None
 
 
 def test_start_up_check_reads_only_since_the_mark(config_file: Path) -> None:
-    """Without a verified mark (a journal from before it) the start checks everything; the
-    service moves the mark as it runs and when it closes the journal, so a later start reads
-    only what came after, however long the journal is; a killed service's next start reads
-    from the last mark."""
+    """A head without its verified mark (deleted) holds dealing, and the check reads the
+    newest file; once acknowledged, the service moves the mark as it runs and when it closes
+    the journal, so a later start reads only what came after, however long the journal is; a
+    killed service's next start reads from the last mark."""
     config = load_config(config_file)
     directory = config.journal.directory
     _session(config, rounds=20)
     (directory / VERIFIED_NAME).unlink()
-    with Running(config) as running:
+    with Running(config) as running:  # a head without its mark: deleted, so held
         first = running.check
+        assert first.damage["kind"] == "unchecked" and "verified mark" in first.describe()
+        running.ask("journal.acknowledge", SUPERVISOR, reason="mark lost in a restore")
     assert not first.incremental and first.report.records > 100
     assert (directory / VERIFIED_NAME).exists()
     _session(config, rounds=3)
