@@ -75,7 +75,9 @@ def test_copy_after_a_lost_acknowledgement_is_answered(
     it for ever) and is still not handed on a second time."""
     done = _shuffled(shuffler, events)
     assert done.origin is not None
-    sim.inject(FaultSpec(FaultKind.DISCONNECT, 0.5))
+    # unplugged long enough that the acknowledgement surely falls inside it, however loaded
+    # the machine (0.5 s let a slow run reconnect first, and the ACK then got through)
+    sim.inject(FaultSpec(FaultKind.DISCONNECT, 3.0))
     next_event(events, DeviceOffline)
     assert shuffler.acknowledge(done.origin) is True
     assert sim.unacked_events == 1
