@@ -50,6 +50,7 @@ class Action(str, Enum):
     LIFT_HANDS = "lift_hands"
     DRAW_CARD = "draw_card"
     OPEN_LID = "open_lid"
+    POWER_CYCLE = "power_cycle"
 
 
 INSTRUCTIONS = {
@@ -59,6 +60,7 @@ INSTRUCTIONS = {
                        "now",
     Action.DRAW_CARD: "draw one card from the shoe, then press Enter",
     Action.OPEN_LID: "open the shoe's lid and shut it again, then press Enter",
+    Action.POWER_CYCLE: "switch the device off and on again, then press Enter",
 }
 
 
@@ -67,6 +69,7 @@ SHORT = {
     Action.LIFT_HANDS: "lift the presented hands",
     Action.DRAW_CARD: "draw a card",
     Action.OPEN_LID: "open and shut the lid",
+    Action.POWER_CYCLE: "switch the device off and on",
 }
 
 

@@ -20,7 +20,7 @@ QUICK = "resync,identify,bad-crc,other-version,event-ack,shuffle,fault-clear-ord
 
 class DealerAtTheKeyboard(io.StringIO):
     """stdin for --interactive: each prompt is answered by doing it on the simulator (the
-    only prompt the shuffler matrix has: cause a fault), then pressing Enter."""
+    shuffler matrix asks for a fault, then a power cycle), then pressing Enter."""
 
     def __init__(self, sim: ShufflerSim) -> None:
         super().__init__()
@@ -29,7 +29,10 @@ class DealerAtTheKeyboard(io.StringIO):
 
     def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
         self.prompts += 1
-        self.sim.inject(FaultSpec(FaultKind.DOOR_OPEN))
+        if self.prompts == 1:
+            self.sim.inject(FaultSpec(FaultKind.DOOR_OPEN))
+        else:
+            self.sim.reboot()
         return "\n"
 
 
@@ -45,10 +48,11 @@ def test_conformance_over_tcp_passes_firmware_sim(
                      "--interactive"])
     captured = capsys.readouterr()
     assert code == 0, captured.out
-    assert keyboard.prompts == 1 and "ACTION (cause_fault)" in captured.err
+    assert keyboard.prompts == 2 and "ACTION (cause_fault)" in captured.err
+    assert "ACTION (power_cycle)" in captured.err
     rows = [line.split() for line in captured.out.splitlines()[1:-1]]
-    assert len(rows) == 21 and {row[2] for row in rows} == {"PASS"}
-    assert captured.out.splitlines()[-1].startswith("21 passed, 0 failed, 0 not run")
+    assert len(rows) == 22 and {row[2] for row in rows} == {"PASS"}
+    assert captured.out.splitlines()[-1].startswith("22 passed, 0 failed, 0 not run")
 
 
 def test_conformance_json_on_a_pty_reports_not_run(tmp_path: Path,

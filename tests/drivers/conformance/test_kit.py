@@ -31,6 +31,7 @@ class SimDealer:
             Action.CAUSE_FAULT: lambda: sim.inject(FaultSpec(FaultKind.DOOR_OPEN)),
             Action.DRAW_CARD: lambda: sim.draw(),  # type: ignore[attr-defined]
             Action.OPEN_LID: lambda: sim.open_lid(),  # type: ignore[attr-defined]
+            Action.POWER_CYCLE: sim.reboot,
         }
 
     def act(self, action: Action, instruction: str) -> bool:
