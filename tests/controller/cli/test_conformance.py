@@ -12,6 +12,7 @@ import pytest
 from controller.cli import main
 from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.framed import Conformance
+from firmware_sim.scanner import ScannerShoeSim
 from firmware_sim.serve import PtyServer, TcpServer
 from firmware_sim.shuffler import ShufflerSim
 
@@ -105,16 +106,27 @@ def test_conformance_mute_device_stops_early(capsys: pytest.CaptureFixture[str])
     assert "sent nothing" in doc["results"][-1]["detail"]
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--device", "shoe", "--dialect", "scanner", "--url", "loop://"], "tablectl probe"),
-    (["--device", "shuffler", "--url", "loop://", "--only", "nosuch"], "unknown scenario"),
-])
-def test_conformance_usage_errors_are_one_line(argv: list[str], message: str,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
-    """A dialect without a link to check, or an unknown scenario: exit 2, one line."""
-    assert main(["conformance", *argv]) == 2
+def test_conformance_scanner_shoe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A scanner shoe: the rows its dialect allows; the drawn-card row needs a person (exit 3
+    without --interactive)."""
+    sim = ScannerShoeSim(seed=3)
+    with PtyServer(sim, link=tmp_path / "shoe") as server:
+        sim.bind_link(server)
+        code = main(["conformance", "--device", "shoe", "--dialect", "scanner", "--url",
+                     str(tmp_path / "shoe"), "--json"])
+        sim.close()
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 3
+    assert {r["scenario"]: r["verdict"] for r in doc["results"]} == {
+        "connects": "pass", "quiet": "pass", "card": "not run"}
+
+
+def test_conformance_unknown_scenario_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """An unknown scenario in --only: exit 2, one line listing the known ones."""
+    assert main(["conformance", "--device", "shuffler", "--url", "loop://", "--only",
+                 "nosuch"]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and message in err
+    assert len(err.splitlines()) == 1 and "unknown scenario nosuch; known: resync" in err
 
 
 def test_conformance_nothing_there(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
