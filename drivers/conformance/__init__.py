@@ -9,6 +9,8 @@ scenario can send what our driver never would: a bad CRC, another version, a rep
 :mod:`.runner` (runs a matrix and collects the results).
 """
 
+from __future__ import annotations
+
 from drivers.conformance.runner import Result, Verdict, run_suite
 from drivers.conformance.session import Operator
 

@@ -186,9 +186,12 @@ class Session(Bench):
             if status.faults:
                 raise NotRun(f"the device holds fault word 0x{status.faults:04X}; clear its "
                              "cause and run again")
-        moving = (DeviceState.SHUFFLING, DeviceState.DISPENSING)
-        if status.state in moving:
-            self.wire.listen(MOVE_SECONDS / 10)
+        deadline = self.wire.clock() + MOVE_SECONDS
+        while status.state in (DeviceState.SHUFFLING, DeviceState.DISPENSING):
+            if self.wire.clock() > deadline:
+                raise Nonconformance("5.1", f"still {status.state.name} after "
+                                            f"{MOVE_SECONDS:g} s")
+            self.wire.listen(0.2)
             status = self.status()
         if status.state is not DeviceState.IDLE:
             self.acked(EndRound(), "5.7")
