@@ -31,7 +31,9 @@ class Shuffler(FramedDevice):
         super().__init__(target, events, name=name, **options)
 
     def shuffle(self) -> None:
-        """Start shuffling the deck; :class:`ShuffleDone` follows with counted vs expected."""
+        """Start shuffling the deck; :class:`ShuffleDone` follows with counted vs expected.
+        Accepted in idle; a device MAY refuse it with BAD_STATE in any other state, so end the
+        previous round first (docs/protocols.md 5.2)."""
         self._command(Shuffle())
 
     def dispense_hand(self) -> None:
@@ -40,9 +42,14 @@ class Shuffler(FramedDevice):
         self._command(DispenseHand())
 
     def end_round(self) -> None:
-        """Close the round: the remaining cards are collected and need a new shuffle."""
+        """Close the round (send it at the end of every round, settled, voided or abandoned):
+        the remaining cards, and a presented hand, are collected; the device is idle and needs
+        a new shuffle. Refused BUSY while the mechanism moves, and while a fault is active
+        (a :class:`DeviceFault`: clear it first) (docs/protocols.md 5.7)."""
         self._command(EndRound())
 
     def clear_fault(self) -> None:
-        """Clear cleared-able faults (jam, door); :class:`FaultCleared` follows for each."""
+        """Clear the faults whose cause is gone (jam, door shut): ACK, then one
+        :class:`FaultCleared` each; a fault whose cause persists stays (docs/protocols.md
+        5.5). Older firmware sends FaultCleared before the ACK: either order is accepted."""
         self._command(ClearFault())

@@ -94,8 +94,9 @@ def _device_in(given: list[str]) -> tuple[ShufflerSim, list[bytes]]:
     """A simulated shuffler in the exchange's situation, on a stopped clock (uptime 0, no
     heartbeat or resend falls due), with what it has sent so far discarded.
 
-    ``shuffled``: SHUFFLE done (event 1), events acknowledged; ``shuffled-unacked``: the same,
-    event 1 left unacknowledged; ``jam``: a jam raised (the next event), acknowledged."""
+    ``shuffling``: SHUFFLE ACKed, not finished; ``shuffled``: SHUFFLE done (event 1), events
+    acknowledged; ``shuffled-unacked``: the same, event 1 left unacknowledged; ``jam``: a jam
+    raised (the next event), acknowledged."""
     now = 1000.0
     sim = ShufflerSim(seed=1, shuffle_seconds=0.0, dispense_seconds=0.0, take_seconds=None,
                       clock=lambda: now)
@@ -104,7 +105,9 @@ def _device_in(given: list[str]) -> tuple[ShufflerSim, list[bytes]]:
     sim.attach(sent.append)
     sim.tick(now)
     for step in given:
-        if step.startswith("shuffled"):
+        if step == "shuffling":
+            sim.receive(encode_message(1, messages.Shuffle()))  # no tick: still shuffling
+        elif step.startswith("shuffled"):
             sim.receive(encode_message(1, messages.Shuffle()))
             sim.tick(now)
         elif step == "jam":
@@ -121,7 +124,8 @@ def _device_in(given: list[str]) -> tuple[ShufflerSim, list[bytes]]:
 def test_doc_has_exchanges() -> None:
     """The normative exchanges are there: NAK rules, RESYNC, END_ROUND, CLEAR_FAULT order."""
     assert {"corrupted-command", "other-version", "resync-run-again", "event-ack",
-            "shuffle-needs-end-round", "clear-fault", "end-round-during-a-fault"} <= \
+            "shuffle-needs-end-round", "clear-fault", "end-round-during-a-fault",
+            "end-round-while-shuffling"} <= \
         {name for name, _, _ in EXCHANGES}
 
 
