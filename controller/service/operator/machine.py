@@ -271,9 +271,9 @@ class DeviceMachine:
             self.order = None
         reason = getattr(error, "reason", None)
         if isinstance(error, DeviceFault):
+            # a fault is active, or the device rebooted under the command: ask it which
             self.last_error = f"{self.name}: {action.value}: {error}"
-            if self.state not in (Op.OFFLINE, Op.HELD):
-                self.faulted()  # the device says a fault is active: wait for a supervisor
+            self.order = Action.STATUS
             return None
         if action is Action.SHUFFLE and reason is NakReason.BAD_STATE and \
                 not self.costs.bad_state_retried:
