@@ -106,6 +106,7 @@ class BenchRig:
             return True
         self.clear_faults()
         try:
+            self.driver.end_round()  # SHUFFLE only from IDLE (docs/protocols.md 5.2)
             self.driver.shuffle()
         except DriverError as error:
             log.info("bench shuffle refused", error=str(error))
