@@ -26,10 +26,11 @@ from tests.controller.service.operator_rig import DEALER, SUPERVISOR, Rig
 MAX_SUPERVISOR_ACTIONS = 6
 """A supervisor may need: clear-fault, continue (or void), count the deck, per trouble."""
 NO_ROUND = ("idle", "settled", "voided")
-FAULTS = {"jam": lambda sim: setattr(sim, "jam_next", True),
+FAULTS = {"jam": lambda sim: sim.jam_next_hand(),
           "exposed": lambda sim: sim.inject(FaultSpec(FaultKind.EXPOSED)),
           "count": lambda sim: sim.inject(FaultSpec(FaultKind.COUNT, 51.0)),
-          "door": lambda sim: sim.inject(FaultSpec(FaultKind.DOOR_OPEN))}
+          "door": lambda sim: sim.inject(FaultSpec(FaultKind.DOOR_OPEN)),
+          "faceup": lambda sim: sim.inject(FaultSpec(FaultKind.FACE_UP))}
 
 
 class ServiceUnderFaults(RuleBasedStateMachine):

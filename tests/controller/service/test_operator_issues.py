@@ -64,7 +64,7 @@ def test_end_round_after_a_void(rig: Rig) -> None:
 def test_a_jam_after_the_dispense_ack_is_cleared_by_a_supervisor(rig: Rig) -> None:
     """Issue 10.2: the jammed hand never comes (decision 4); the round is held; the status
     names ``supervisor clear-fault``; after it (and "continue") the deal goes on."""
-    sim(rig).jam_next = True
+    sim(rig).jam_next_hand()
     rig.open_and_close(1)
     rig.wait("SupervisorRequired", where=lambda e: e["kind"] == "jammed")
     rig.until(lambda: rig.operator()["state"] == "fault", what="operator in fault")
