@@ -104,6 +104,17 @@ def test_a_reboot_after_the_dispense_ack_reshuffles_and_deals(rig: Rig) -> None:
     assert rig.finish()[-1]["type"] == "RoundSettled"
 
 
+def test_a_reboot_before_the_dispense_ack_reshuffles_and_deals(rig: Rig) -> None:
+    """A reboot as DISPENSE_HAND arrives (before its ACK): the command fails, the operator asks
+    STATUS (IDLE), the table lost its shuffle, so the operator shuffles again and deals."""
+    sim(rig).reboot_on_dispense = True
+    rig.open_and_close(1)
+    rig.wait("DeviceNoted", where=lambda e: e.get("cause") == "shuffle_lost")
+    rig.wait("DealComplete")
+    assert sim(rig).sent("SHUFFLE") == 2
+    assert rig.finish()[-1]["type"] == "RoundSettled"
+
+
 def test_a_reboot_while_a_hand_is_presented_ends_the_round_with_a_clause(rig: Rig) -> None:
     """Reboot at the last point of a dispense: a hand is out, the deck is gone. The round
     ends with a clause (RWS-NC3P 5.4: voided, or held and voided), never stuck."""
