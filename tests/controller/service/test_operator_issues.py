@@ -186,3 +186,26 @@ def _arm_reboot_once(device: object) -> object:
             device.apply_fault(FaultSpec(FaultKind.REBOOT))  # type: ignore[attr-defined]
 
     return on_tick
+
+
+def test_round_open_refusal_and_status_name_the_same_round(rig: Rig) -> None:
+    """Issue 10 (rough edge): after a settled round the journal starts a new session, so the
+    table's own count restarts; the refusal must not name a round status does not show."""
+    deal_and_settle(rig, 1)
+    rig.open_and_close(2)
+    status_round = rig.status()["round"]
+    (refused,) = rig.send(cmd.OpenRound(**DEALER))
+    assert refused["type"] == "CommandRefused"
+    assert refused["reason"].startswith("the current round is still in progress")
+    assert status_round == 2 and "round 1" not in refused["reason"]
+
+
+def test_round_shuffled_after_the_deal_is_refused_on_a_shuffler_table(rig: Rig) -> None:
+    """Issue 10 (rough edge): the shuffler confirms its own shuffles; a hand confirmation
+    after the deal is refused with the reason, and the round goes on unchanged."""
+    rig.open_and_close(1)
+    rig.wait("DealComplete")
+    (refused,) = rig.send(cmd.ConfirmShuffle(**DEALER))
+    assert refused["type"] == "CommandRefused"
+    assert "the shuffler confirms its own shuffles" in refused["reason"]
+    assert rig.finish()[-1]["type"] == "RoundSettled"
