@@ -140,3 +140,14 @@ def test_a_round_may_not_shuffle_without_end() -> None:
         machine.succeeded(Action.STATUS, at, status(DeviceState.IDLE))
     assert machine.next_action() is None
     assert machine.hold_reason is HoldReason.RUNAWAY
+
+
+def test_a_hand_presented_when_the_round_ends_is_collected() -> None:
+    """Decision 2: END_ROUND in HAND_WAITING collects the presented hand; no HAND_TAKEN."""
+    machine = closed(online(DeviceState.HAND_WAITING))
+    assert machine.state is Op.PRESENTED and machine.next_action() is None
+    machine.round_events([ev.RoundVoided(round=1, reason="r", clause="c",
+                                         settlement=None)], 2.0)  # type: ignore[arg-type]
+    assert machine.next_action() is Action.END_ROUND
+    machine.succeeded(Action.END_ROUND, 2.0)
+    assert machine.state is Op.IDLE
