@@ -64,7 +64,7 @@ def test_end_round_after_a_void(rig: Rig) -> None:
 def test_a_jam_after_the_dispense_ack_is_cleared_by_a_supervisor(rig: Rig) -> None:
     """Issue 10.2: the jammed hand never comes (decision 4); the round is held; the status
     names ``supervisor clear-fault``; after it (and "continue") the deal goes on."""
-    sim(rig).jam_next = True
+    sim(rig).jam_next_hand()
     rig.open_and_close(1)
     rig.wait("SupervisorRequired", where=lambda e: e["kind"] == "jammed")
     rig.until(lambda: rig.operator()["state"] == "fault", what="operator in fault")
@@ -93,10 +93,15 @@ def test_an_exposed_card_does_not_block_the_next_dispense(rig: Rig) -> None:
     assert rig.finish()[-1]["type"] == "RoundSettled"
 
 
-def test_a_reboot_after_the_dispense_ack_reshuffles_and_deals(rig: Rig) -> None:
-    """Issue 10.4: a reboot after DISPENSE_HAND's ACK, before hand 1 (decision 6): the hand
-    never comes; the confirmed shuffle is lost; the operator shuffles again and deals."""
-    rig.sim.on_tick = _arm_reboot_once(rig.sim)  # type: ignore[method-assign]
+@pytest.mark.parametrize("when", ["after_ack", "before_ack"])
+def test_a_reboot_during_a_dispense_reshuffles_and_deals(rig: Rig, when: str) -> None:
+    """Issue 10.4: a reboot before hand 1, after DISPENSE_HAND's ACK (decision 6: the hand
+    never comes) or as the command arrives (it fails; STATUS says IDLE). The confirmed shuffle
+    is lost; the operator shuffles again and deals."""
+    if when == "after_ack":
+        rig.sim.on_tick = _arm_reboot_once(rig.sim)  # type: ignore[method-assign]
+    else:
+        sim(rig).reboot_on_dispense = True
     rig.open_and_close(1)
     rig.wait("DeviceNoted", where=lambda e: e.get("cause") == "shuffle_lost")
     rig.wait("DealComplete")
@@ -175,3 +180,26 @@ def _arm_reboot_once(device: object) -> object:
             device.apply_fault(FaultSpec(FaultKind.REBOOT))  # type: ignore[attr-defined]
 
     return on_tick
+
+
+def test_round_open_refusal_and_status_name_the_same_round(rig: Rig) -> None:
+    """Issue 10 (rough edge): after a settled round the journal starts a new session, so the
+    table's own count restarts; the refusal must not name a round status does not show."""
+    deal_and_settle(rig, 1)
+    rig.open_and_close(2)
+    status_round = rig.status()["round"]
+    (refused,) = rig.send(cmd.OpenRound(**DEALER))
+    assert refused["type"] == "CommandRefused"
+    assert refused["reason"].startswith("the current round is still in progress")
+    assert status_round == 2 and "round 1" not in refused["reason"]
+
+
+def test_round_shuffled_after_the_deal_is_refused_on_a_shuffler_table(rig: Rig) -> None:
+    """Issue 10 (rough edge): the shuffler confirms its own shuffles; a hand confirmation
+    after the deal is refused with the reason, and the round goes on unchanged."""
+    rig.open_and_close(1)
+    rig.wait("DealComplete")
+    (refused,) = rig.send(cmd.ConfirmShuffle(**DEALER))
+    assert refused["type"] == "CommandRefused"
+    assert "the shuffler confirms its own shuffles" in refused["reason"]
+    assert rig.finish()[-1]["type"] == "RoundSettled"
