@@ -30,6 +30,7 @@ from controller.journal.startup import (
 from controller.journal.writer import JournalWriter
 from controller.service.app import Health
 from controller.selfcheck.manifest import CheckResult
+from controller.selfcheck import status as selfcheck_status
 from controller.selfcheck.status import check_and_record
 from controller.service.config import DeviceKind, ServiceConfig, SoftwareVerify
 from controller.service.clockwatch import ClockMonitor
@@ -218,6 +219,9 @@ class Wiring:
             if check is not None and check.damage is None:
                 table_id = self.config.table_id
                 steps.append(lambda: self._advance(advance_mark(check.directory, key, table_id)))
+        # the verdict belongs to this running service: a later table in the same process (a
+        # test, a second bench) journals its own, never this one's
+        steps.append(selfcheck_status.reset)
         for step in steps:
             try:
                 step()
