@@ -36,6 +36,8 @@ class FaultKind(str, Enum):
     DISCONNECT = "disconnect"          # unplug, then replug after ARG seconds
     REBOOT = "reboot"                  # reboot (new boot id), mid-hand if dealing
     DOOR_OPEN = "door"                 # door opened (and ``clear`` closes it)
+    JAM_HAND = "jamhand"               # the next hand jams after its DISPENSE_HAND is ACKed
+    FACE_UP = "faceup"                 # a card found face up while the next shuffle runs
 
 
 _NEEDS_NUMBER = {FaultKind.COUNT, FaultKind.STALL, FaultKind.DISCONNECT}

@@ -1,15 +1,24 @@
 """Device side of the framed link, shared by the simulated shuffler and framed shoe.
 
-What real firmware must do, and so what this does:
+What real firmware must do (docs/protocols.md, the MUSTs of sections 2-4), and so what this does:
 
 * reply to every command with the same sequence number; on a *repeated* sequence number replay
   the stored reply instead of executing again (a lost ACK never dispenses a second hand);
-* NAK a frame whose CRC or length is wrong, with the sequence number from its header;
+* NAK a frame whose CRC is wrong with ``NAK(CRC)``, one whose length is wrong with
+  ``NAK(LENGTH)``, both with the sequence number from its header, and a well-formed frame of a
+  protocol version it does not speak with ``NAK(UNKNOWN)``; never answer an ``EVENT_ACK``;
 * send every event with an event id and resend it every ``EVENT_RESEND_SECONDS`` until the host
   answers ``EVENT_ACK``;
 * send a heartbeat with the boot id every second;
 * answer ``RESYNC`` (a host that has just connected) by sending a heartbeat and every
-  unacknowledged event in id order, and only then the ACK.
+  unacknowledged event in id order, and only then the ACK; a ``RESYNC`` is always run again,
+  never replayed, and it clears the reply store;
+* send the events a command causes (``FAULT_CLEARED`` after ``CLEAR_FAULT``) after its reply.
+
+``conformance=Conformance.LEGACY`` plays an older, non-conforming firmware instead (the one the
+conformance kit must fail): events before the reply, a NAK to every ``EVENT_ACK``,
+``NAK(LENGTH)`` for a frame of another version, a replayed ``RESYNC``; the shuffler adds its own
+divergences (:mod:`firmware_sim.shuffler`).
 
 Link-level faults live here (bad CRC, truncated frame, stall then burst, repeated event, lost ACK,
 disconnect, reboot); card-level faults live in the device subclasses.
@@ -25,6 +34,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from enum import Enum
 from typing import Protocol
 
 import structlog
@@ -48,6 +58,14 @@ LINK_FAULTS = frozenset({
 })
 
 
+class Conformance(str, Enum):
+    """Which firmware a simulator plays: the document's (``strict``) or an older, divergent one
+    (``legacy``) for testing that the conformance kit tells them apart."""
+
+    STRICT = "strict"
+    LEGACY = "legacy"
+
+
 class Pluggable(Protocol):
     def unplug(self) -> None: ...
 
@@ -61,8 +79,10 @@ class FramedSimDevice:
     SUPPORTED_FAULTS: frozenset[FaultKind] = LINK_FAULTS
 
     def __init__(self, seed: int | None = None, faults: Sequence[FaultSpec] = (), *,
-                 identity: IdentityReply, clock: Callable[[], float] = time.monotonic) -> None:
+                 identity: IdentityReply, clock: Callable[[], float] = time.monotonic,
+                 conformance: Conformance = Conformance.STRICT) -> None:
         self.seed = seed
+        self.conformance = Conformance(conformance)
         self.rng: random.Random | None = random.Random(seed) if seed is not None else None
         self.identity = identity
         self.clock = clock
@@ -80,6 +100,7 @@ class FramedSimDevice:
         self._repeat_next_event = False
         self._stall_until: float | None = None
         self._held: list[bytes] = []
+        self._followups: list[Callable[[], None]] = []
         self.unplug_hook: Callable[[float], None] | None = None
         self.executed: list[MsgType] = []   # commands actually executed (replays excluded)
         self.replays = 0
@@ -247,22 +268,29 @@ class FramedSimDevice:
         self._out(data)
 
     # incoming ---------------------------------------------------------------------------------
+    @property
+    def legacy(self) -> bool:
+        return self.conformance is Conformance.LEGACY
+
     def _dropped(self, item: Dropped) -> None:
+        """NAK what the document says to NAK: a bad CRC (whatever the type byte claims, since it
+        cannot be trusted), a wrong length, a good frame of another version (section 2)."""
         log.debug("sim_bad_frame", reason=item.reason.value, size=item.size)
-        if item.seq is None:
+        reason = _NAK_FOR_DROP.get(item.reason)
+        if item.seq is None or reason is None:
             return
-        reason = NakReason.CRC if item.reason is DropReason.CRC else NakReason.LENGTH
+        if reason is NakReason.UNKNOWN and self.legacy:
+            reason = NakReason.LENGTH
         self.naks_sent += 1
         self._out(encode_message(item.seq, Nak(reason)))
 
     def _frame(self, seq: int, type_: int, frame: object) -> None:
         if type_ == MsgType.EVENT_ACK:
-            try:
-                ack = decode_message(frame)  # type: ignore[arg-type]
-            except ProtocolError:
-                return
-            assert isinstance(ack, EventAck)
-            self._unacked.pop(ack.event_id, None)
+            self._event_ack(seq, frame)
+            return
+        resync = type_ == MsgType.RESYNC and self.answers_resync
+        if resync and not self.legacy:  # always run again: never a stored reply (section 3)
+            self._resync(seq, type_)
             return
         if self._last is not None and self._last[0] == seq and self._last[1] == type_:
             self.replays += 1
@@ -271,7 +299,7 @@ class FramedSimDevice:
         if type_ not in COMMANDS or (type_ == MsgType.RESYNC and not self.answers_resync):
             self._reply(seq, type_, Nak(NakReason.UNKNOWN))
             return
-        if type_ == MsgType.RESYNC:
+        if resync:
             self._resync(seq, type_)
             return
         try:
@@ -280,11 +308,39 @@ class FramedSimDevice:
             self._reply(seq, type_, Nak(NakReason.LENGTH))
             return
         self.executed.append(MsgType(type_))
-        self._reply(seq, type_, self.execute(message))
+        reply = self.execute(message)
+        followups, self._followups = self._followups, []
+        if self.legacy:  # the old firmware sent a command's events ahead of its reply
+            for followup in followups:
+                followup()
+            followups = []
+        self._reply(seq, type_, reply)
+        for followup in followups:
+            followup()
+
+    def after_reply(self, action: Callable[[], None]) -> None:
+        """Run ``action`` (raise the events a command causes) once the command's reply is sent:
+        the host sees ACK, then FAULT_CLEARED (section 3)."""
+        self._followups.append(action)
+
+    def _event_ack(self, seq: int, frame: object) -> None:
+        """Never answered (section 3): the host would take a reply to an EVENT_ACK for the reply
+        to the command it has in flight."""
+        try:
+            ack = decode_message(frame)  # type: ignore[arg-type]
+        except ProtocolError:
+            return
+        assert isinstance(ack, EventAck)
+        self._unacked.pop(ack.event_id, None)
+        if self.legacy:
+            self.naks_sent += 1
+            self._out(encode_message(seq, Nak(NakReason.UNKNOWN)))
 
     def _resync(self, seq: int, type_: int) -> None:
         """The backlog first, in id order, then the answer: the host reports the device online
-        only after the ACK, with everything held before it already in its queue."""
+        only after the ACK, with everything held before it already in its queue. A RESYNC is
+        the host's "I connected": it clears the reply store, so no earlier command's reply can
+        be replayed to the new host."""
         now = self.clock()
         self._greet = False
         self._heartbeat(now)
@@ -292,11 +348,17 @@ class FramedSimDevice:
             self._out(entry[0])  # type: ignore[arg-type]
             entry[1] = now
         self._reply(seq, type_, Ack())
+        if not self.legacy:
+            self._last = None
 
     @property
     def unacked_events(self) -> int:
         with self.lock:
             return len(self._unacked)
+
+
+_NAK_FOR_DROP = {DropReason.CRC: NakReason.CRC, DropReason.LENGTH: NakReason.LENGTH,
+                 DropReason.VERSION: NakReason.UNKNOWN}
 
 
 def bind_server(device: FramedSimDevice, server: Pluggable) -> None:

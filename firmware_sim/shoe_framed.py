@@ -22,7 +22,7 @@ from drivers.framed.messages import (
     IdentityReply, Message, MetersReply, Nak, NakReason, StatusReply, faults_to_word,
 )
 from firmware_sim.faults import FaultKind, FaultSpec
-from firmware_sim.framed import LINK_FAULTS, FramedSimDevice
+from firmware_sim.framed import LINK_FAULTS, Conformance, FramedSimDevice
 
 FIRMWARE = "1.7.0"
 IDENTITY = IdentityReply(
@@ -40,7 +40,8 @@ class FramedShoeSim(FramedSimDevice):
 
     def __init__(self, seed: int | None = None, faults: Sequence[FaultSpec] = (), *,
                  clock: Callable[[], float] | None = None,
-                 identity: IdentityReply = IDENTITY) -> None:
+                 identity: IdentityReply = IDENTITY,
+                 conformance: Conformance = Conformance.STRICT) -> None:
         self.faults: set[Fault] = set()
         self._armed: set[FaultKind] = set()
         self.meters = [0, 0, 0, 0]
@@ -48,7 +49,7 @@ class FramedShoeSim(FramedSimDevice):
         self._dealt: list[Card] = []
         self.index = 0
         kwargs = {"clock": clock} if clock is not None else {}
-        super().__init__(seed, faults, identity=identity, **kwargs)
+        super().__init__(seed, faults, identity=identity, conformance=conformance, **kwargs)
         self._load()
 
     def shuffle(self) -> None:
@@ -81,7 +82,7 @@ class FramedShoeSim(FramedSimDevice):
         if isinstance(message, GetMeters):
             return MetersReply(*self.meters)
         if isinstance(message, ClearFault):
-            self.close_lid()
+            self.after_reply(self.close_lid)  # ACK first, then LID closed (protocols.md 5.5)
             return Ack()
         return Nak(NakReason.UNKNOWN)
 

@@ -6,10 +6,20 @@ only when :meth:`take_hand` is called). Shuffles come from ``secrets`` unless a 
 them reproducible for tests. No command reveals the undealt cards or their order.
 
 Card-level faults are armed by :meth:`inject` and fire at the next operation they apply to:
-``count``/``unshuffled``/``foreign`` at the end of the next shuffle; ``set2``/``set4``/
-``exposed``/``reversed``/``duplicate``/``noread`` at the next hand; ``reboot`` mid-hand (after the
-next dispense is acknowledged, before the hand is reported) or at once while a hand is out;
-``jam`` and ``door`` at once, until ``CLEAR_FAULT``.
+``count``/``unshuffled``/``foreign``/``faceup`` at the end of the next shuffle; ``set2``/``set4``/
+``exposed``/``reversed``/``duplicate``/``noread``/``jamhand`` at the next hand; ``reboot``
+mid-hand (after the next dispense is acknowledged, before the hand is reported) or at once while
+a hand is out; ``jam`` and ``door`` at once, until ``CLEAR_FAULT``.
+
+It follows docs/protocols.md section 5 to the letter: ``SHUFFLE`` only from IDLE (``END_ROUND``
+first), ``END_ROUND`` refused while the mechanism moves or a fault is active, an exposed card in
+a formed hand reported only by the ``HAND_READY`` mask (fault bit 6 is a card found face up
+outside a hand), a hand stopped by a fault after its ``DISPENSE_HAND`` was ACKed never presented
+(its number and cards consumed), ``DISPENSE_HAND`` refused with fewer than 3 cards, ``ACK`` to
+``CLEAR_FAULT`` before the ``FAULT_CLEARED`` events, and no fault cleared while its cause
+persists (:meth:`open_door` until :meth:`close_door`). ``conformance="legacy"`` plays the older
+firmware instead: ``SHUFFLE`` accepted in READY without ``END_ROUND``, an exposed card also
+raised as fault bit 6, plus the link divergences of :mod:`firmware_sim.framed`.
 """
 
 from __future__ import annotations
@@ -25,7 +35,7 @@ from drivers.framed.messages import (
     IdentityReply, Message, MetersReply, Nak, NakReason, Shuffle, StatusReply, faults_to_word,
 )
 from firmware_sim.faults import FaultKind, FaultSpec, FaultSpecError
-from firmware_sim.framed import LINK_FAULTS, FramedSimDevice
+from firmware_sim.framed import LINK_FAULTS, Conformance, FramedSimDevice
 
 FIRMWARE = "2.3.1"
 IDENTITY = IdentityReply(
@@ -34,9 +44,14 @@ IDENTITY = IdentityReply(
     firmware_hash=hashlib.sha256(f"hf3-{FIRMWARE}".encode()).hexdigest()[:16],
     protocol_version=1,
 )
-_ON_SHUFFLE = {FaultKind.COUNT, FaultKind.UNSHUFFLED, FaultKind.FOREIGN}
+_ON_SHUFFLE = {FaultKind.COUNT, FaultKind.UNSHUFFLED, FaultKind.FOREIGN, FaultKind.FACE_UP}
 _ON_HAND = {FaultKind.SET_OF_TWO, FaultKind.SET_OF_FOUR, FaultKind.EXPOSED, FaultKind.REVERSED,
-            FaultKind.DUPLICATE, FaultKind.NO_READ}
+            FaultKind.DUPLICATE, FaultKind.NO_READ, FaultKind.JAM_HAND}
+# Armed hand faults that stop the hand being formed: it is never presented.
+_STOPS_HAND = {FaultKind.JAM_HAND: (Fault.JAM, "jam while forming the hand"),
+               FaultKind.REVERSED: (Fault.REVERSED_CARD, "reversed card in the elevator"),
+               FaultKind.NO_READ: (Fault.UNREADABLE_CARD, "card not recognised")}
+HAND_SIZE = 3
 
 
 class ShufflerSim(FramedSimDevice):
@@ -45,17 +60,20 @@ class ShufflerSim(FramedSimDevice):
     def __init__(self, seed: int | None = None, faults: Sequence[FaultSpec] = (), *,
                  shuffle_seconds: float = 0.1, dispense_seconds: float = 0.05,
                  take_seconds: float | None = 0.1, clock: Callable[[], float] | None = None,
-                 identity: IdentityReply = IDENTITY) -> None:
+                 identity: IdentityReply = IDENTITY,
+                 conformance: Conformance = Conformance.STRICT) -> None:
         self.shuffle_seconds = shuffle_seconds
         self.dispense_seconds = dispense_seconds
         self.take_seconds = take_seconds
         self.faults: set[Fault] = set()
+        self.causes: set[Fault] = set()
+        """Faults whose physical cause persists (a door held open): CLEAR_FAULT keeps them."""
         self._armed: dict[FaultKind, FaultSpec] = {}
         self._reboot_mid_hand = False
         self.meters = [0, 0, 0, 0]  # shuffles, hands, cards, faults: survive reboots
         self._reset_round()
         kwargs = {"clock": clock} if clock is not None else {}
-        super().__init__(seed, faults, identity=identity, **kwargs)
+        super().__init__(seed, faults, identity=identity, conformance=conformance, **kwargs)
 
     def _reset_round(self) -> None:
         self._state = DeviceState.IDLE
@@ -73,6 +91,7 @@ class ShufflerSim(FramedSimDevice):
 
     def on_reboot(self) -> None:
         self.faults.clear()
+        self.causes.clear()
         self._armed.clear()
         self._reboot_mid_hand = False
         self._reset_round()
@@ -87,31 +106,32 @@ class ShufflerSim(FramedSimDevice):
         if isinstance(message, GetMeters):
             return MetersReply(*self.meters)
         if isinstance(message, ClearFault):
-            for fault in sorted(self.faults, key=lambda f: f.value):
-                self.raise_event(lambda i, f=fault: ev.FaultClearedMsg(i, f))
-            self.faults.clear()
-            return Ack()
-        busy = self._state in (DeviceState.SHUFFLING, DeviceState.DISPENSING)
-        if isinstance(message, EndRound):
-            if busy:
-                return Nak(NakReason.BUSY)
-            self._reset_round()
+            self.after_reply(self._clear_faults)  # ACK first, then FAULT_CLEARED (section 5)
             return Ack()
         if self.faults:
             return Nak(NakReason.BAD_STATE)
-        if busy:
+        if self._state in (DeviceState.SHUFFLING, DeviceState.DISPENSING):
             return Nak(NakReason.BUSY)
+        if isinstance(message, EndRound):
+            self._reset_round()
+            return Ack()
         if isinstance(message, Shuffle):
-            if self._state is DeviceState.HAND_WAITING:
+            allowed = (DeviceState.IDLE, DeviceState.READY) if self.legacy else (DeviceState.IDLE,)
+            if self._state not in allowed:
                 return Nak(NakReason.BAD_STATE)
             self._state, self._due = DeviceState.SHUFFLING, self.clock() + self.shuffle_seconds
             return Ack()
         if isinstance(message, DispenseHand):
-            if self._state is not DeviceState.READY or len(self._deck) < 4:
+            if self._state is not DeviceState.READY or len(self._deck) < HAND_SIZE:
                 return Nak(NakReason.BAD_STATE)
             self._state, self._due = DeviceState.DISPENSING, self.clock() + self.dispense_seconds
             return Ack()
         return Nak(NakReason.UNKNOWN)
+
+    def _clear_faults(self) -> None:
+        for fault in sorted(self.faults - self.causes, key=lambda f: f.value):
+            self.faults.discard(fault)
+            self.raise_event(lambda i, f=fault: ev.FaultClearedMsg(i, f))
 
     def take_hand(self) -> None:
         """The dealer lifts the presented hand."""
@@ -119,6 +139,18 @@ class ShufflerSim(FramedSimDevice):
             if self._state is DeviceState.HAND_WAITING:
                 self._state, self._due = DeviceState.READY, None
                 self.raise_event(lambda i: ev.HandTakenMsg(i, self.hand_number))
+
+    # physical actions -----------------------------------------------------------------------
+    def open_door(self) -> None:
+        """Someone opens the door and holds it: DOOR_OPEN stays until :meth:`close_door`."""
+        with self.lock:
+            self.causes.add(Fault.DOOR_OPEN)
+            self._fault(Fault.DOOR_OPEN, "door open")
+
+    def close_door(self) -> None:
+        """The door is shut; the fault itself stays until CLEAR_FAULT."""
+        with self.lock:
+            self.causes.discard(Fault.DOOR_OPEN)
 
     # faults -----------------------------------------------------------------------------------
     def apply_fault(self, spec: FaultSpec) -> None:
@@ -136,10 +168,24 @@ class ShufflerSim(FramedSimDevice):
             super().apply_fault(spec)
 
     def _fault(self, fault: Fault, detail: str) -> None:
+        """Raise ``fault``; a fault stops the mechanism: a shuffle in progress is abandoned (the
+        deck must be shuffled again) and a hand being formed is never presented."""
+        if self._state is DeviceState.SHUFFLING:
+            self._reset_round()
+        elif self._state is DeviceState.DISPENSING:
+            self._consume_hand()
         if fault not in self.faults:
             self.faults.add(fault)
             self.meters[3] += 1
             self.raise_event(lambda i: ev.FaultRaisedMsg(i, fault, detail))
+
+    def _consume_hand(self) -> None:
+        """An ACKed hand that will never be presented: its number and its cards are used up
+        (docs/protocols.md section 5, "A hand that is not presented")."""
+        for _ in range(min(HAND_SIZE, len(self._deck))):
+            self._dealt.append(self._deck.pop(0))
+        self.hand_number += 1
+        self._state, self._due = DeviceState.READY, None
 
     # timed steps ------------------------------------------------------------------------------
     def on_tick(self, now: float) -> None:
@@ -173,6 +219,8 @@ class ShufflerSim(FramedSimDevice):
             self._fault(Fault.NOT_SHUFFLED, "deck left in pack order")
         if self._armed.pop(FaultKind.FOREIGN, None) is not None:
             self._fault(Fault.FOREIGN_CARD, "card not of this deck in the input")
+        if self._armed.pop(FaultKind.FACE_UP, None) is not None:
+            self._fault(Fault.EXPOSED_CARD, "card found face up while shuffling")
 
     def _finish_hand(self, now: float) -> None:
         if self._reboot_mid_hand:
@@ -181,15 +229,11 @@ class ShufflerSim(FramedSimDevice):
             return
         armed = self._armed
         size = 2 if armed.pop(FaultKind.SET_OF_TWO, None) else (
-            4 if armed.pop(FaultKind.SET_OF_FOUR, None) else 3)
-        if armed.pop(FaultKind.REVERSED, None):
-            self._state = DeviceState.READY
-            self._fault(Fault.REVERSED_CARD, "reversed card in the elevator")
-            return
-        if armed.pop(FaultKind.NO_READ, None):
-            self._state = DeviceState.READY
-            self._fault(Fault.UNREADABLE_CARD, "card not recognised")
-            return
+            4 if armed.pop(FaultKind.SET_OF_FOUR, None) else HAND_SIZE)
+        for kind, (fault, detail) in _STOPS_HAND.items():
+            if armed.pop(kind, None):
+                self._fault(fault, detail)
+                return
         cards = [self._deck.pop(0) for _ in range(size)]
         duplicate = armed.pop(FaultKind.DUPLICATE, None) is not None
         if duplicate:
@@ -203,7 +247,7 @@ class ShufflerSim(FramedSimDevice):
         self._due = now + self.take_seconds if self.take_seconds is not None else None
         hand = self.hand_number
         self.raise_event(lambda i: ev.HandReadyMsg(i, hand, tuple(cards), exposed))
-        if exposed:
-            self._fault(Fault.EXPOSED_CARD, f"{cards[0].code} seen face up")
+        if exposed and self.legacy:  # the mask alone says it (section 5); the old firmware
+            self._fault(Fault.EXPOSED_CARD, f"{cards[0].code} seen face up")  # faulted too
         if duplicate:
             self._fault(Fault.DUPLICATE_CARD, f"{cards[-1].code} already dealt")

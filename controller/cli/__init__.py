@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "controller.cli.odds",
     "controller.cli.bench",
     "controller.cli.probe",
+    "controller.cli.conformance",
     "controller.cli.journal",
     "controller.cli.run",
     "controller.cli.client",

@@ -15,9 +15,11 @@ from drivers.events import (
     CardSetDispensed, DeviceEvent, DeviceOffline, DeviceOnline, DeviceRebooted, Fault,
     FaultCleared, FaultRaised, HandTaken, LinkError, ShuffleDone,
 )
-from drivers.framed.messages import DeviceState, NakReason
+from drivers.framed.codec import encode_message
+from drivers.framed.messages import Ack, DeviceState, Message, Nak, NakReason
 from drivers.shuffler import Shuffler
 from firmware_sim.faults import FaultKind, FaultSpec
+from firmware_sim.framed import Conformance
 from firmware_sim.shuffler import ShufflerSim
 from tests.drivers.sim_fixtures import (  # noqa: F401 - fixtures
     Served, drain, fixture_events, fixture_served, fixture_transport_kind, next_event, serve,
@@ -140,14 +142,130 @@ def test_misformed_set(shuffler: Shuffler, sim: ShufflerSim, events: queue.Queue
     assert len(_hand(shuffler, events).cards) == size
 
 
-def test_exposed_card(shuffler: Shuffler, sim: ShufflerSim,
-                      events: queue.Queue[DeviceEvent]) -> None:
-    """An exposed card is named in CardSetDispensed.exposed and raises EXPOSED_CARD."""
+def test_exposed_card_is_the_mask_only(shuffler: Shuffler, sim: ShufflerSim,
+                                       events: queue.Queue[DeviceEvent]) -> None:
+    """A card seen face up in a formed hand is named in CardSetDispensed.exposed only: no fault,
+    and the next DISPENSE_HAND goes through (docs/protocols.md 5.4)."""
     _shuffled(shuffler, events)
     sim.inject(FaultSpec(FaultKind.EXPOSED))
     hand = _hand(shuffler, events)
     assert hand.exposed == hand.cards[:1]
+    seen: list[DeviceEvent] = []
+    next_event(events, HandTaken, seen=seen)
+    assert not any(isinstance(e, FaultRaised) for e in seen)
+    assert shuffler.status().faults == frozenset()
+    assert _hand(shuffler, events).hand_number == 2
+
+
+def test_card_face_up_outside_a_hand_is_fault_bit_6(shuffler: Shuffler, sim: ShufflerSim,
+                                                    events: queue.Queue[DeviceEvent]) -> None:
+    """A card found face up while shuffling raises EXPOSED_CARD, which blocks DISPENSE_HAND
+    until CLEAR_FAULT (docs/protocols.md 5.4)."""
+    sim.inject(FaultSpec(FaultKind.FACE_UP))
+    _shuffled(shuffler, events)
     assert next_event(events, FaultRaised).fault is Fault.EXPOSED_CARD
+    with pytest.raises(DeviceFault, match="exposed_card"):
+        shuffler.dispense_hand()
+    shuffler.clear_fault()
+    assert next_event(events, FaultCleared).fault is Fault.EXPOSED_CARD
+    assert _hand(shuffler, events).hand_number == 1
+
+
+def test_jam_after_an_acked_dispense_never_presents_the_hand(
+        shuffler: Shuffler, sim: ShufflerSim, events: queue.Queue[DeviceEvent]) -> None:
+    """The hand jammed after its ACK is never presented, even after CLEAR_FAULT; its number is
+    consumed and a new DISPENSE_HAND presents the next one (docs/protocols.md 5.5)."""
+    _shuffled(shuffler, events)
+    sim.inject(FaultSpec(FaultKind.JAM_HAND))
+    shuffler.dispense_hand()
+    seen: list[DeviceEvent] = []
+    assert next_event(events, FaultRaised, seen=seen).fault is Fault.JAM
+    shuffler.clear_fault()
+    assert next_event(events, FaultCleared, seen=seen).fault is Fault.JAM
+    status = shuffler.status()
+    assert (status.state, status.hand_number, status.cards_remaining) == (DeviceState.READY, 1, 49)
+    hand = _hand(shuffler, events)
+    seen.extend(drain(events))
+    assert hand.hand_number == 2
+    assert not any(isinstance(e, CardSetDispensed) for e in seen)
+
+
+def test_shuffle_needs_end_round(shuffler: Shuffler, events: queue.Queue[DeviceEvent]) -> None:
+    """SHUFFLE is accepted only in IDLE: after a shuffle it is BAD_STATE until END_ROUND
+    (docs/protocols.md 5.2)."""
+    _shuffled(shuffler, events)
+    with pytest.raises(CommandRejected) as info:
+        shuffler.shuffle()
+    assert info.value.reason is NakReason.BAD_STATE
+    shuffler.end_round()
+    assert _shuffled(shuffler, events).counted == 52
+
+
+def test_end_round_collects_a_presented_hand(shuffler: Shuffler, sim: ShufflerSim,
+                                             events: queue.Queue[DeviceEvent]) -> None:
+    """END_ROUND with a hand presented and not taken: ACK, IDLE, and no HandTaken follows."""
+    sim.take_seconds = None
+    _shuffled(shuffler, events)
+    _hand(shuffler, events)
+    shuffler.end_round()
+    assert shuffler.status().state is DeviceState.IDLE
+    assert not any(isinstance(e, HandTaken) for e in drain(events))
+
+
+def test_end_round_refused_while_a_fault_is_active(shuffler: Shuffler, sim: ShufflerSim,
+                                                   events: queue.Queue[DeviceEvent]) -> None:
+    """END_ROUND during a fault is BAD_STATE (a DeviceFault naming it); after CLEAR_FAULT it
+    is ACKed."""
+    _shuffled(shuffler, events)
+    sim.inject(FaultSpec(FaultKind.JAM))
+    next_event(events, FaultRaised)
+    with pytest.raises(DeviceFault, match="jam"):
+        shuffler.end_round()
+    shuffler.clear_fault()
+    next_event(events, FaultCleared)
+    shuffler.end_round()
+    assert shuffler.status().state is DeviceState.IDLE
+
+
+def test_end_round_busy_while_shuffling(shuffler: Shuffler, sim: ShufflerSim) -> None:
+    """END_ROUND while the mechanism moves is NAKed BUSY."""
+    sim.shuffle_seconds = 5.0
+    shuffler.shuffle()
+    with pytest.raises(CommandRejected) as info:
+        shuffler.end_round()
+    assert info.value.reason is NakReason.BUSY
+
+
+def test_fewer_than_three_cards_is_refused(shuffler: Shuffler, sim: ShufflerSim,
+                                           events: queue.Queue[DeviceEvent]) -> None:
+    """17 hands of three leave one card: the 18th DISPENSE_HAND is BAD_STATE; hand numbers
+    restart at 1 after the next shuffle (docs/protocols.md 5.3, 5.6)."""
+    sim.dispense_seconds = sim.take_seconds = 0.0
+    _shuffled(shuffler, events)
+    for number in range(1, 18):
+        assert _hand(shuffler, events).hand_number == number
+        next_event(events, HandTaken)
+    assert shuffler.status().cards_remaining == 1
+    with pytest.raises(CommandRejected) as info:
+        shuffler.dispense_hand()
+    assert info.value.reason is NakReason.BAD_STATE
+    shuffler.end_round()
+    _shuffled(shuffler, events)
+    assert _hand(shuffler, events).hand_number == 1
+
+
+def test_fault_whose_cause_persists_is_not_cleared(shuffler: Shuffler, sim: ShufflerSim,
+                                                   events: queue.Queue[DeviceEvent]) -> None:
+    """CLEAR_FAULT with the door still held open is ACKed but clears nothing; once the door is
+    shut it clears (docs/protocols.md 5.5)."""
+    sim.open_door()
+    assert next_event(events, FaultRaised).fault is Fault.DOOR_OPEN
+    shuffler.clear_fault()
+    assert shuffler.status().faults == {Fault.DOOR_OPEN}
+    assert not any(isinstance(e, FaultCleared) for e in drain(events))
+    sim.close_door()
+    shuffler.clear_fault()
+    assert next_event(events, FaultCleared).fault is Fault.DOOR_OPEN
 
 
 @pytest.mark.parametrize(("kind", "fault"), [(FaultKind.REVERSED, Fault.REVERSED_CARD),
@@ -310,3 +428,54 @@ def test_command_while_unplugged(shuffler: Shuffler, served: Served,
         shuffler.identify()
     served.server.replug()
     next_event(events, DeviceOnline)
+
+
+def _own(sim: ShufflerSim, tmp_path: Path, events: queue.Queue[DeviceEvent]
+         ) -> tuple[Served, Shuffler]:
+    served = serve(sim, "pty", tmp_path)
+    shuffler = Shuffler(served.url, events, backoff=(0.05, 0.2))
+    shuffler.start()
+    next_event(events, DeviceOnline)
+    return served, shuffler
+
+
+def test_fault_cleared_before_the_ack_is_accepted(tmp_path: Path,
+                                                  events: queue.Queue[DeviceEvent]) -> None:
+    """A device that sends FAULT_CLEARED ahead of the ACK to CLEAR_FAULT (older firmware) still
+    clears: the host takes FAULT_CLEARED either side of the ACK (docs/protocols.md 5.5)."""
+    sim = ShufflerSim(seed=2, conformance=Conformance.LEGACY)
+    served, shuffler = _own(sim, tmp_path, events)
+    try:
+        sim.inject(FaultSpec(FaultKind.JAM))
+        next_event(events, FaultRaised)
+        shuffler.clear_fault()
+        assert next_event(events, FaultCleared).fault is Fault.JAM
+        assert shuffler.status().faults == frozenset()
+    finally:
+        shuffler.close()
+        served.server.close()
+
+
+class _StrayReplies(ShufflerSim):
+    """Before every reply, a NAK and an ACK whose SEQ matches no command in flight."""
+
+    def _reply(self, seq: int, type_: int, message: Message) -> None:
+        for stray in (Nak(NakReason.BAD_STATE), Ack()):
+            self._out(encode_message((seq + 100) % 255 + 1, stray))
+        self._out(encode_message(0, Nak(NakReason.CRC)))
+        super()._reply(seq, type_, message)
+
+
+def test_replies_to_no_command_in_flight_are_ignored(tmp_path: Path,
+                                                     events: queue.Queue[DeviceEvent]) -> None:
+    """A NAK or ACK whose SEQ matches no command in flight (SEQ 0 included) is ignored: the
+    command gets its own reply (docs/protocols.md 3.1)."""
+    served, shuffler = _own(_StrayReplies(seed=2), tmp_path, events)
+    try:
+        assert shuffler.identify().serial == "SIM-HF3-0001"
+        shuffler.shuffle()
+        next_event(events, ShuffleDone)
+        assert shuffler.stats.stale_replies >= 6
+    finally:
+        shuffler.close()
+        served.server.close()

@@ -203,6 +203,7 @@ class Rig:
 
     def shuffle(self) -> None:
         if "shuffler" in self.devices and self.game != "live-three-pictures":
+            self.shuffler.driver.end_round()  # SHUFFLE only from IDLE (docs/protocols.md 5.2)
             self.shuffler.driver.shuffle()
         else:
             self.put(cmd.ConfirmShuffle(**DEALER))

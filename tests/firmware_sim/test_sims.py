@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import binascii
+
 import pytest
 
 from drivers.framed.codec import encode_message
-from drivers.framed.framing import FrameDecoder
-from drivers.framed.messages import Ack, DispenseHand, MsgType, Shuffle
+from drivers.framed.framing import Frame, FrameDecoder
+from drivers.framed.messages import (
+    Ack, ClearFault, DispenseHand, EndRound, MsgType, Resync, Shuffle,
+)
 from firmware_sim.faults import FaultKind, FaultSpec, FaultSpecError
+from firmware_sim.framed import Conformance
 from firmware_sim.shoe_framed import FramedShoeSim
 from firmware_sim.shuffler import ShufflerSim
 
@@ -60,3 +65,95 @@ def test_disconnect_needs_a_server() -> None:
     """Without a byte server a disconnect cannot be simulated; the error says so."""
     with pytest.raises(FaultSpecError, match="server"):
         ShufflerSim().inject(FaultSpec(FaultKind.DISCONNECT, 0.1))
+
+
+def _attached(**kwargs: object) -> tuple[ShufflerSim, list[Frame]]:
+    """A simulator whose output is decoded into frames as it is sent."""
+    sim = ShufflerSim(seed=1, shuffle_seconds=0.0, dispense_seconds=0.0, take_seconds=None,
+                      **kwargs)  # type: ignore[arg-type]
+    frames: list[Frame] = []
+    decoder = FrameDecoder()
+    sim.attach(lambda data: frames.extend(f for f in decoder.feed(data) if isinstance(f, Frame)))
+    sim.tick(sim.clock())  # the greeting: from now on events go out as they are raised
+    frames.clear()
+    return sim, frames
+
+
+def _wire(version: int, seq: int, type_: int, payload: bytes = b"") -> bytes:
+    """A frame built from the document's layout alone (not our encoder): CRC-16/CCITT-FALSE
+    is binascii.crc_hqx with init 0xFFFF."""
+    body = bytes((version, seq, type_)) + len(payload).to_bytes(2, "big") + payload
+    body += binascii.crc_hqx(body, 0xFFFF).to_bytes(2, "big")
+    stuffed = b"".join(bytes((0x10, b ^ 0x20)) if b in (2, 3, 0x10) else bytes((b,)) for b in body)
+    return b"\x02" + stuffed + b"\x03"
+
+
+def test_other_version_with_good_crc_is_nak_unknown() -> None:
+    """A well-formed frame of protocol version 2 is answered NAK(UNKNOWN) with its SEQ and not
+    executed (docs/protocols.md 2.3)."""
+    sim, frames = _attached()
+    sim.receive(_wire(2, 0x21, MsgType.SHUFFLE))
+    assert [(f.seq, f.type, f.payload) for f in frames] == [(0x21, MsgType.NAK, b"\x03")]
+    assert sim.executed == []
+
+
+def test_event_ack_is_never_answered_but_a_corrupted_one_is_nak_crc() -> None:
+    """EVENT_ACK gets no reply; one with a bad CRC gets NAK(CRC) with SEQ 0 (the host ignores
+    it) and the event stays unacknowledged, to be resent (docs/protocols.md 2.3, 3.4)."""
+    sim, frames = _attached()
+    sim.receive(encode_message(5, Shuffle()))
+    sim.tick(sim.clock())
+    done = [f for f in frames if f.type == MsgType.SHUFFLE_DONE]
+    assert len(done) == 1
+    frames.clear()
+    bad = bytearray(_wire(1, 0, MsgType.EVENT_ACK, b"\x00\x01"))
+    bad[-2] ^= 0x01 if bad[-2] not in (0x03, 0x02, 0x11) else 0x04
+    sim.receive(bytes(bad))
+    assert [(f.seq, f.type, f.payload) for f in frames] == [(0, MsgType.NAK, b"\x01")]
+    assert sim.unacked_events == 1
+    frames.clear()
+    sim.receive(_wire(1, 0, MsgType.EVENT_ACK, b"\x00\x01"))
+    assert frames == [] and sim.unacked_events == 0
+
+
+def test_resync_is_run_again_and_clears_the_reply_store() -> None:
+    """A RESYNC retried with the same SEQ is run again (heartbeat, backlog, ACK), not replayed;
+    afterwards a command reusing an earlier SEQ is executed, not answered from the store
+    (docs/protocols.md 3.3)."""
+    sim, frames = _attached()
+    sim.receive(encode_message(7, Shuffle()))
+    for _ in range(2):
+        frames.clear()
+        sim.receive(encode_message(9, Resync()))
+        assert [f.type for f in frames] == [MsgType.HEARTBEAT, MsgType.ACK]
+    sim.receive(encode_message(7, EndRound()))
+    assert sim.executed == [MsgType.SHUFFLE, MsgType.END_ROUND] and sim.replays == 0
+
+
+def test_clear_fault_ack_comes_before_fault_cleared() -> None:
+    """CLEAR_FAULT: the ACK first, then one FAULT_CLEARED per cleared bit (docs/protocols.md
+    5.5)."""
+    sim, frames = _attached()
+    sim.inject(FaultSpec(FaultKind.JAM))
+    sim.inject(FaultSpec(FaultKind.DOOR_OPEN))
+    frames.clear()
+    sim.receive(encode_message(3, ClearFault()))
+    types = [f.type for f in frames]
+    assert types == [MsgType.ACK, MsgType.FAULT_CLEARED, MsgType.FAULT_CLEARED]
+
+
+def test_legacy_mode_diverges_where_the_document_forbids() -> None:
+    """``conformance="legacy"`` plays the old firmware: FAULT_CLEARED before the ACK, a NAK to
+    an EVENT_ACK, SHUFFLE accepted without END_ROUND, an exposed card also a fault."""
+    sim, frames = _attached(conformance=Conformance.LEGACY)
+    sim.inject(FaultSpec(FaultKind.JAM))
+    frames.clear()
+    sim.receive(encode_message(3, ClearFault()))
+    assert [f.type for f in frames] == [MsgType.FAULT_CLEARED, MsgType.ACK]
+    frames.clear()
+    sim.receive(_wire(1, 0, MsgType.EVENT_ACK, b"\x00\x01"))
+    assert [f.type for f in frames] == [MsgType.NAK]
+    sim.receive(encode_message(4, Shuffle()))
+    sim.tick(sim.clock())
+    sim.receive(encode_message(5, Shuffle()))
+    assert [f for f in frames if f.seq == 5][0].type == MsgType.ACK

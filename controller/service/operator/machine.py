@@ -13,6 +13,7 @@ IDLE, round closed      SHUFFLE (BAD_STATE: END_ROUND, then SHUFFLE once more; t
 IDLE, round dealing     the deck is gone mid-deal (a reboot): hold; a supervisor voids
 READY, wants a hand     DISPENSE_HAND (a BAD_STATE reply: ask STATUS, follow the device)
 READY, round over       END_ROUND (every round: settled, voided or abandoned)
+PRESENTED, round over   END_ROUND (the presented hand is collected with the rest)
 READY, round closed     END_ROUND, then SHUFFLE: a deck left from before is never dealt from
 FAULT                   wait for ``supervisor clear-fault`` (CLEAR_FAULT, then STATUS)
 any wait expired        STATUS, and follow what the device says
@@ -225,6 +226,8 @@ class DeviceMachine:
             if self.costs.shuffles >= MAX_SHUFFLES_PER_ROUND:
                 return self._hold(HoldReason.RUNAWAY)
             return Action.SHUFFLE
+        if state is Op.PRESENTED and view.over:
+            return Action.END_ROUND  # decision 2: the presented hand is collected with the rest
         if state is Op.READY:
             if view.over or view.wants_shuffle:
                 return Action.END_ROUND
@@ -271,9 +274,9 @@ class DeviceMachine:
             self.order = None
         reason = getattr(error, "reason", None)
         if isinstance(error, DeviceFault):
+            # a fault is active, or the device rebooted under the command: ask it which
             self.last_error = f"{self.name}: {action.value}: {error}"
-            if self.state not in (Op.OFFLINE, Op.HELD):
-                self.faulted()  # the device says a fault is active: wait for a supervisor
+            self.order = Action.STATUS
             return None
         if action is Action.SHUFFLE and reason is NakReason.BAD_STATE and \
                 not self.costs.bad_state_retried:

@@ -43,10 +43,13 @@ class Rig:
         self.tmp, self.game = tmp, game
         self.sim = sim or ShufflerSim(seed=7, shuffle_seconds=0.0, dispense_seconds=0.0,
                                       take_seconds=None)
-        self.server = PtyServer(self.sim, name="shuffler")
+        self.server = PtyServer(self.sim, name="shuffler", link=tmp / "shuffler")
         bind_server(self.sim, self.server)
         self.events: queue.Queue[Mapping[str, Any]] = queue.Queue()
         self.seen: list[Mapping[str, Any]] = []
+        """Events the test has waited through."""
+        self.published: list[Mapping[str, Any]] = []
+        """Every event the service published, in order (appended on the table thread)."""
         self.auto_take = auto_take
         self.wiring: Wiring | None = None
         self._stop = threading.Event()
@@ -57,7 +60,7 @@ class Rig:
         return self
 
     def open_service(self) -> None:
-        config = parse_config(toml(self.tmp, self.game, self.server.path),
+        config = parse_config(toml(self.tmp, self.game, str(self.tmp / "shuffler")),
                               source=str(self.tmp / "tablectl.toml"))
         self.wiring = Wiring(config, self._publish)
         self.wiring.start()
@@ -72,6 +75,7 @@ class Rig:
         self.server.close()
 
     def _publish(self, event: Mapping[str, Any]) -> None:
+        self.published.append(event)
         self.events.put(event)
         if self.auto_take and event.get("type") in ("CardAssigned", "CardIgnored",
                                                     "IrregularityRuled", "SupervisorRequired"):

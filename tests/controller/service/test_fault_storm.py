@@ -98,7 +98,7 @@ def test_a_refusing_device_on_a_pty_costs_little(tmp_path: Path) -> None:
         operator = rig.operator()
         assert operator["hold"] == "repeated_failure" and operator["failures"] == 5
         assert "clear-fault" in operator["way_out"]
-        assert sum(1 for e in rig.seen if e.get("detail") == "CommandFailed") == 1
+        assert sum(1 for e in rig.published if e.get("detail") == "CommandFailed") == 1
         assert records < 40, records  # the round's own ~12 records, and the one failure
         assert cpu < 2.0, cpu
         assert len(device.executed) < 25

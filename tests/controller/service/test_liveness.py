@@ -64,3 +64,17 @@ def test_clear_fault_is_a_supervisor_verb(table: TableThread) -> None:
     command = handler.command_for(Request(3, "supervisor.clear-fault", {"device": "shoe"}),
                                   SUPERVISOR)
     assert isinstance(command, cmd.ClearDeviceFault) and command.device == "shoe"
+
+
+def test_tablectl_round_status_prints_the_waits() -> None:
+    """``tablectl round status`` shows each wait with its verb and role."""
+    from controller.cli.client import describe
+
+    lines = describe("round.status", {
+        "table": "T1", "game": "g", "round": 4, "state": "hold", "device": {},
+        "waits": waits({"state": "hold", "held_for": "jammed (RWS-NC3P 5.17)"},
+                       {"state": "fault", "waits_for": "a supervisor to clear jam",
+                        "way_out": "tablectl supervisor clear-fault", "role": "supervisor"})})
+    assert "waits for a supervisor to clear jam: tablectl supervisor clear-fault (supervisor)" \
+        in lines
+    assert any(line.startswith("waits for a supervisor's decision on jammed") for line in lines)

@@ -64,7 +64,7 @@ def test_end_round_after_a_void(rig: Rig) -> None:
 def test_a_jam_after_the_dispense_ack_is_cleared_by_a_supervisor(rig: Rig) -> None:
     """Issue 10.2: the jammed hand never comes (decision 4); the round is held; the status
     names ``supervisor clear-fault``; after it (and "continue") the deal goes on."""
-    sim(rig).jam_next = True
+    sim(rig).jam_next_hand()
     rig.open_and_close(1)
     rig.wait("SupervisorRequired", where=lambda e: e["kind"] == "jammed")
     rig.until(lambda: rig.operator()["state"] == "fault", what="operator in fault")
@@ -97,6 +97,17 @@ def test_a_reboot_after_the_dispense_ack_reshuffles_and_deals(rig: Rig) -> None:
     """Issue 10.4: a reboot after DISPENSE_HAND's ACK, before hand 1 (decision 6): the hand
     never comes; the confirmed shuffle is lost; the operator shuffles again and deals."""
     rig.sim.on_tick = _arm_reboot_once(rig.sim)  # type: ignore[method-assign]
+    rig.open_and_close(1)
+    rig.wait("DeviceNoted", where=lambda e: e.get("cause") == "shuffle_lost")
+    rig.wait("DealComplete")
+    assert sim(rig).sent("SHUFFLE") == 2
+    assert rig.finish()[-1]["type"] == "RoundSettled"
+
+
+def test_a_reboot_before_the_dispense_ack_reshuffles_and_deals(rig: Rig) -> None:
+    """A reboot as DISPENSE_HAND arrives (before its ACK): the command fails, the operator asks
+    STATUS (IDLE), the table lost its shuffle, so the operator shuffles again and deals."""
+    sim(rig).reboot_on_dispense = True
     rig.open_and_close(1)
     rig.wait("DeviceNoted", where=lambda e: e.get("cause") == "shuffle_lost")
     rig.wait("DealComplete")
@@ -175,3 +186,26 @@ def _arm_reboot_once(device: object) -> object:
             device.apply_fault(FaultSpec(FaultKind.REBOOT))  # type: ignore[attr-defined]
 
     return on_tick
+
+
+def test_round_open_refusal_and_status_name_the_same_round(rig: Rig) -> None:
+    """Issue 10 (rough edge): after a settled round the journal starts a new session, so the
+    table's own count restarts; the refusal must not name a round status does not show."""
+    deal_and_settle(rig, 1)
+    rig.open_and_close(2)
+    status_round = rig.status()["round"]
+    (refused,) = rig.send(cmd.OpenRound(**DEALER))
+    assert refused["type"] == "CommandRefused"
+    assert refused["reason"].startswith("the current round is still in progress")
+    assert status_round == 2 and "round 1" not in refused["reason"]
+
+
+def test_round_shuffled_after_the_deal_is_refused_on_a_shuffler_table(rig: Rig) -> None:
+    """Issue 10 (rough edge): the shuffler confirms its own shuffles; a hand confirmation
+    after the deal is refused with the reason, and the round goes on unchanged."""
+    rig.open_and_close(1)
+    rig.wait("DealComplete")
+    (refused,) = rig.send(cmd.ConfirmShuffle(**DEALER))
+    assert refused["type"] == "CommandRefused"
+    assert "the shuffler confirms its own shuffles" in refused["reason"]
+    assert rig.finish()[-1]["type"] == "RoundSettled"

@@ -26,6 +26,24 @@ def test_crc_check_value() -> None:
     assert crc16(b"123456789") == CHECK_VALUE == 0x29B1
 
 
+def _crc_bitwise(data: bytes) -> int:
+    """CRC-16/CCITT-FALSE straight from its definition, one bit at a time."""
+    crc = 0xFFFF
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
+    return crc
+
+
+@given(st.binary(max_size=300), st.integers(0, 300))
+def test_crc_matches_the_definition_and_continues(data: bytes, cut: int) -> None:
+    """crc16 is the bit-by-bit CRC-16/CCITT-FALSE for any data, and a running CRC continued
+    over the rest of the data gives the same value."""
+    assert crc16(data) == _crc_bitwise(data)
+    assert crc16(data[cut:], crc16(data[:cut])) == crc16(data)
+
+
 def test_stuffing_hides_delimiters() -> None:
     """STX, ETX and DLE inside a frame are escaped, so neither delimiter occurs inside."""
     wire = encode(Frame(0x02, 0x03, b"\x10\x02\x03"))

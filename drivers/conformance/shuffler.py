@@ -1,0 +1,222 @@
+"""Scenarios for a hand-forming shuffler: docs/protocols.md section 5, and its link.
+
+They run in this order on one connection; each starts from the state it needs (``idle``:
+faults cleared, END_ROUND). Only two need a person: lifting hands, where the device does not
+report them taken by itself, and causing a fault; everything else uses what the protocol offers
+(END_ROUND collects a presented hand).
+"""
+
+from __future__ import annotations
+
+from drivers.conformance.common import (
+    LINK_SCENARIOS, check_resend_and_backlog, clear_fault_acked_first,
+)
+from drivers.conformance.session import (
+    MOVE_SECONDS, Action, Nonconformance, NotRun, Scenario, Session,
+)
+from drivers.framed import event_messages as ev
+from drivers.framed.messages import (
+    Ack, DeviceState, DispenseHand, EndRound, GetMeters, MetersReply, MsgType, Nak,
+    NakReason, Shuffle,
+)
+
+DECK = 52
+HAND = 3
+TAKEN_SECONDS = 2.0
+"""How long the kit waits for a presented hand to be lifted before it asks for a person."""
+
+
+def _shuffled(s: Session) -> ev.ShuffleDoneMsg:
+    s.idle()
+    s.acked(Shuffle(), "5.2")
+    done = s.event(ev.ShuffleDoneMsg, "5.1", "after SHUFFLE")
+    if done.counted != done.expected:
+        raise NotRun(f"the device counted {done.counted} of {done.expected} cards: load one "
+                     "complete deck and run again")
+    return done
+
+
+def shuffle(s: Session) -> str:
+    done = _shuffled(s)
+    status = s.status()
+    if (status.state, status.hand_number, status.cards_remaining) != \
+            (DeviceState.READY, 0, done.counted):
+        raise Nonconformance("5.6", f"after SHUFFLE_DONE: state {status.state.name}, hand "
+                                    f"{status.hand_number}, {status.cards_remaining} cards; "
+                                    f"expected READY, 0, {done.counted}")
+    return f"SHUFFLE_DONE counted {done.counted} of {done.expected}"
+
+
+def shuffle_in_ready(s: Session) -> str:
+    _shuffled(s)
+    reply = s.ask(Shuffle(), "5.2")
+    if isinstance(reply.message, Ack):
+        s.event(ev.ShuffleDoneMsg, "5.1", "after SHUFFLE")
+        return "SHUFFLE accepted without END_ROUND (allowed: MAY, 5.2)"
+    if not (isinstance(reply.message, Nak) and reply.message.reason is NakReason.BAD_STATE):
+        raise Nonconformance("5.2", f"SHUFFLE in READY answered {reply.describe()}, expected "
+                                    "NAK(BAD_STATE) or ACK")
+    return "NAK(BAD_STATE) until END_ROUND (the strict reading)"
+
+
+def replay(s: Session) -> str:
+    """The same SHUFFLE frame twice: the stored ACK, byte for byte, and one shuffle."""
+    s.idle()
+    before = s.reply(GetMeters(), MetersReply, "4").shuffles
+    seq = s.wire.next_seq()
+    data = s.wire.send(Shuffle(), seq)
+    first = s.wire.reply_to(seq, 1.0)
+    s.wire.raw(data)
+    second = s.wire.reply_to(seq, 1.0)
+    if first is None or second is None or not isinstance(first.message, Ack):
+        raise Nonconformance("3.2", "SHUFFLE and its retry were not both answered ACK")
+    if second.message != first.message:
+        raise Nonconformance("3.2", f"the retry (same SEQ) was answered {second.describe()}, "
+                                    "not the stored ACK: it was executed again")
+    s.event(ev.ShuffleDoneMsg, "5.1", "after SHUFFLE")
+    extra = [r for r in s.wire.listen(0.3) if isinstance(r.message, ev.ShuffleDoneMsg)]
+    after = s.reply(GetMeters(), MetersReply, "4").shuffles
+    if extra or after != before + 1:
+        raise Nonconformance("3.2", f"a retried SEQ shuffled {after - before} times")
+    return "stored ACK replayed; shuffled once"
+
+
+def event_resend(s: Session) -> str:
+    s.idle()
+    s.wire.auto_ack = False
+    try:
+        s.acked(Shuffle(), "5.2")
+        done = s.event(ev.ShuffleDoneMsg, "5.1", "after SHUFFLE")
+        return check_resend_and_backlog(s, done.event_id, MsgType.SHUFFLE_DONE)
+    finally:
+        s.wire.auto_ack = True
+
+
+def busy_while_shuffling(s: Session) -> str:
+    s.idle()
+    s.acked(Shuffle(), "5.2")
+    start = len(s.wire.received)
+    reply = s.ask(EndRound(), "5.7")
+    if isinstance(reply.message, Ack):
+        done_first = any(isinstance(r.message, ev.ShuffleDoneMsg)
+                         for r in s.wire.received[start:s.wire.received.index(reply)])
+        if not done_first:
+            raise Nonconformance("5.7", "END_ROUND ACKed while shuffling (no SHUFFLE_DONE "
+                                        "yet); expected NAK(BUSY)")
+        return "the shuffle finished before END_ROUND arrived (BUSY not observable)"
+    if not (isinstance(reply.message, Nak) and reply.message.reason is NakReason.BUSY):
+        raise Nonconformance("4", f"END_ROUND while shuffling answered {reply.describe()}, "
+                                  "expected NAK(BUSY)")
+    s.event(ev.ShuffleDoneMsg, "5.1", "after SHUFFLE")
+    return "NAK(BUSY) while shuffling"
+
+
+def dispense_needs_shuffle(s: Session) -> str:
+    s.idle()
+    s.refused(DispenseHand(), (NakReason.BAD_STATE,), "5.3", "in IDLE")
+    return "NAK(BAD_STATE) in IDLE"
+
+
+def _hand(s: Session, number: int) -> ev.HandReadyMsg:
+    s.acked(DispenseHand(), "5.3")
+    hand = s.event(ev.HandReadyMsg, "5.3", f"for hand {number}")
+    if hand.hand_number != number:
+        raise Nonconformance("5.6", f"HAND_READY numbered {hand.hand_number}, expected {number}")
+    if len(set(hand.cards)) != len(hand.cards) or hand.exposed_mask >> len(hand.cards):
+        raise Nonconformance("4", f"hand {number}: repeated cards or an exposed bit past the "
+                                  f"last card ({hand.cards}, mask {hand.exposed_mask:#b})")
+    return hand
+
+
+def _lifted(s: Session, number: int, asked: list[bool]) -> None:
+    """Wait for HAND_TAKEN; ask a person (once) when the device does not report it alone."""
+    is_taken = lambda m: m.hand_number == number  # noqa: E731
+    if s.wire.wait(lambda r: isinstance(r.message, ev.HandTakenMsg) and is_taken(r.message),
+                   TAKEN_SECONDS):
+        return
+    if not asked[0]:
+        s.physical(Action.LIFT_HANDS)
+        asked[0] = True
+    s.event(ev.HandTakenMsg, "5.1", f"for hand {number}", 30.0, is_taken)
+
+
+def dispense(s: Session) -> str:
+    done = _shuffled(s)
+    hand = _hand(s, 1)
+    status = s.status()
+    if status.cards_remaining != done.counted - len(hand.cards):
+        raise Nonconformance("4", f"{status.cards_remaining} cards left after a hand of "
+                                  f"{len(hand.cards)} from {done.counted}")
+    note = f"hand 1: {len(hand.cards)} cards, exposed mask {hand.exposed_mask:#05b}"
+    if status.state is DeviceState.HAND_WAITING:
+        s.refused(DispenseHand(), (NakReason.BAD_STATE,), "5.1", "while a hand is waiting")
+        note += "; DISPENSE_HAND refused while it waits"
+    return note
+
+
+def end_round(s: Session) -> str:
+    s.idle()
+    s.acked(EndRound(), "5.7")  # idle: a no-op
+    _shuffled(s)
+    _hand(s, 1)
+    waiting = s.status().state is DeviceState.HAND_WAITING
+    s.acked(EndRound(), "5.7")
+    taken = [r for r in s.wire.listen(0.5) if isinstance(r.message, ev.HandTakenMsg)]
+    if s.status().state is not DeviceState.IDLE:
+        raise Nonconformance("5.7", "not idle after END_ROUND")
+    if waiting and taken:
+        raise Nonconformance("5.7", "HAND_TAKEN after END_ROUND collected the presented hand")
+    return "ACK in idle, ready" + (" and hand waiting (no HAND_TAKEN)" if waiting else
+                                   " (the hand was lifted before END_ROUND)")
+
+
+def minimum_cards(s: Session) -> str:
+    """17 hands of 3 from 52 leave 1 card: the 18th DISPENSE_HAND is NAK(BAD_STATE); hand
+    numbers then start at 1 again after the next shuffle."""
+    done = _shuffled(s)
+    asked = [False]
+    number = 0
+    while s.status().cards_remaining >= HAND:
+        number += 1
+        _hand(s, number)
+        _lifted(s, number, asked)
+    left = s.status().cards_remaining
+    s.refused(DispenseHand(), (NakReason.BAD_STATE,), "5.3", f"with {left} card(s) left")
+    _shuffled(s)
+    _hand(s, 1)
+    s.acked(EndRound(), "5.7")
+    return f"{number} hands from {done.counted}; refused with {left} left; numbering restarts"
+
+
+def fault_clear_order(s: Session) -> str:
+    _shuffled(s)
+    s.physical(Action.CAUSE_FAULT)
+    raised = s.event(ev.FaultRaisedMsg, "5.5", "after the fault was caused", MOVE_SECONDS)
+    s.refused(DispenseHand(), (NakReason.BAD_STATE,), "4", "while a fault is active")
+    s.refused(EndRound(), (NakReason.BAD_STATE,), "5.7", "while a fault is active")
+    clear_fault_acked_first(s, lambda m: isinstance(m, ev.FaultClearedMsg), "FAULT_CLEARED")
+    s.event(ev.FaultClearedMsg, "5.5", f"for {raised.fault.value} after CLEAR_FAULT", 2.0,
+            lambda m: m.fault is raised.fault)
+    status = s.status()
+    if status.faults:
+        raise Nonconformance("5.5", f"fault word 0x{status.faults:04X} after FAULT_CLEARED")
+    return f"{raised.fault.value}: ACK, then FAULT_CLEARED; state {status.state.name.lower()}"
+
+
+SCENARIOS = LINK_SCENARIOS + (
+    Scenario("replay", "a retried SEQ gets the stored reply, runs once", "3.2", replay),
+    Scenario("event-resend", "event resent until EVENT_ACK; RESYNC re-run with backlog", "3.3",
+             event_resend),
+    Scenario("shuffle", "SHUFFLE from idle: ACK, SHUFFLE_DONE, READY", "5.1", shuffle),
+    Scenario("shuffle-in-ready", "SHUFFLE in READY: BAD_STATE or (MAY) accepted", "5.2",
+             shuffle_in_ready),
+    Scenario("busy", "END_ROUND while shuffling -> NAK(BUSY)", "4", busy_while_shuffling),
+    Scenario("dispense-needs-shuffle", "DISPENSE_HAND in idle -> NAK(BAD_STATE)", "5.3",
+             dispense_needs_shuffle),
+    Scenario("dispense", "DISPENSE_HAND: ACK, HAND_READY hand 1", "5.3", dispense),
+    Scenario("end-round", "END_ROUND in idle, ready, hand waiting -> idle", "5.7", end_round),
+    Scenario("minimum-cards", "fewer than 3 cards -> NAK(BAD_STATE); numbers restart", "5.3",
+             minimum_cards, Action.LIFT_HANDS),
+    Scenario("fault-clear-order", "fault blocks; CLEAR_FAULT: ACK, then FAULT_CLEARED", "5.5",
+             fault_clear_order, Action.CAUSE_FAULT),
+)

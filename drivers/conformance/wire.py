@@ -1,0 +1,155 @@
+"""Raw frames to and from a device under test.
+
+Unlike :class:`drivers.framed.link.FramedLink` this client has no reader thread, no retries and
+no opinions: a scenario sends exactly the bytes it wants (a corrupted CRC, a repeated SEQ, a
+frame of another version) and reads back everything the device sends, with the time it came,
+so it can check the order of frames as well as their content. Events are acknowledged as they
+arrive unless a scenario turns that off to watch the device resend them.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from drivers.errors import ProtocolError
+from drivers.framed.codec import REPLIES, decode_message, encode_message
+from drivers.framed.event_messages import EventMessage
+from drivers.framed.crc import crc16
+from drivers.framed.framing import HEADER, Dropped, Frame, FrameDecoder, stuff
+from drivers.framed.messages import EventAck, Heartbeat, Message, Nak
+from drivers.transport import Transport
+
+POLL_SECONDS = 0.02
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """One thing the device sent: a frame (with its message when it decodes) or a drop."""
+
+    at: float
+    frame: Frame | None = None
+    message: Message | None = None
+    dropped: Dropped | None = None
+    error: str = ""
+
+    @property
+    def is_reply(self) -> bool:
+        return self.frame is not None and self.frame.type in REPLIES
+
+    def describe(self) -> str:
+        if self.dropped is not None:
+            return f"dropped ({self.dropped.reason.value})"
+        if self.message is None or self.frame is None:
+            return f"undecodable frame ({self.error})"
+        what = self.message.TYPE.name
+        if isinstance(self.message, Nak):
+            what = f"NAK({self.message.reason.name})"
+        return f"{what} with SEQ {self.frame.seq}"
+
+
+def frame_bytes(seq: int, type_: int, payload: bytes = b"", *, version: int = 1,
+                length: int | None = None, crc_flip: int = 0) -> bytes:
+    """A frame as a device under test must cope with: any version, a ``LEN`` that disagrees
+    with the payload, a CRC damaged by ``crc_flip`` (XORed into its low byte)."""
+    body = HEADER.pack(version, seq, type_, len(payload) if length is None else length) + payload
+    body += (crc16(body) ^ crc_flip).to_bytes(2, "big")
+    return b"\x02" + stuff(body) + b"\x03"
+
+
+class Wire:
+    """A synchronous framed-link client over an open-able :class:`Transport`."""
+
+    def __init__(self, transport: Transport, *, clock: Callable[[], float] = time.monotonic
+                 ) -> None:
+        self.transport = transport
+        self.clock = clock
+        self.decoder = FrameDecoder()
+        self.received: list[Received] = []
+        self.auto_ack = True
+        self.boot_id: int | None = None
+        self._cursor = 0
+        """Index of the first received item no :meth:`wait` or :meth:`listen` has looked at."""
+        self._seq = secrets.randbelow(255)
+
+    def open(self) -> None:
+        self.transport.open()
+        self.transport.limit_read_timeout(POLL_SECONDS)
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def next_seq(self) -> int:
+        self._seq = self._seq % 255 + 1
+        return self._seq
+
+    # sending ------------------------------------------------------------------------------
+    def raw(self, data: bytes) -> None:
+        self.transport.write(data)
+
+    def send(self, message: Message, seq: int | None = None) -> bytes:
+        """Send ``message`` (with a fresh SEQ unless given); returns the bytes sent."""
+        data = encode_message(self.next_seq() if seq is None else seq, message)
+        self.raw(data)
+        return data
+
+    def ack(self, event_id: int) -> None:
+        self.raw(encode_message(0, EventAck(event_id)))
+
+    # receiving ----------------------------------------------------------------------------
+    def pump(self) -> list[Received]:
+        """Read what has arrived (waiting at most one poll), decode it and keep it."""
+        data = self.transport.read()
+        out: list[Received] = []
+        now = self.clock()
+        for item in self.decoder.feed(data) if data else ():
+            if isinstance(item, Dropped):
+                out.append(Received(now, dropped=item))
+                continue
+            try:
+                message = decode_message(item)
+            except ProtocolError as error:
+                out.append(Received(now, frame=item, error=str(error)))
+                continue
+            out.append(Received(now, frame=item, message=message))
+            if isinstance(message, Heartbeat):
+                self.boot_id = message.boot_id
+            elif isinstance(message, EventMessage) and self.auto_ack:
+                self.ack(message.event_id)
+        self.received.extend(out)
+        return out
+
+    def _next(self, deadline: float) -> Received | None:
+        """The next item no wait has looked at yet, reading until ``deadline`` for one."""
+        while self._cursor >= len(self.received):
+            if self.clock() >= deadline:
+                return None
+            self.pump()
+        item = self.received[self._cursor]
+        self._cursor += 1
+        return item
+
+    def wait(self, match: Callable[[Received], bool], timeout: float) -> Received | None:
+        """The next item ``match`` accepts (items before it are passed over, in arrival order),
+        or ``None`` at the deadline."""
+        deadline = self.clock() + timeout
+        while (item := self._next(deadline)) is not None:
+            if match(item):
+                return item
+        return None
+
+    def listen(self, seconds: float) -> list[Received]:
+        """Every item not yet looked at, plus everything received during ``seconds``."""
+        start = self._cursor
+        deadline = self.clock() + seconds
+        while self.clock() < deadline:
+            self.pump()
+        self._cursor = len(self.received)
+        return self.received[start:]
+
+    def reply_to(self, seq: int, timeout: float) -> Received | None:
+        """The reply (ACK, NAK or reply message) carrying ``seq``."""
+        return self.wait(lambda r: r.is_reply and r.frame is not None and r.frame.seq == seq,
+                         timeout)

@@ -1,0 +1,153 @@
+"""The device operator's decisions, one input at a time (the machine is pure: the device's
+answers are typed values; the wire is exercised in test_operator_issues.py)."""
+
+from __future__ import annotations
+
+from controller.games.cards import parse_card
+from controller.service.operator import Action, DeviceMachine, HoldReason, Op, Stage
+from controller.table import events as ev
+from drivers import events as dev
+from drivers.errors import CommandRejected, DeviceFault
+from drivers.framed.device import DeviceStatus
+from drivers.framed.messages import DeviceState, NakReason
+
+BAD_STATE = CommandRejected("rejected: BAD_STATE", NakReason.BAD_STATE)
+HAND = tuple(parse_card(c) for c in ("AS", "KD", "2C"))
+
+
+def status(state: DeviceState, *faults: dev.Fault) -> DeviceStatus:
+    return DeviceStatus(state, frozenset(faults), 1, 0, 52)
+
+
+def online(state: DeviceState = DeviceState.IDLE) -> DeviceMachine:
+    machine = DeviceMachine("shuffler")
+    machine.device(dev.DeviceOnline("shuffler", 0.0), 0.0)
+    assert machine.next_action() is Action.STATUS
+    machine.succeeded(Action.STATUS, 0.0, status(state))
+    return machine
+
+
+def closed(machine: DeviceMachine) -> DeviceMachine:
+    machine.round_events([ev.RoundOpened(round=1, game="g", table="t"),
+                          ev.BetsClosed(round=1, wagers=(), receiving=("1",))], 1.0)
+    return machine
+
+
+def test_a_round_is_shuffled_dealt_and_ended() -> None:
+    """SHUFFLE after No more bets, a hand per lift, END_ROUND once the round is settled."""
+    machine = closed(online())
+    assert machine.next_action() is Action.SHUFFLE
+    machine.succeeded(Action.SHUFFLE, 1.0)
+    assert machine.state is Op.SHUFFLING and machine.next_action() is None
+    machine.device(dev.ShuffleDone("shuffler", 1.1, counted=52), 1.1)
+    machine.round_events([ev.ShuffleConfirmed(round=1, source="shuffler")], 1.1)
+    assert machine.next_action() is Action.DISPENSE_HAND
+    machine.succeeded(Action.DISPENSE_HAND, 1.2)
+    machine.device(dev.CardSetDispensed("shuffler", 1.3, cards=HAND, hand_number=1), 1.3)
+    assert machine.state is Op.PRESENTED and machine.next_action() is None
+    machine.round_events([ev.DealComplete(round=1)], 1.3)
+    machine.device(dev.HandTaken("shuffler", 1.4, hand_number=1), 1.4)
+    assert machine.state is Op.READY and machine.next_action() is None  # the deal is done
+    machine.round_events([ev.RoundVoided(round=1, reason="r", clause="c",
+                                         settlement=None)], 2.0)  # type: ignore[arg-type]
+    assert machine.next_action() is Action.END_ROUND
+    machine.succeeded(Action.END_ROUND, 2.0)
+    assert machine.state is Op.IDLE and machine.next_action() is None
+
+
+def test_a_refused_shuffle_ends_the_round_and_tries_once_more() -> None:
+    """Decision 1: SHUFFLE refused with BAD_STATE -> END_ROUND, SHUFFLE again, once."""
+    machine = closed(online())
+    assert machine.failed(Action.SHUFFLE, BAD_STATE, 1.0) is None
+    assert machine.next_action() is Action.END_ROUND
+    machine.succeeded(Action.END_ROUND, 1.0)
+    assert machine.next_action() is Action.SHUFFLE
+    machine.failed(Action.SHUFFLE, BAD_STATE, 1.1)
+    assert machine.state is Op.BACKING_OFF and machine.next_action() is None
+    assert machine.deadline == 1.1 + 0.5
+
+
+def test_a_refused_dispense_asks_the_device_where_it_is() -> None:
+    """DISPENSE_HAND refused: STATUS after the backoff; a presented hand is followed."""
+    machine = closed(online(DeviceState.READY))
+    machine.round_events([ev.ShuffleConfirmed(round=1, source="shuffler")], 1.0)
+    assert machine.next_action() is Action.DISPENSE_HAND
+    machine.failed(Action.DISPENSE_HAND, BAD_STATE, 1.0)
+    assert machine.next_action() is None
+    machine.expired(1.5, online=True)
+    assert machine.next_action() is Action.STATUS
+    machine.succeeded(Action.STATUS, 1.5, status(DeviceState.HAND_WAITING))
+    assert machine.state is Op.PRESENTED
+
+
+def test_a_reboot_mid_deal_holds_for_a_void() -> None:
+    """Decision 6: the deck is gone mid-deal; the operator holds (deck_lost), the way out is a
+    supervisor's void, and the next round releases it."""
+    machine = closed(online(DeviceState.READY))
+    machine.round_events([ev.ShuffleConfirmed(round=1, source="shuffler"),
+                          ev.CardAssigned(round=1, position="1", card=HAND[0], index=0)], 1.0)
+    assert machine.view.stage is Stage.DEALING
+    machine.device(dev.DeviceRebooted("shuffler", 2.0, old_boot_id=1, new_boot_id=2), 2.0)
+    machine.succeeded(Action.STATUS, 2.0, status(DeviceState.IDLE))
+    assert machine.next_action() is None
+    assert machine.state is Op.HELD and machine.hold_reason is HoldReason.DECK_LOST
+    assert machine.way_out()[1] == "tablectl supervisor void"
+    machine.round_events([ev.RoundOpened(round=2, game="g", table="t")], 3.0)
+    assert machine.state is Op.BACKING_OFF
+
+
+def test_a_fault_waits_for_a_supervisor_then_follows_the_device() -> None:
+    """A fault: no command until ``clear-fault``; CLEAR_FAULT, then STATUS (FAULT_CLEARED may
+    come before or after the ACK)."""
+    machine = closed(online())
+    machine.device(dev.FaultRaised("shuffler", 1.0, fault=dev.Fault.DOOR_OPEN), 1.0)
+    assert machine.state is Op.FAULT and machine.next_action() is None
+    machine.round_events([ev.DeviceFaultClearOrdered(round=1, device="shuffler",
+                                                     actor="supervisor:1")], 2.0)
+    assert machine.next_action() is Action.CLEAR_FAULT
+    machine.device(dev.FaultCleared("shuffler", 2.0, fault=dev.Fault.DOOR_OPEN), 2.0)
+    machine.succeeded(Action.CLEAR_FAULT, 2.0)
+    assert machine.next_action() is Action.STATUS
+    machine.succeeded(Action.STATUS, 2.1, status(DeviceState.IDLE))
+    assert machine.next_action() is Action.SHUFFLE
+
+
+def test_a_device_fault_answer_is_checked_not_assumed() -> None:
+    """DeviceFault (a fault is active, or the device rebooted under the command): STATUS."""
+    machine = closed(online())
+    machine.failed(Action.SHUFFLE, DeviceFault("shuffler rebooted during the command"), 1.0)
+    assert machine.next_action() is Action.STATUS
+    machine.succeeded(Action.STATUS, 1.0, status(DeviceState.FAULT, dev.Fault.JAM))
+    assert machine.state is Op.FAULT and machine.faults == {dev.Fault.JAM}
+
+
+def test_a_blocked_deck_is_not_shuffled() -> None:
+    """Issue 10.5: a refused shuffle (blocked deck) is not asked for again until released."""
+    machine = closed(online())
+    machine.round_events([ev.DeviceNoted(round=1, device="shuffler", detail="x",
+                                         cause=ev.NoteCause.SHUFFLE_REFUSED)], 1.0)
+    assert machine.next_action() is None
+    machine.round_events([ev.DeckReleased(round=1, by="dealer")], 2.0)
+    assert machine.next_action() is Action.SHUFFLE
+
+
+def test_a_round_may_not_shuffle_without_end() -> None:
+    """Runaway guard: a fourth shuffle in one round holds for a void."""
+    machine = closed(online())
+    for at in (1.0, 2.0, 3.0):
+        assert machine.next_action() is Action.SHUFFLE
+        machine.succeeded(Action.SHUFFLE, at)
+        machine.succeeded(Action.STATUS, at, status(DeviceState.IDLE))
+    assert machine.next_action() is None
+    assert machine.hold_reason is HoldReason.RUNAWAY
+
+
+def test_a_hand_presented_when_the_round_ends_is_collected() -> None:
+    """Decision 2: END_ROUND in HAND_WAITING collects the presented hand; no HAND_TAKEN."""
+    machine = closed(online(DeviceState.HAND_WAITING))
+    assert machine.state is Op.PRESENTED and machine.next_action() is None
+    machine.round_events([ev.RoundVoided(round=1, reason="r", clause="c",
+                                         settlement=None)], 2.0)  # type: ignore[arg-type]
+    assert machine.next_action() is Action.END_ROUND
+    machine.succeeded(Action.END_ROUND, 2.0)
+    assert machine.state is Op.IDLE
