@@ -10,12 +10,15 @@ none failed but some were not run; 2 for a usage error or a device that cannot b
 from __future__ import annotations
 
 import argparse
+import queue
 import sys
 from typing import Any, TextIO
 
 from controller.cli.output import print_json, print_table
 from controller.errors import TablectlError
 from drivers.conformance import Result, Verdict, run_suite
+from drivers.conformance.runner import run_reader_suite
+from drivers.events import DeviceEvent
 from drivers.conformance.session import Action
 from drivers.transport import SerialTransport, Transport
 
@@ -24,7 +27,7 @@ EXIT_NOT_RUN = 3
 
 
 class ConformanceError(TablectlError):
-    """A conformance run that cannot start (a dialect with nothing to check)."""
+    """A conformance run that cannot start (an unknown scenario)."""
 
 
 def register(subparsers: Any) -> None:
@@ -69,10 +72,9 @@ def _scenarios(args: argparse.Namespace) -> Any:
 
         return SCENARIOS
     if args.dialect != "framed":
-        raise ConformanceError(
-            f"the {args.dialect} dialect has no commands or acknowledgements to check; "
-            "the kit covers the framed link (docs/protocols.md): read its cards with "
-            f"'tablectl probe --device shoe --dialect {args.dialect} --url {args.url}'")
+        from drivers.conformance.reader import SCENARIOS as READER
+
+        return READER
     from drivers.conformance.shoe import SCENARIOS as SHOE
 
     return SHOE
@@ -99,7 +101,15 @@ def run(args: argparse.Namespace) -> int:
     operator = PromptOperator(sys.stdin, sys.stderr) if args.interactive else None
     progress = None if not args.interactive else (  # context for the prompts
         lambda r: print(f"{r.key}: {r.verdict.value}", file=sys.stderr, flush=True))
-    results = run_suite(scenarios, _transport(args.url), operator=operator, progress=progress)
+    if args.device == "shoe" and args.dialect != "framed":
+        from drivers.shoe import open_shoe
+
+        events: queue.Queue[DeviceEvent] = queue.Queue()
+        results = run_reader_suite(scenarios, open_shoe(args.dialect, args.url, events), events,
+                                   operator=operator, progress=progress)
+    else:
+        results = run_suite(scenarios, _transport(args.url), operator=operator,
+                            progress=progress)
     failed = sum(r.verdict is Verdict.FAIL for r in results)
     not_run = sum(r.verdict is Verdict.NOT_RUN for r in results)
     if args.json:

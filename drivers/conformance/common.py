@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from drivers.conformance.session import Nonconformance, Scenario, Session, Unanswered
+from drivers.conformance.session import (
+    Action, Nonconformance, Scenario, Session, Unanswered,
+)
 from drivers.conformance.wire import Received, frame_bytes
 from drivers.framed.event_ids import is_newer
+from drivers.framed.event_messages import EventMessage
 from drivers.framed.messages import (
-    Ack, ClearFault, EventAck, GetMeters, Heartbeat, Identify, IdentityReply, Message,
+    Ack, ClearFault, DeviceState, EventAck, GetMeters, Heartbeat, Identify, IdentityReply, Message,
     MetersReply, MsgType, Nak, NakReason, Resync,
 )
 
 HEARTBEAT_LISTEN = 2.3
 UNKNOWN_TYPE = 0x2F  # no message of docs/protocols.md section 4 has it
 SILENT_SECONDS = 0.6
+REBOOT_SECONDS = 60.0
 
 
 def resync(s: Session) -> str:
@@ -165,6 +169,29 @@ def check_resend_and_backlog(s: Session, event_id: int, kind: MsgType) -> str:
     if late:
         raise Nonconformance("3.4", f"{kind.name} {event_id} still resent after EVENT_ACK")
     return f"resent {len(copies)}x in 1 s; RESYNC run twice; resending stopped after EVENT_ACK"
+
+
+def check_reboot(s: Session, then: Callable[[Session], EventMessage]) -> str:
+    """Power-cycle the device: a heartbeat with a new boot id, idle with nothing held (5.8),
+    and the first event of the new boot (raised by ``then``) has id 1 (3.4)."""
+    old = s.wire.boot_id
+    s.physical(Action.POWER_CYCLE)
+    beat = s.wire.wait(lambda r: isinstance(r.message, Heartbeat) and r.message.boot_id != old,
+                       REBOOT_SECONDS)
+    if beat is None:
+        raise Nonconformance("3.6", f"no HEARTBEAT with a new boot id within "
+                                    f"{REBOOT_SECONDS:g} s of the power cycle")
+    resync(s)  # a power-cycled USB device is a new connection (3.3); harmless otherwise
+    status = s.status()
+    if status.hand_number != 0 or status.state not in (DeviceState.IDLE, DeviceState.DEALING):
+        raise Nonconformance("5.8", f"after a reboot: state {status.state.name}, hand "
+                                    f"{status.hand_number}; expected idle, hand 0")
+    first = then(s)
+    if first.event_id != 1:
+        raise Nonconformance("3.4", f"the first event after a reboot has id {first.event_id}, "
+                                    "expected 1")
+    assert isinstance(beat.message, Heartbeat)
+    return f"boot {old or 0:08X} -> {beat.message.boot_id:08X}; idle; event ids restart at 1"
 
 
 def clear_fault_acked_first(s: Session, is_clear: Callable[[Message], bool], what: str) -> None:

@@ -8,17 +8,20 @@ A device that stops answering altogether does stop it (every later row would onl
 
 from __future__ import annotations
 
+import queue
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 import structlog
 
 from drivers.conformance.session import (
-    NoOperator, Nonconformance, NotRun, Operator, Scenario, Session, Unanswered,
+    Bench, NoOperator, Nonconformance, NotRun, Operator, Scenario, Session, Unanswered,
 )
 from drivers.conformance.wire import Wire
 from drivers.errors import DriverError
+from drivers.events import DeviceEvent
 from drivers.transport import Transport
 
 log = structlog.get_logger(__name__)
@@ -45,31 +48,54 @@ class Result:
 def run_suite(scenarios: Sequence[Scenario], transport: Transport, *,
               operator: Operator | None = None,
               progress: Callable[[Result], None] | None = None) -> list[Result]:
-    """Run ``scenarios`` against the device behind ``transport`` (opened and closed here)."""
+    """Run framed-link ``scenarios`` against the device behind ``transport`` (opened and
+    closed here)."""
     wire = Wire(transport)
-    session = Session(wire, operator or NoOperator())
-    results: list[Result] = []
     wire.open()
     try:
-        unanswered = 0
-        for index, scenario in enumerate(scenarios):
-            result, silent = _run_one(scenario, session)
-            unanswered = unanswered + 1 if silent else 0
-            results.append(result)
-            if progress is not None:
-                progress(result)
-            if unanswered >= STOP_AFTER_UNANSWERED:
-                heard = "sent nothing" if not wire.received else "stopped answering"
-                results.extend(Result(s.key, s.title, s.clause, Verdict.NOT_RUN,
-                                      f"not run: the device {heard} (is it on this URL?)")
-                               for s in scenarios[index + 1:])
-                break
+        return run_matrix(scenarios, Session(wire, operator or NoOperator()), progress,
+                          heard=lambda: bool(wire.received))
     finally:
         wire.close()
+
+
+def run_reader_suite(scenarios: Sequence[Scenario], driver: Any,
+                     events: queue.Queue[DeviceEvent], *, operator: Operator | None = None,
+                     progress: Callable[[Result], None] | None = None) -> list[Result]:
+    """Run reader ``scenarios`` on a shoe ``driver`` (started and closed here)."""
+    from drivers.conformance.reader import ReaderSession
+
+    session = ReaderSession(driver, events, operator or NoOperator())
+    driver.start()
+    try:
+        return run_matrix(scenarios, session, progress, heard=lambda: session.heard)
+    finally:
+        driver.close()
+
+
+def run_matrix(scenarios: Sequence[Scenario], session: Bench,
+               progress: Callable[[Result], None] | None = None,
+               heard: Callable[[], bool] = lambda: True) -> list[Result]:
+    """Run ``scenarios`` in order on ``session``; ``heard`` says whether the device has sent
+    anything at all (for the reason given when the run stops early)."""
+    results: list[Result] = []
+    unanswered = 0
+    for index, scenario in enumerate(scenarios):
+        result, silent = _run_one(scenario, session)
+        unanswered = unanswered + 1 if silent else 0
+        results.append(result)
+        if progress is not None:
+            progress(result)
+        if unanswered >= STOP_AFTER_UNANSWERED:
+            why = "stopped answering" if heard() else "sent nothing"
+            results.extend(Result(s.key, s.title, s.clause, Verdict.NOT_RUN,
+                                  f"not run: the device {why} (is it on this URL?)")
+                           for s in scenarios[index + 1:])
+            break
     return results
 
 
-def _run_one(scenario: Scenario, session: Session) -> tuple[Result, bool]:
+def _run_one(scenario: Scenario, session: Bench) -> tuple[Result, bool]:
     """The scenario's result, and whether it failed for want of any reply."""
     def result(verdict: Verdict, detail: str) -> Result:
         return Result(scenario.key, scenario.title, scenario.clause, verdict, detail)
@@ -84,5 +110,5 @@ def _run_one(scenario: Scenario, session: Session) -> tuple[Result, bool]:
     except DriverError as error:
         return result(Verdict.FAIL, f"link: {error}"), True
     finally:
-        session.wire.auto_ack = True
+        session.reset()
     return result(Verdict.PASS, note), False

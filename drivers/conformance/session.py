@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from drivers.conformance.wire import Received, Wire
 from drivers.framed.messages import (
@@ -50,6 +50,7 @@ class Action(str, Enum):
     LIFT_HANDS = "lift_hands"
     DRAW_CARD = "draw_card"
     OPEN_LID = "open_lid"
+    POWER_CYCLE = "power_cycle"
 
 
 INSTRUCTIONS = {
@@ -59,6 +60,7 @@ INSTRUCTIONS = {
                        "now",
     Action.DRAW_CARD: "draw one card from the shoe, then press Enter",
     Action.OPEN_LID: "open the shoe's lid and shut it again, then press Enter",
+    Action.POWER_CYCLE: "switch the device off and on again, then press Enter",
 }
 
 
@@ -67,6 +69,7 @@ SHORT = {
     Action.LIFT_HANDS: "lift the presented hands",
     Action.DRAW_CARD: "draw a card",
     Action.OPEN_LID: "open and shut the lid",
+    Action.POWER_CYCLE: "switch the device off and on",
 }
 
 
@@ -91,7 +94,7 @@ class Scenario:
     key: str
     title: str
     clause: str
-    run: Callable[[Session], str]
+    run: Callable[[Any], str]
     needs: Action | None = None
 
 
@@ -99,10 +102,31 @@ def name(message: Message) -> str:
     return message.TYPE.name
 
 
-class Session:
-    def __init__(self, wire: Wire, operator: Operator) -> None:
-        self.wire = wire
+class Bench:
+    """What every session has: an operator for the physical steps."""
+
+    def __init__(self, operator: Operator) -> None:
         self.operator = operator
+
+    def physical(self, action: Action) -> None:
+        instruction = INSTRUCTIONS[action]
+        if not self.operator.act(action, instruction):
+            raise NotRun(f"needs a person at the device to {SHORT[action]} "
+                         "(run with --interactive)")
+
+    def reset(self) -> None:
+        """Undo what a scenario may have changed about the session (not the device)."""
+
+
+class Session(Bench):
+    """A framed device: the wire and the steps its scenarios share."""
+
+    def __init__(self, wire: Wire, operator: Operator) -> None:
+        super().__init__(operator)
+        self.wire = wire
+
+    def reset(self) -> None:
+        self.wire.auto_ack = True
 
     # commands -----------------------------------------------------------------------------
     def ask(self, message: Message, clause: str, *, seq: int | None = None) -> Received:
@@ -150,12 +174,6 @@ class Session:
             raise Nonconformance(clause, f"no {kind.TYPE.name} {what} within {timeout:g} s")
         assert isinstance(got.message, kind)
         return got.message
-
-    def physical(self, action: Action) -> None:
-        instruction = INSTRUCTIONS[action]
-        if not self.operator.act(action, instruction):
-            raise NotRun(f"needs a person at the device to {SHORT[action]} "
-                         "(run with --interactive)")
 
     # shared preparation ---------------------------------------------------------------------
     def idle(self) -> None:

@@ -7,7 +7,7 @@ A shoe only reports what a dealer does, so its card and lid scenarios need a per
 from __future__ import annotations
 
 from drivers.conformance.common import (
-    LINK_SCENARIOS, check_resend_and_backlog, clear_fault_acked_first,
+    LINK_SCENARIOS, check_reboot, check_resend_and_backlog, clear_fault_acked_first,
 )
 from drivers.conformance.session import (
     Action, Nonconformance, Scenario, Session,
@@ -50,10 +50,22 @@ def lid(s: Session) -> str:
     return "LID open; CLEAR_FAULT: ACK, then LID closed"
 
 
+def reboot(s: Session) -> str:
+    """Power-cycled: a new boot id, and the next card drawn is event 1."""
+
+    def draw(s: Session) -> ev.EventMessage:
+        s.physical(Action.DRAW_CARD)
+        return s.event(ev.CardMsg, "6", "after a card was drawn", EVENT_SECONDS)
+
+    return check_reboot(s, draw)
+
+
 SCENARIOS = LINK_SCENARIOS + (
     Scenario("not-a-shuffler", "shuffler commands -> NAK(UNKNOWN)", "6", not_a_shuffler),
     Scenario("card", "a drawn card: CARD, resent until EVENT_ACK, RESYNC backlog", "3.4", card,
              Action.DRAW_CARD),
     Scenario("lid", "lid open until CLEAR_FAULT: ACK, then LID closed", "6", lid,
              Action.OPEN_LID),
+    Scenario("reboot", "power cycle: new boot id, event ids from 1", "3.6", reboot,
+             Action.POWER_CYCLE),
 )

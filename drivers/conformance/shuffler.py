@@ -9,7 +9,7 @@ report them taken by itself, and causing a fault; everything else uses what the 
 from __future__ import annotations
 
 from drivers.conformance.common import (
-    LINK_SCENARIOS, check_resend_and_backlog, clear_fault_acked_first,
+    LINK_SCENARIOS, check_reboot, check_resend_and_backlog, clear_fault_acked_first,
 )
 from drivers.conformance.session import (
     MOVE_SECONDS, Action, Nonconformance, NotRun, Scenario, Session,
@@ -203,6 +203,18 @@ def fault_clear_order(s: Session) -> str:
     return f"{raised.fault.value}: ACK, then FAULT_CLEARED; state {status.state.name.lower()}"
 
 
+def reboot(s: Session) -> str:
+    """Shuffled, then power-cycled: the deck is forgotten (idle), and the SHUFFLE that
+    follows raises event 1."""
+    _shuffled(s)
+
+    def shuffle_again(s: Session) -> ev.EventMessage:
+        s.acked(Shuffle(), "5.8")
+        return s.event(ev.ShuffleDoneMsg, "5.1", "after SHUFFLE")
+
+    return check_reboot(s, shuffle_again)
+
+
 SCENARIOS = LINK_SCENARIOS + (
     Scenario("replay", "a retried SEQ gets the stored reply, runs once", "3.2", replay),
     Scenario("event-resend", "event resent until EVENT_ACK; RESYNC re-run with backlog", "3.3",
@@ -219,4 +231,6 @@ SCENARIOS = LINK_SCENARIOS + (
              minimum_cards, Action.LIFT_HANDS),
     Scenario("fault-clear-order", "fault blocks; CLEAR_FAULT: ACK, then FAULT_CLEARED", "5.5",
              fault_clear_order, Action.CAUSE_FAULT),
+    Scenario("reboot", "power cycle: new boot id, idle, event ids from 1", "5.8", reboot,
+             Action.POWER_CYCLE),
 )

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from drivers.errors import ProtocolError
+from drivers.errors import DeviceDisconnected, DriverError, ProtocolError
 from drivers.framed.codec import REPLIES, decode_message, encode_message
 from drivers.framed.event_messages import EventMessage
 from drivers.framed.crc import crc16
@@ -23,6 +23,7 @@ from drivers.framed.messages import EventAck, Heartbeat, Message, Nak
 from drivers.transport import Transport
 
 POLL_SECONDS = 0.02
+REOPEN_MAX_SECONDS = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,8 @@ class Wire:
         self.received: list[Received] = []
         self.auto_ack = True
         self.boot_id: int | None = None
+        self.reconnects = 0
+        self._reopen_delay = POLL_SECONDS
         self._cursor = 0
         """Index of the first received item no :meth:`wait` or :meth:`listen` has looked at."""
         self._seq = secrets.randbelow(255)
@@ -100,8 +103,26 @@ class Wire:
 
     # receiving ----------------------------------------------------------------------------
     def pump(self) -> list[Received]:
-        """Read what has arrived (waiting at most one poll), decode it and keep it."""
-        data = self.transport.read()
+        """Read what has arrived (waiting at most one poll), decode it and keep it. A port that
+        goes away (a device power-cycled on USB) is reopened on a later call; ``reconnects``
+        counts it, and the host must then send RESYNC (protocols.md 3.3)."""
+        if not self.transport.is_open:
+            try:
+                self.transport.open()
+                self.transport.limit_read_timeout(POLL_SECONDS)
+            except DriverError:
+                # not back yet: wait, longer each time (the caller's deadline bounds the loop)
+                time.sleep(self._reopen_delay)
+                self._reopen_delay = min(self._reopen_delay * 2, REOPEN_MAX_SECONDS)
+                return []
+            self._reopen_delay = POLL_SECONDS
+            self.decoder.reset()
+            self.reconnects += 1
+        try:
+            data = self.transport.read()
+        except DeviceDisconnected:
+            self.transport.close()
+            return []
         out: list[Received] = []
         now = self.clock()
         for item in self.decoder.feed(data) if data else ():

@@ -197,8 +197,8 @@ def _controller(args: argparse.Namespace) -> int:
             table.put(cmd.CloseBets(**dealer))
             if isinstance(wait(ev.BetsClosed, ev.CommandRefused), ev.CommandRefused):
                 wait(ev.DeviceNoted, timeout=0.5)  # the shuffler is still resending: look again
-        elif phase is Phase.CLOSED:
-            if command(driver.shuffle):
+        elif phase is Phase.CLOSED:  # END_ROUND first: SHUFFLE only from idle (protocols.md 5.2)
+            if command(driver.end_round) and command(driver.shuffle):
                 wait(ev.ShuffleConfirmed, ev.RoundVoided)
         elif phase in (Phase.SHUFFLED, Phase.DEALING):
             if command(driver.dispense_hand):

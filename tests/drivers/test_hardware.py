@@ -54,6 +54,7 @@ def test_real_shuffler_identifies(real_shuffler: Shuffler) -> None:
 def test_real_shuffler_deals_a_round(real_shuffler: Shuffler,
                                      events: queue.Queue[DeviceEvent]) -> None:
     """Shuffle counts a full deck, a dispensed set is three distinct cards, then it is taken."""
+    real_shuffler.end_round()  # SHUFFLE only from idle (docs/protocols.md 5.2)
     real_shuffler.shuffle()
     done = next_event(events, ShuffleDone, timeout=HARDWARE_WAIT)
     assert done.counted == done.expected == 52

@@ -12,6 +12,7 @@ import pytest
 from controller.cli import main
 from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.framed import Conformance
+from firmware_sim.scanner import ScannerShoeSim
 from firmware_sim.serve import PtyServer, TcpServer
 from firmware_sim.shuffler import ShufflerSim
 
@@ -20,7 +21,7 @@ QUICK = "resync,identify,bad-crc,other-version,event-ack,shuffle,fault-clear-ord
 
 class DealerAtTheKeyboard(io.StringIO):
     """stdin for --interactive: each prompt is answered by doing it on the simulator (the
-    only prompt the shuffler matrix has: cause a fault), then pressing Enter."""
+    shuffler matrix asks for a fault, then a power cycle), then pressing Enter."""
 
     def __init__(self, sim: ShufflerSim) -> None:
         super().__init__()
@@ -29,7 +30,10 @@ class DealerAtTheKeyboard(io.StringIO):
 
     def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
         self.prompts += 1
-        self.sim.inject(FaultSpec(FaultKind.DOOR_OPEN))
+        if self.prompts == 1:
+            self.sim.inject(FaultSpec(FaultKind.DOOR_OPEN))
+        else:
+            self.sim.reboot()
         return "\n"
 
 
@@ -45,10 +49,11 @@ def test_conformance_over_tcp_passes_firmware_sim(
                      "--interactive"])
     captured = capsys.readouterr()
     assert code == 0, captured.out
-    assert keyboard.prompts == 1 and "ACTION (cause_fault)" in captured.err
+    assert keyboard.prompts == 2 and "ACTION (cause_fault)" in captured.err
+    assert "ACTION (power_cycle)" in captured.err
     rows = [line.split() for line in captured.out.splitlines()[1:-1]]
-    assert len(rows) == 21 and {row[2] for row in rows} == {"PASS"}
-    assert captured.out.splitlines()[-1].startswith("21 passed, 0 failed, 0 not run")
+    assert len(rows) == 22 and {row[2] for row in rows} == {"PASS"}
+    assert captured.out.splitlines()[-1].startswith("22 passed, 0 failed, 0 not run")
 
 
 def test_conformance_json_on_a_pty_reports_not_run(tmp_path: Path,
@@ -101,16 +106,27 @@ def test_conformance_mute_device_stops_early(capsys: pytest.CaptureFixture[str])
     assert "sent nothing" in doc["results"][-1]["detail"]
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--device", "shoe", "--dialect", "scanner", "--url", "loop://"], "tablectl probe"),
-    (["--device", "shuffler", "--url", "loop://", "--only", "nosuch"], "unknown scenario"),
-])
-def test_conformance_usage_errors_are_one_line(argv: list[str], message: str,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
-    """A dialect without a link to check, or an unknown scenario: exit 2, one line."""
-    assert main(["conformance", *argv]) == 2
+def test_conformance_scanner_shoe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A scanner shoe: the rows its dialect allows; the drawn-card row needs a person (exit 3
+    without --interactive)."""
+    sim = ScannerShoeSim(seed=3)
+    with PtyServer(sim, link=tmp_path / "shoe") as server:
+        sim.bind_link(server)
+        code = main(["conformance", "--device", "shoe", "--dialect", "scanner", "--url",
+                     str(tmp_path / "shoe"), "--json"])
+        sim.close()
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 3
+    assert {r["scenario"]: r["verdict"] for r in doc["results"]} == {
+        "connects": "pass", "quiet": "pass", "card": "not run"}
+
+
+def test_conformance_unknown_scenario_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """An unknown scenario in --only: exit 2, one line listing the known ones."""
+    assert main(["conformance", "--device", "shuffler", "--url", "loop://", "--only",
+                 "nosuch"]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and message in err
+    assert len(err.splitlines()) == 1 and "unknown scenario nosuch; known: resync" in err
 
 
 def test_conformance_nothing_there(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -93,21 +93,15 @@ def test_an_exposed_card_does_not_block_the_next_dispense(rig: Rig) -> None:
     assert rig.finish()[-1]["type"] == "RoundSettled"
 
 
-def test_a_reboot_after_the_dispense_ack_reshuffles_and_deals(rig: Rig) -> None:
-    """Issue 10.4: a reboot after DISPENSE_HAND's ACK, before hand 1 (decision 6): the hand
-    never comes; the confirmed shuffle is lost; the operator shuffles again and deals."""
-    rig.sim.on_tick = _arm_reboot_once(rig.sim)  # type: ignore[method-assign]
-    rig.open_and_close(1)
-    rig.wait("DeviceNoted", where=lambda e: e.get("cause") == "shuffle_lost")
-    rig.wait("DealComplete")
-    assert sim(rig).sent("SHUFFLE") == 2
-    assert rig.finish()[-1]["type"] == "RoundSettled"
-
-
-def test_a_reboot_before_the_dispense_ack_reshuffles_and_deals(rig: Rig) -> None:
-    """A reboot as DISPENSE_HAND arrives (before its ACK): the command fails, the operator asks
-    STATUS (IDLE), the table lost its shuffle, so the operator shuffles again and deals."""
-    sim(rig).reboot_on_dispense = True
+@pytest.mark.parametrize("when", ["after_ack", "before_ack"])
+def test_a_reboot_during_a_dispense_reshuffles_and_deals(rig: Rig, when: str) -> None:
+    """Issue 10.4: a reboot before hand 1, after DISPENSE_HAND's ACK (decision 6: the hand
+    never comes) or as the command arrives (it fails; STATUS says IDLE). The confirmed shuffle
+    is lost; the operator shuffles again and deals."""
+    if when == "after_ack":
+        rig.sim.on_tick = _arm_reboot_once(rig.sim)  # type: ignore[method-assign]
+    else:
+        sim(rig).reboot_on_dispense = True
     rig.open_and_close(1)
     rig.wait("DeviceNoted", where=lambda e: e.get("cause") == "shuffle_lost")
     rig.wait("DealComplete")

@@ -4,18 +4,26 @@ breaks the document, and each failure names the clause."""
 
 from __future__ import annotations
 
+import queue
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from drivers.conformance import Result, Verdict, run_suite
+from drivers.conformance.reader import SCENARIOS as READER_SCENARIOS
+from drivers.conformance.runner import run_reader_suite
 from drivers.conformance.session import Action
 from drivers.conformance.shoe import SCENARIOS as SHOE_SCENARIOS
 from drivers.conformance.shuffler import SCENARIOS as SHUFFLER_SCENARIOS
+from drivers.events import DeviceEvent
+from drivers.shoe import open_shoe
 from drivers.transport import SerialTransport
+from firmware_sim.beetek import BeeTekShoeSim
 from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.framed import Conformance, FramedSimDevice
+from firmware_sim.scanner import ScannerShoeSim
+from firmware_sim.serve import PtyServer
 from firmware_sim.shoe_framed import FramedShoeSim
 from firmware_sim.shuffler import ShufflerSim
 from tests.drivers.sim_fixtures import serve
@@ -31,6 +39,7 @@ class SimDealer:
             Action.CAUSE_FAULT: lambda: sim.inject(FaultSpec(FaultKind.DOOR_OPEN)),
             Action.DRAW_CARD: lambda: sim.draw(),  # type: ignore[attr-defined]
             Action.OPEN_LID: lambda: sim.open_lid(),  # type: ignore[attr-defined]
+            Action.POWER_CYCLE: lambda: sim.reboot(),
         }
 
     def act(self, action: Action, instruction: str) -> bool:
@@ -112,3 +121,46 @@ def test_legacy_shoe_fails_the_lid_order(tmp_path: Path) -> None:
     results = _run(FramedShoeSim(conformance=Conformance.LEGACY), "pty", tmp_path, only)
     assert results["lid"].verdict is Verdict.FAIL
     assert results["lid"].detail.startswith("protocols.md 5.5: LID closed came before the ACK")
+
+
+@pytest.mark.parametrize("dialect", ["scanner", "beetek"])
+def test_reading_shoes_pass_what_their_dialect_allows(dialect: str, tmp_path: Path) -> None:
+    """A scanner and a Bee-Tek shoe (simulated, on a pty): online, no card while nothing is
+    drawn, one CardRead for one card drawn."""
+    sim = ScannerShoeSim(seed=4) if dialect == "scanner" else BeeTekShoeSim(seed=4)
+    server = PtyServer(sim, link=tmp_path / "shoe")
+    server.start()
+    sim.bind_link(server)
+    events: queue.Queue[DeviceEvent] = queue.Queue()
+    dealer = SimDealer(sim)  # type: ignore[arg-type]
+    try:
+        results = run_reader_suite(READER_SCENARIOS,
+                                   open_shoe(dialect, str(tmp_path / "shoe"), events),
+                                   events, operator=dealer)
+    finally:
+        sim.close()
+        server.close()
+    assert {r.key: r.verdict for r in results} == {
+        "connects": Verdict.PASS, "quiet": Verdict.PASS, "card": Verdict.PASS}
+    assert dealer.done == [Action.DRAW_CARD]
+
+
+def test_a_reader_that_invents_a_card_fails_quiet(tmp_path: Path) -> None:
+    """A card comes out of a scanner while the kit watches it with nothing drawn (here: one
+    drawn before, held back by a stalled output for a second): the quiet row fails, naming
+    the rule."""
+    sim = ScannerShoeSim(seed=4)
+    server = PtyServer(sim, link=tmp_path / "shoe")
+    server.start()
+    sim.bind_link(server)
+    sim.inject(FaultSpec(FaultKind.STALL, 1.0))
+    sim.draw()
+    events: queue.Queue[DeviceEvent] = queue.Queue()
+    try:
+        results = run_reader_suite(READER_SCENARIOS[:2],
+                                   open_shoe("scanner", str(tmp_path / "shoe"), events), events)
+    finally:
+        sim.close()
+        server.close()
+    assert results[1].verdict is Verdict.FAIL
+    assert "never produce a card it was not shown" in results[1].detail
