@@ -31,6 +31,7 @@ import importlib
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import time
@@ -190,7 +191,9 @@ def bench_table(rounds: int = 200, seed: int = 1) -> dict[str, Any]:
     """``tablectl bench --json`` throughput, each run in its own process as a user runs it
     (the same games, rounds and seed before and after a change: run this file from either
     checkout). ``seconds`` includes start-up (journal, recovery, the simulator's pty);
-    ``stuck`` rounds each cost the bench's 5 s stuck timeout."""
+    ``stuck`` rounds each cost the bench's 5 s stuck timeout. ``cpu_ms_per_round`` (the whole
+    process, start-up and the summary's odds included) is the figure a loaded machine
+    disturbs least."""
     root = Path(__file__).resolve().parent.parent
     out: dict[str, Any] = {"rounds": rounds, "seed": seed}
     for game in BENCH_GAMES:
@@ -200,12 +203,17 @@ def bench_table(rounds: int = 200, seed: int = 1) -> dict[str, Any]:
             if faults is not None:
                 argv += ["--faults", faults]
             started = time.perf_counter()
+            cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
             done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=900,
                                   env={**os.environ, "PYTHONPATH": str(root)}, check=True)
             wall = time.perf_counter() - started
+            cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (cpu_after.ru_utime - cpu_before.ru_utime
+                   + cpu_after.ru_stime - cpu_before.ru_stime)
             report = json.loads(done.stdout.strip().splitlines()[-1])
             out[game if faults is None else f"{game} --faults {faults}"] = {
                 "seconds": report["seconds"], "process_seconds": round(wall, 3),
+                "cpu_ms_per_round": round(cpu * 1000 / rounds, 2),
                 "rounds_per_second": report["rounds_per_second"],
                 "settled": report["settled"], "voided": report["voided"],
                 "stuck": report["stuck"]}

@@ -17,9 +17,9 @@ from controller.table import events as ev
 from firmware_sim.faults import FaultKind, FaultSpec, FaultSpecError, parse_fault
 
 SHUFFLER_FAULTS = ("set2", "set4", "exposed", "duplicate", "unshuffled", "count:51", "count:53",
-                   "foreign", "noread", "jam", "reboot", "disconnect")
+                   "foreign", "noread", "jam", "jamhand", "faceup", "reboot", "disconnect")
 SHOE_FAULTS = ("noread", "doubleread", "duplicate", "exposed", "disconnect")
-BEFORE_SHUFFLE = {FaultKind.COUNT, FaultKind.UNSHUFFLED, FaultKind.FOREIGN}
+BEFORE_SHUFFLE = {FaultKind.COUNT, FaultKind.UNSHUFFLED, FaultKind.FOREIGN, FaultKind.FACE_UP}
 """Faults armed before the shuffle rather than before a delivery."""
 
 

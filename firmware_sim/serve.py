@@ -183,9 +183,14 @@ class PtyServer(_Server):
     """Serves ``device`` on a fresh pty; ``path`` is the slave side a driver opens."""
 
     def __init__(self, device: SimDevice, *, link: str | os.PathLike[str] | None = None,
-                 name: str = "pty", idle_tick: float | None = None) -> None:
+                 name: str = "pty", idle_tick: float | None = None,
+                 tick_on_command: bool = False) -> None:
         super().__init__(device, name, idle_tick)
         self.link = Path(link) if link is not None else None
+        self.tick_on_command = tick_on_command
+        """Tick right after bytes from the host, so that a step a command started with no
+        duration (the service's simulators: zero shuffle and dispense times) completes once the
+        command is answered rather than at the next tick."""
         self._master = -1
         self._slave = -1
         self.path = ""
@@ -264,11 +269,8 @@ class PtyServer(_Server):
                     self.bytes_from_host += len(data)
                     self._busy_until = time.monotonic() + BUSY_SECONDS
                     self.device.receive(data)
-                    # a step the command started with no duration (the service's and the
-                    # bench's simulators) completes once the command is answered, not at
-                    # the next tick: the device's timing is all "now >= due", so an extra
-                    # tick changes no byte, only when it is sent
-                    last = 0.0
+                    if self.tick_on_command:
+                        last = 0.0  # tick now (see __init__)
             now = time.monotonic()
             if now >= self._due(last):
                 last = now

@@ -157,7 +157,8 @@ def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> Dea
         from firmware_sim.shuffler import ShufflerSim
 
         sim = ShufflerSim(config.seed, shuffle_seconds=0.0, dispense_seconds=0.0, take_seconds=None)
-        server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick)
+        server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick,
+                           tick_on_command=True)
         bind_server(sim, server)
         driver: Any = Shuffler(link, events, name=name, backoff=SIM_BACKOFF,
                                deferred_ack=True)
@@ -169,19 +170,22 @@ def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> Dea
         from firmware_sim.shoe_framed import FramedShoeSim
 
         sim = FramedShoeSim(config.seed)
-        server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick)
+        server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick,
+                           tick_on_command=True)
         bind_server(sim, server)
     elif dialect is ShoeDialect.SCANNER:
         from firmware_sim.scanner import ScannerShoeSim
 
         sim = ScannerShoeSim(config.seed, deck=config.deck or "generic-code128")
-        server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick)
+        server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick,
+                           tick_on_command=True)
         sim.bind_link(server)
     elif dialect is ShoeDialect.BEETEK:
         from firmware_sim.beetek import BeeTekShoeSim
 
         sim = BeeTekShoeSim(config.seed)
-        server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick)
+        server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick,
+                           tick_on_command=True)
         sim.bind_link(server)
     else:
         raise ServiceError(f"device.url 'sim': the {dialect.value if dialect else '?'} dialect "

@@ -103,10 +103,10 @@ def _journal_inputs(directory: Path) -> list[dict]:
 def test_faults_take_the_products_path(capsys, tmp_path: Path) -> None:
     """``--faults`` on the service's own pipeline: a jam holds the round (the supervisor clears
     the shuffler's fault with ``ClearDeviceFault``, i.e. ``tablectl supervisor clear-fault``,
-    and continues), an exposed card is ruled "continue" (RWS-3CP 5.1.2) and the fault cleared
-    the same way, a reboot mid-dispense ends settled or voided: none stuck. Every command in
-    the journal is a person's (dealer or supervisor, with actor and role): the bench never
-    commands the device itself."""
+    and continues), an exposed card (the HAND_READY mask, no fault: docs/protocols.md) is ruled
+    "continue" (RWS-3CP 5.1.2), a reboot mid-dispense ends settled or voided: none stuck. Every
+    command in the journal is a person's (dealer or supervisor, with actor and role): the bench
+    never commands the device itself."""
     data = _bench(capsys, "--game", "rws-three-card-poker", "--rounds", "3", "--faults",
                   "jam,exposed,reboot", "--journal-dir", str(tmp_path / "journal"))
     assert data["faults_injected"] == {"exposed": 1, "jam": 1, "reboot": 1}
@@ -116,7 +116,7 @@ def test_faults_take_the_products_path(capsys, tmp_path: Path) -> None:
     people = {(p["fields"]["actor"], p["fields"]["role"]) for p in inputs}
     assert people <= {("bench-dealer", "dealer"), ("bench-supervisor", "supervisor")}
     clears = [p for p in inputs if p["type"] == "ClearDeviceFault"]
-    assert len(clears) >= 2
+    assert [p["fields"]["reason"] for p in clears] == ["bench: jam"]
     assert all(p["fields"]["role"] == "supervisor" and p["fields"]["device"] == "shuffler"
                for p in clears)
 
