@@ -34,8 +34,10 @@ log = structlog.get_logger("controller.bench")
 TABLE_ID = "bench-1"
 
 
-def bench_config(game: str, seed: int, journal_dir: Path) -> ServiceConfig:
-    """The service config of a bench table: every box of ``game``, its simulated device."""
+def bench_config(game: str, seed: int, journal_dir: Path, *, ephemeral: bool = False
+                 ) -> ServiceConfig:
+    """The service config of a bench table: every box of ``game``, its simulated device.
+    ``ephemeral``: the journal is a temporary directory nobody reviews (no HMAC warning)."""
     rules = get_game(game)
     if rules.id is GameId.LIVE_3P:
         device = DeviceConfig(DeviceKind.LIVE, SIM_URL, ShoeDialect.BEETEK, seed=seed)
@@ -43,7 +45,8 @@ def bench_config(game: str, seed: int, journal_dir: Path) -> ServiceConfig:
         device = DeviceConfig(DeviceKind.SHUFFLER, SIM_URL, seed=seed)
     return ServiceConfig(source="<tablectl bench>", table_id=TABLE_ID, game=rules.id,
                          boxes=rules.positions, device=device,
-                         journal=JournalConfig(journal_dir, durability=Durability.NONE),
+                         journal=JournalConfig(journal_dir, durability=Durability.NONE,
+                                               ephemeral=ephemeral),
                          # a bench is not reviewed against camera footage: rounds open whatever
                          # the clock says; the journal still records its quality
                          clock=ClockPolicy(Unsynchronised.ALLOW))
@@ -59,7 +62,8 @@ class BenchRig:
         self._tmp = None if journal_dir is not None else \
             tempfile.TemporaryDirectory(prefix="tablectl-bench-")
         directory = journal_dir if journal_dir is not None else Path(self._tmp.name)  # type: ignore[union-attr]
-        self.wiring = Wiring(bench_config(game, seed, directory), lambda _event: None,
+        self.wiring = Wiring(bench_config(game, seed, directory, ephemeral=journal_dir is None),
+                             lambda _event: None,
                              observe=observe)
         self.summary: dict[str, Any] | None = None
 

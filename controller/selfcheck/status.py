@@ -15,7 +15,7 @@ from typing import Any
 
 import structlog
 
-from controller.selfcheck.manifest import CheckResult, check
+from controller.selfcheck.manifest import CheckResult, Verdict, check
 
 log = structlog.get_logger(__name__)
 
@@ -35,6 +35,10 @@ def check_and_record(manifest: Path | None, public_key: Path | None, *,
               "problem": result.problem, "differences": list(result.differences[:3])}
     if result.verified:
         log.info("software verified", **fields)
+    elif result.verdict is Verdict.NOT_CONFIGURED and not required:
+        # nothing was asked to be verified ([software] absent): the digest is journaled, and a
+        # warning at every start would only teach people to ignore warnings
+        log.info("software not verified", **fields)
     elif required:
         log.error("software not verified: no round opens until it is", **fields)
     else:

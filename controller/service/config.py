@@ -118,10 +118,13 @@ class JournalConfig:
     durability: Durability = Durability.MONEY
     hmac_key_file: Path | None = None
     retention_days: int = DEFAULT_RETENTION_DAYS
+    ephemeral: bool = False
+    """A journal nobody will review (``tablectl bench`` without ``--journal-dir``: a temporary
+    directory removed at exit): no HMAC warning. Never set by a config file."""
 
     def unkeyed_warning(self) -> str | None:
         """The loud line for a journal without HMAC (start-up log, ``run --check``)."""
-        if self.hmac_key_file is not None:
+        if self.hmac_key_file is not None or self.ephemeral:
             return None
         return (f"journal HMAC is OFF for {self.directory}: whoever can write it can rewrite "
                 "records and rehash the chain, head included, undetected; create the key "

@@ -92,6 +92,9 @@ class SimulatedDealer:
         number: the table numbers its rounds per journal session."""
         self.out = False
         """A drawn card has not come back from the table yet."""
+        self.unread = False
+        """The card out was drawn while the shoe was unplugged: it was never read and never
+        will be, so it does not hold up the next draw once the shoe is back."""
         self.draws = 0
         self._thread = threading.Thread(target=self._run, name=f"sim-dealer-{device.name}",
                                         daemon=True)
@@ -135,6 +138,7 @@ class SimulatedDealer:
             return
         if isinstance(event, ev.RoundOpened):
             self.round, self.draw, self.out, self.draws = event.round, Draw.BETTING, False, 0
+            self.unread = False
             return
         if event.round != self.round:
             return
@@ -156,7 +160,17 @@ class SimulatedDealer:
         elif isinstance(event, (ev.DealComplete, ev.RoundSettled, ev.RoundVoided)):
             self.draw = Draw.DONE
 
+    def _shoe_online(self) -> bool:
+        """What a person sees: the shoe's reader is connected (the driver's link)."""
+        return bool(getattr(self.device.driver, "online", True))
+
     def _act(self) -> None:
+        if not self._shoe_online():
+            # no card is drawn into an unplugged shoe; one drawn as it went away is unread
+            self.unread = self.unread or self.out
+            return
+        if self.unread:
+            self.out = self.unread = False
         if self.draw is Draw.SHUFFLE:
             self.draw = Draw.CONFIRMING
             self.sim.shuffle()

@@ -93,8 +93,8 @@ class Wiring:
         config, journal = self.config, self.config.journal
         check_device_path(config.device)  # a deployment mistake: refused before the journal
         key = load_service_key(journal.hmac_key_file) if journal.hmac_key_file else None
-        if key is None:
-            log.warning("JOURNAL NOT KEYED", problem=journal.unkeyed_warning())
+        if key is None and (unkeyed := journal.unkeyed_warning()) is not None:
+            log.warning("JOURNAL NOT KEYED", problem=unkeyed)
         self.journal_check = check = check_journal(journal.directory, key)  # before appending
         log.info("journal checked", seconds=round(check.seconds, 3),
                  incremental=check.incremental, damage=check.damage is not None,
@@ -200,15 +200,17 @@ class Wiring:
                       "dealing)", found=check.describe())
 
     def close(self) -> None:
-        """Device first (no more inputs), then its operator, the table (after what is
-        queued), and the journal (``journal_closed``)."""
+        """The clock and the device's operator first (no more commands), then the device (no
+        more inputs), the table (after what is queued), and the journal (``journal_closed``)."""
         steps: list[Callable[[], None]] = [self.clock.close]
-        if self.device is not None:
-            steps.append(self.device.close)
+        # the operator before the device: a command it is sending (the last round's END_ROUND)
+        # finishes on an open link instead of failing "not connected" at every shutdown
         if self.operator is not None:
             steps.append(self.operator.close)
         if self.sim_dealer is not None:
             steps.append(self.sim_dealer.close)
+        if self.device is not None:
+            steps.append(self.device.close)
         if self.table is not None:
             steps.append(self.table.close)
         if self.retention is not None:
