@@ -215,11 +215,16 @@ class PtyServer(_Server):
         self.busy()
 
     def unplug(self) -> None:
-        """The device disappears: the pty is closed, the host's next I/O fails."""
+        """The device disappears: the pty is closed, the host's next I/O fails, and the link
+        goes too, as udev removes a device's name on unplug. (A link left pointing at the old
+        pty lets a host reopen that pty number once the kernel hands it to someone else.)"""
         self._plugged.clear()
         with self._write_lock:
             self.device.detach()
             self._close_fds()
+        if self.link is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.link.unlink()
 
     def replug(self) -> None:
         """The device comes back on a new pty; ``link`` (if any) now points at it."""
