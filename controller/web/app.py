@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -45,6 +46,7 @@ HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options
            (b"cache-control", b"no-store")]
 MAX_UPLOAD = 128 * 1024 * 1024
 HEARTBEAT_SECONDS = 15.0
+WORKERS = 2
 _CARD_RE = re.compile(r"^([2-9TJQKA])([CDHS])$")
 _SUITS = {"C": ("\u2663", "black"), "D": ("\u2666", "red"), "H": ("\u2665", "red"),
           "S": ("\u2660", "black")}
@@ -125,6 +127,10 @@ class WebApp:
 
     @asynccontextmanager
     async def _lifespan(self, _app: Starlette) -> AsyncIterator[None]:
+        # Two workers for the queries and files pages wait on: each thread of the default
+        # pool (up to 6 here) would grow its own malloc arena, and memory is the Pi's budget.
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="web-worker"))
         self.watcher.start()
         if self.follower is not None:
             self.follower.start()

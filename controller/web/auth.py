@@ -28,8 +28,18 @@ MAX_SESSIONS = 256
 FREE_FAILURES = 5
 MAX_LOCKOUT_SECONDS = 300.0
 MAX_TRACKED_NAMES = 1024
-_HASHER = PasswordHasher()
-_DUMMY_HASH = _HASHER.hash(secrets.token_hex(8))
+_HASHER = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
+"""Argon2id at OWASP's minimum (19 MiB, 2 passes, 1 lane) rather than argon2-cffi's default
+64 MiB: each login costs the Pi that much memory for a moment, and the web process's whole
+budget is 60 MB (docs/web.md). Hashes made with other parameters still verify."""
+_DUMMY_HASH: list[str] = []
+
+
+def _dummy_hash() -> str:
+    """A hash to verify against for an unknown name (made once, on the first such login)."""
+    if not _DUMMY_HASH:
+        _DUMMY_HASH.append(_HASHER.hash(secrets.token_hex(8)))
+    return _DUMMY_HASH[0]
 
 
 class Role(str, Enum):
@@ -118,7 +128,7 @@ class Authenticator:
         account = self.accounts.get(name)
         try:
             # A missing account costs the same hash as a wrong password: no name oracle.
-            _HASHER.verify(account.password_hash if account else _DUMMY_HASH, password)
+            _HASHER.verify(account.password_hash if account else _dummy_hash(), password)
             good = account is not None
         except (VerifyMismatchError, VerificationError, InvalidHashError):
             good = False

@@ -81,12 +81,18 @@ def search_rounds(index: JournalIndex, wanted: RoundFilter, limit: int = PAGE_SI
     """One page of rounds, newest first, and the ``before`` of the next page (None: last)."""
     where: list[str] = []
     args: list[Any] = []
+    # Times and sequence numbers rise together (but for a clock step): the span becomes a seq
+    # range found on the time index, then the time is checked on each row (unary + keeps the
+    # planner on the seq order, so a wide span is not sorted).
     if wanted.since:
-        where.append("first_ts >= ?")
-        args.append(wanted.since)
+        where += ["first_seq >= (SELECT coalesce(min(first_seq), 0) FROM rounds "
+                  "WHERE first_ts >= ?)", "+first_ts >= ?"]
+        args += [wanted.since, wanted.since]
     if wanted.until:
-        where.append("first_ts <= ?")
-        args.append(wanted.until + "\uffff")
+        until = wanted.until + "\uffff"
+        where += ["first_seq <= (SELECT coalesce(max(first_seq), -1) FROM rounds "
+                  "WHERE first_ts <= ?)", "+first_ts <= ?"]
+        args += [until, until]
     if wanted.game:
         where.append("game = ?")
         args.append(wanted.game)
@@ -100,12 +106,20 @@ def search_rounds(index: JournalIndex, wanted: RoundFilter, limit: int = PAGE_SI
     if wanted.before is not None:
         where.append("first_seq < ?")
         args.append(wanted.before)
-    for kind, value, exact in (("clause", wanted.clause, False), ("actor", wanted.actor, False),
-                               ("card", wanted.card, True), ("result", wanted.result, True)):
+    # Clauses: a substring ("5.1.4"; few rounds have one). Actors and players: a prefix, on
+    # the terms' primary key (a substring would scan every name of every round).
+    if wanted.clause:
+        where.append("id IN (SELECT round FROM terms WHERE kind = 'clause' AND term LIKE ? "
+                     "ESCAPE '\\')")
+        args.append("%" + _like(wanted.clause) + "%")
+    if wanted.actor:
+        where.append("id IN (SELECT round FROM terms WHERE kind = 'actor' AND term >= ? AND "
+                     "term < ?)")
+        args += [wanted.actor, wanted.actor + "\U0010ffff"]
+    for kind, value in (("card", wanted.card), ("result", wanted.result)):
         if value:
-            where.append("id IN (SELECT round FROM terms WHERE kind = ? AND term "
-                         + ("= ?)" if exact else "LIKE ? ESCAPE '\\')"))
-            args += [kind, value if exact else "%" + _like(value) + "%"]
+            where.append("id IN (SELECT round FROM terms WHERE kind = ? AND term = ?)")
+            args += [kind, value]
     sql = "SELECT * FROM rounds" + (" WHERE " + " AND ".join(where) if where else "") \
         + " ORDER BY first_seq DESC LIMIT ?"
     rows = [dict(row) for row in index.query(sql, (*args, limit + 1))]
@@ -130,5 +144,4 @@ def overrides(index: JournalIndex, limit: int = 200) -> list[dict[str, Any]]:
 
 
 def games(index: JournalIndex) -> list[str]:
-    return [row["game"] for row in index.query(
-        "SELECT DISTINCT game FROM rounds WHERE game IS NOT NULL ORDER BY game")]
+    return index.games

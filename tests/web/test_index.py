@@ -80,7 +80,8 @@ def test_filters_match_what_the_journal_says(journal: Path, index: JournalIndex)
     pushes = expected(lambda rs: any(r.event_type == "round_settled" and any(
         x["outcome"] == "push" for x in r.payload["settlement"]["results"]) for r in rs))
     assert found(result="push") == pushes
-    assert found(actor="%") == set()  # LIKE wildcards are text, not patterns
+    assert found(clause="%") == set()  # LIKE wildcards are text, not patterns
+    assert found(actor="ch") == found(actor="chen")  # a prefix
 
 
 def test_pages_do_not_overlap_and_cover_everything(index: JournalIndex) -> None:
