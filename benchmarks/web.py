@@ -200,24 +200,106 @@ def _rss(pid: int) -> tuple[float, float]:
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
 
+def measure_latency(work: Path, rounds: int = 20) -> dict[str, float]:
+    """From a dealer's command to the dealer view on the server-sent event stream (what the
+    page renders from), through ``tablectl run`` (the bench table) and ``tablectl web`` as
+    processes: an upper bound of event-to-screen, since it includes the table's own work."""
+    import http.client
+    import json
+    import queue
+    import threading
+
+    from controller.service.client import ControlClient
+
+    runtime = work / "run"
+    runtime.mkdir(mode=0o700)
+    env = {**os.environ, "XDG_STATE_HOME": str(work / "state"), "XDG_RUNTIME_DIR": str(runtime)}
+    sock = runtime / "tablectl" / "control.sock"
+    service = subprocess.Popen([sys.executable, "-m", "controller", "run"], env=env, cwd=ROOT,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    web = None
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with ControlClient(sock, timeout=1) as client:
+                    client.request("round.status")
+                break
+            except Exception:  # noqa: BLE001 (not up yet)
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)  # polling a starting process, bounded by the deadline
+        web = subprocess.Popen(
+            [sys.executable, "-m", "controller", "web", "--journal",
+             str(work / "state" / "tablectl" / "bench-journal"), "--socket", str(sock),
+             "--port", "0", "--index", str(work / "lat.sqlite")],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        assert web.stderr is not None
+        port = int(web.stderr.readline().decode().split("listening on ")[1].split(":")[2]
+                   .split("/")[0])
+        views: queue.Queue[dict[str, object]] = queue.Queue()
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection.request("GET", "/dealer/events")
+        stream = connection.getresponse()
+
+        def read() -> None:
+            for raw in stream:
+                if raw.startswith(b"data: "):
+                    views.put(json.loads(raw[6:]))
+
+        threading.Thread(target=read, daemon=True).start()
+        delays: list[float] = []
+
+        def timed(verb: str, args: dict[str, object] | None, state: str) -> None:
+            began = time.perf_counter()
+            with ControlClient(sock) as client:
+                client.request(verb, args)
+            while views.get(timeout=10).get("state") != state:
+                pass
+            delays.append(time.perf_counter() - began)
+
+        for number in range(rounds):
+            timed("round.open", None, "betting")
+            with ControlClient(sock) as client:
+                client.request("wager.place", {"wager_id": f"w{number}", "position": "1",
+                                               "bet": "ante", "amount": 500})
+            timed("round.close", None, "decisions")
+            timed("decide", {"position": "1", "choice": "fold"}, "dealt")
+            timed("round.reveal", None, "revealed")
+            timed("round.settle", None, "settled")
+        connection.close()
+    finally:
+        for process in (web, service):
+            if process is not None:
+                process.terminate()
+                process.wait(timeout=10)
+    return {"screen_p50_ms": 1000 * statistics.median(delays),
+            "screen_p95_ms": 1000 * _percentile(delays, 0.95),
+            "screen_max_ms": 1000 * max(delays), "screen_samples": len(delays)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--keep", type=Path, help="journal directory to reuse (or create)")
     parser.add_argument("--rss-only", action="store_true", help="only the memory figure")
+    parser.add_argument("--latency-only", action="store_true",
+                        help="only the command-to-screen figure")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="webbench"))
     try:
         journal = args.keep or work / "journal"
-        if args.rss_only:
-            for name, value in measure_rss(work).items():
+        if args.rss_only or args.latency_only:
+            measured = measure_rss(work) if args.rss_only else measure_latency(work)
+            for name, value in measured.items():
                 print(f"{name}: {value:,.2f}" if isinstance(value, float) else f"{name}: {value:,}")
             return 0
         if not journal.exists() or not any(journal.glob("journal-*.jsonl")):
             began = time.perf_counter()
             count = write_synthetic_journal(journal, 0, records=args.records)
             print(f"journal: {count:,} records written in {time.perf_counter() - began:.1f} s")
-        for name, value in {**measure_pages(journal, work), **measure_rss(work)}.items():
+        for name, value in {**measure_pages(journal, work), **measure_rss(work),
+                            **measure_latency(work)}.items():
             print(f"{name}: {value:,.2f}" if isinstance(value, float) else f"{name}: {value:,}")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -8,6 +8,7 @@ the Pi's own kiosk.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import os
 import tomllib
@@ -37,7 +38,8 @@ class WebConfig:
     hmac_key_file: Path | None = None
     socket: Path = Path(DEFAULT_SOCKET)
     index: Path | None = None
-    """The SQLite index (rebuildable); default: ``web-index.sqlite`` in the state directory."""
+    """The SQLite index (rebuildable); default: ``web-index-<journal path digest>.sqlite`` in
+    the state directory (one per journal, so pointing at another journal is no mismatch)."""
 
     @property
     def loopback(self) -> bool:
@@ -58,7 +60,8 @@ class WebConfig:
         folder = Path(state.split(":")[0]) / ("" if "STATE_DIRECTORY" in os.environ
                                               else "tablectl")
         folder.mkdir(parents=True, exist_ok=True, mode=0o750)
-        return folder / "web-index.sqlite"
+        digest = hashlib.sha256(str(self.journal.resolve()).encode()).hexdigest()[:12]
+        return folder / f"web-index-{digest}.sqlite"
 
     def checked(self) -> WebConfig:
         """This config, or :class:`WebConfigError` naming what makes it unsafe."""
