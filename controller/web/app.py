@@ -13,7 +13,7 @@ import asyncio
 import json
 from concurrent.futures import ThreadPoolExecutor
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from controller.web.index import JournalIndex
 from controller.web.integrity import JournalWatcher
 from controller.web.live import Broadcast, TableFollower
 from controller.web.search import RoundFilter, games, overrides, recall, search_rounds
-from controller.web.timeline import hex_fields, read_round, read_seqs
+from controller.web.timeline import hex_fields, iter_seqs, read_listed, read_round
 
 HERE = Path(__file__).parent
 COOKIE = "tablectl_session"
@@ -44,7 +44,8 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';
 HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
            (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY"),
            (b"cache-control", b"no-store")]
-MAX_UPLOAD = 128 * 1024 * 1024
+MAX_UPLOAD = 32 * 1024 * 1024
+"""An export to verify: 50,000 records is about 25 MB (MAX_EXPORT_RECORDS)."""
 HEARTBEAT_SECONDS = 15.0
 WORKERS = 2
 _CARD_RE = re.compile(r"^([2-9TJQKA])([CDHS])$")
@@ -298,7 +299,7 @@ class WebApp:
                         media_type="application/json", headers={
                             "content-disposition": f'attachment; filename="{name}"'})
 
-    def _select(self, query: Any) -> tuple[list[Any], dict[str, Any], str]:
+    def _select(self, query: Any) -> tuple[Iterable[Any], dict[str, Any], str]:
         if query.get("round"):
             round_id = str(query["round"])[:64]
             safe = re.sub(r"[^A-Za-z0-9._-]", "_", round_id)
@@ -314,7 +315,7 @@ class WebApp:
             raise ExportError("nothing to export: no record in that span")
         if found[0]["b"] - found[0]["a"] >= MAX_EXPORT_RECORDS:
             raise ExportError(f"export: more than {MAX_EXPORT_RECORDS} records; narrow the span")
-        return read_seqs(self.index, self.key, found[0]["a"], found[0]["b"]), \
+        return iter_seqs(self.index, self.key, found[0]["a"], found[0]["b"]), \
             {"since": wanted.since, "until": wanted.until}, "span.json"
 
     async def verify_page(self, request: Request) -> Response:
@@ -332,10 +333,7 @@ class WebApp:
         return JSONResponse({"ok": check.ok, "text": check.describe()})
 
     def _verify_upload(self, data: bytes) -> Any:
-        wanted = export_seqs(data)
-        hashes: dict[int, str] = {}
-        for entry in read_seqs(self.index, self.key, min(wanted, default=0),
-                               max(wanted, default=-1)):
-            if entry.record is not None and entry.seq in wanted:
-                hashes[entry.seq] = entry.record.hash
+        hashes = {entry.seq: entry.record.hash
+                  for entry in read_listed(self.index, self.key, export_seqs(data))
+                  if entry.record is not None}
         return verify_export(data, hashes, self.key)

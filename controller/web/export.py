@@ -25,8 +25,9 @@ from controller.web.timeline import TimelineEntry
 
 FORMAT = "tablectl-journal-export"
 VERSION = 1
-MAX_EXPORT_RECORDS = 200_000
-"""A bound on one export (about 100 MB): a wider span is refused, not half written."""
+MAX_EXPORT_RECORDS = 50_000
+"""A bound on one export (about 25 MB, a busy table's day): a wider span is refused, not half
+written, and the Pi's memory is not spent on it."""
 
 
 def build_export(entries: Iterable[TimelineEntry], selection: Mapping[str, Any],

@@ -8,7 +8,7 @@ console never shows the index's idea of a record, only the journal's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from controller.journal.damage import check_line
 from controller.journal.record import Record
 from controller.web.index import JournalIndex
 
+CHUNK = 500
 HEX_KEYS = ("raw", "hex", "bytes")
 """Payload fields holding device bytes; shown as hex (``dropped_hex``, ``raw``...)."""
 
@@ -56,12 +57,26 @@ def read_round(index: JournalIndex, key: bytes | None, round_id: str) -> list[Ti
     return [_read(index.journal_dir, key, row) for row in rows]
 
 
-def read_seqs(index: JournalIndex, key: bytes | None, first: int, last: int
-              ) -> list[TimelineEntry]:
-    """Every record from seq ``first`` to ``last``, read from the journal files."""
+def iter_seqs(index: JournalIndex, key: bytes | None, first: int, last: int
+              ) -> Iterator[TimelineEntry]:
+    """Every record from seq ``first`` to ``last``, read from the journal files one at a time
+    (an export of a span holds its lines, not every parsed record)."""
     rows = index.query("SELECT seq, file, offset, line, hash FROM records WHERE seq BETWEEN ? "
                        "AND ? ORDER BY seq", (first, last))
-    return [_read(index.journal_dir, key, row) for row in rows]
+    for row in rows:
+        yield _read(index.journal_dir, key, row)
+
+
+def read_listed(index: JournalIndex, key: bytes | None, seqs: Iterable[int]
+                ) -> Iterator[TimelineEntry]:
+    """The records of the given sequence numbers (those the index knows), in chunks."""
+    wanted = sorted(set(seqs))
+    for start in range(0, len(wanted), CHUNK):
+        chunk = wanted[start:start + CHUNK]
+        rows = index.query("SELECT seq, file, offset, line, hash FROM records WHERE seq IN ("
+                           + ",".join("?" * len(chunk)) + ") ORDER BY seq", tuple(chunk))
+        for row in rows:
+            yield _read(index.journal_dir, key, row)
 
 
 def _read(directory: Path, key: bytes | None, row: Mapping[str, Any]) -> TimelineEntry:

@@ -105,3 +105,22 @@ def test_every_page_sends_the_content_security_policy(tmp_path: Path) -> None:
             login.headers["content-security-policy"]
         assert client.get("/console").headers["location"] == "/login"
         assert client.get("/dealer/state").status_code == 401
+
+
+def test_time_span_export_reverifies_in_the_console(tmp_path: Path) -> None:
+    """An export of a time span holds every record of the span and re-verifies on the verify
+    page; an export of nothing is refused with a reason, not an empty file."""
+    journal = tmp_path / "journal"
+    write_synthetic_journal(journal, 4)
+    app = WebApp(journal_dir=journal, index_path=tmp_path / "i.sqlite", socket_path=None,
+                 key=None, auth=Authenticator({}), local_role=Role.SURVEILLANCE, poll=3600)
+    with TestClient(app.asgi) as client:
+        assert app.watcher.ready.wait(30)
+        exported = client.get("/console/export?since=2000-01-01&until=2100-01-01")
+        assert exported.status_code == 200
+        document = exported.json()
+        assert document["count"] == app.index.state().records
+        answer = client.post("/console/verify", content=exported.content).json()
+        assert answer["ok"], answer
+        empty = client.get("/console/export?since=1990-01-01&until=1990-01-02")
+        assert empty.status_code == 400 and "nothing to export" in empty.text
