@@ -243,9 +243,12 @@ def measure_latency(work: Path, rounds: int = 20) -> dict[str, float]:
         stream = connection.getresponse()
 
         def read() -> None:
-            for raw in stream:
-                if raw.startswith(b"data: "):
-                    views.put(json.loads(raw[6:]))
+            try:
+                for raw in stream:
+                    if raw.startswith(b"data: "):
+                        views.put(json.loads(raw[6:]))
+            except (OSError, ValueError, AttributeError):
+                return  # the stream was closed at the end of the measurement
 
         threading.Thread(target=read, daemon=True).start()
         delays: list[float] = []
