@@ -40,13 +40,13 @@ PLAYERS = ("alice", "bob", "chen", "dana", "eve", "farid", "gus")
 
 
 def write_synthetic_journal(directory: Path, rounds: int, *, seed: int = 1,
-                            records: int | None = None) -> int:
+                            records: int | None = None, key: bytes | None = None) -> int:
     """Write ``rounds`` rounds (or until ``records`` records) to a journal; returns the count."""
     rng = random.Random(seed)
     deck = [r + s for r in RANKS for s in SUITS]
     written = 0
     with JournalWriter(directory, table_id="T1", durability=Durability.NONE,
-                       rotate_daily=False) as writer:
+                       rotate_daily=False, hmac_key=key) as writer:
         number = 0
         while (records is None and number < rounds) or (records is not None
                                                         and writer.seq < records):

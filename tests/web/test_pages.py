@@ -124,3 +124,29 @@ def test_time_span_export_reverifies_in_the_console(tmp_path: Path) -> None:
         assert answer["ok"], answer
         empty = client.get("/console/export?since=1990-01-01&until=1990-01-02")
         assert empty.status_code == 400 and "nothing to export" in empty.text
+
+
+def _console(tmp_path: Path, journal: Path, key: bytes | None) -> str:
+    app = WebApp(journal_dir=journal, index_path=tmp_path / "k.sqlite", socket_path=None,
+                 key=key, auth=Authenticator({}), local_role=Role.SURVEILLANCE, poll=3600)
+    with TestClient(app.asgi) as client:
+        assert app.watcher.ready.wait(30)
+        return client.get("/console").text
+
+
+def test_integrity_at_a_glance(tmp_path: Path) -> None:
+    """The console says how far the chain is verified and whether the HMAC was checked, and
+    names damage with its place: a keyed journal with its key is checked; without it, "NOT
+    checked"; a record rewritten in the file is damage at its line and seq."""
+    key = bytes(range(32))
+    journal = tmp_path / "journal"
+    write_synthetic_journal(journal, 2, key=key)
+    checked = _console(tmp_path, journal, key)
+    assert "chain verified up to seq" in checked and "HMAC checked" in checked
+    assert "HMAC NOT checked (no key)" in _console(tmp_path, journal, None)
+    path = sorted(journal.glob("journal-*.jsonl"))[0]
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[5] = lines[5].replace(b'"T1"', b'"T9"')
+    path.write_bytes(b"".join(lines))
+    damaged = _console(tmp_path, journal, key)
+    assert "DAMAGE: altered at" in damaged and "line 6 (seq 6)" in damaged
