@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import sqlite3
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import structlog
@@ -70,7 +71,7 @@ class JournalWatcher:
         """One pass: index, then verify (incrementally when the last pass was intact)."""
         try:
             self.index.update()
-        except (OSError, JournalError) as error:
+        except (OSError, JournalError, sqlite3.Error) as error:
             log.warning("journal index update failed", error=str(error))
         full = self._mark is None or time.monotonic() - self._full_at > FULL_CHECK_SECONDS
         try:
@@ -92,7 +93,12 @@ class JournalWatcher:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.step()
+            try:
+                self.step()
+            except Exception as error:  # noqa: BLE001 (a bug must not stop the checks)
+                log.exception("journal check failed")
+                self.integrity = Integrity(time.time(), self.integrity.report,
+                                           f"the check failed: {error}")
             _give_back_memory()
             self.ready.set()
             self._stop.wait(self.poll)
@@ -120,6 +126,5 @@ def _give_back_memory() -> None:
 
 def _carry_start(report: VerifyReport, previous: VerifyReport) -> VerifyReport:
     """An incremental report counts from the mark; the console shows the whole span."""
-    from dataclasses import replace
     return replace(report, first_seq=previous.first_seq, anchor=previous.anchor,
                    records=previous.records + max(0, report.records - 1))

@@ -105,6 +105,9 @@ class TableFollower:
                 pause = BACKOFF_FIRST
             except (ControlError, TablectlError, OSError) as error:
                 self._failed(str(error))
+            except Exception as error:  # noqa: BLE001 (a bug must not stop the screen)
+                log.exception("following the table failed")
+                self._failed(f"internal error: {error}")
             if self._stop.wait(pause):
                 break
             pause = min(pause * 2, BACKOFF_MAX)
