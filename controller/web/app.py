@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -28,6 +29,7 @@ from starlette.responses import (HTMLResponse, JSONResponse, RedirectResponse, R
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from controller.journal.errors import JournalError
 from controller.web.auth import Authenticator, Role, Session
 from controller.web.errors import ExportError
 from controller.web.export import MAX_EXPORT_RECORDS, build_export, export_seqs, verify_export
@@ -163,6 +165,15 @@ class WebApp:
             return self.page("denied.html", viewer, status=403)
         return viewer
 
+    def _catch_up(self) -> None:
+        """Index what the journal gained since the last pass, so a search sees the round that
+        just ended; skipped while the background thread is building (no page waits for it).
+        Errors are the background thread's to report."""
+        try:
+            self.index.update(wait=False)
+        except (OSError, JournalError, sqlite3.Error):
+            pass
+
     def integrity(self) -> dict[str, Any]:
         state = self.index.state()
         found = self.watcher.integrity
@@ -241,6 +252,7 @@ class WebApp:
         if not isinstance(viewer, Session):
             return viewer
         wanted, problems = RoundFilter.from_query(request.query_params)
+        await asyncio.to_thread(self._catch_up)
         rows, before = await asyncio.to_thread(search_rounds, self.index, wanted)
         next_link = None if before is None else \
             "/console?" + urlencode(wanted.query_string(before=before))
@@ -256,6 +268,7 @@ class WebApp:
         if not isinstance(viewer, Session):
             return viewer
         round_id = request.path_params["round_id"]
+        await asyncio.to_thread(self._catch_up)
         entries = await asyncio.to_thread(read_round, self.index, self.key, round_id)
         summary = self.index.query("SELECT * FROM rounds WHERE id = ?", (round_id,))
         if not entries:

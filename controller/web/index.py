@@ -197,18 +197,26 @@ class JournalIndex:
 
     # -- building -------------------------------------------------------------------------------
 
-    def update(self) -> int:
+    def update(self, *, wait: bool = True) -> int:
         """Index what the journal gained since the last update; rebuild on a mismatch.
-        Returns the number of records added."""
-        with self._lock:
-            where = self._position()
-            problem = self._check_position(where) if where else None
-            if problem is not None:
-                self._mismatch = problem
-                self._rebuilt += 1
-                self._clear()
-                where = None
-            return self._scan_counted(where)
+        Returns the number of records added. ``wait=False``: do nothing (0) when another
+        thread is updating (a page does not wait for a long build)."""
+        if not self._lock.acquire(blocking=wait):
+            return 0
+        try:
+            return self._update()
+        finally:
+            self._lock.release()
+
+    def _update(self) -> int:
+        where = self._position()
+        problem = self._check_position(where) if where else None
+        if problem is not None:
+            self._mismatch = problem
+            self._rebuilt += 1
+            self._clear()
+            where = None
+        return self._scan_counted(where)
 
     def rebuild(self) -> int:
         with self._lock:
