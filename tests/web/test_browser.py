@@ -200,3 +200,18 @@ def test_a_dealer_does_not_see_the_console(page: Page, web: Web) -> None:
     _login(page, web, "dealer1")
     response = page.goto(web.url + "/console")
     assert response is not None and response.status == 403
+
+
+def test_the_table_deals_on_when_the_web_process_dies(web: Web, service: Service) -> None:
+    """The web process is no part of the table: killed (SIGKILL, mid-watch), the table still
+    opens, deals and settles a round. Last in this file: it ends the module's web process."""
+    _idle(service)
+    web.process.kill()
+    web.process.wait(timeout=10)
+    service.call("round.open")
+    service.call("wager.place", {"wager_id": "k1", "position": "1", "bet": "ante",
+                                 "amount": 500})
+    _close_and_deal(service)
+    service.call("decide", {"position": "1", "choice": "fold"})
+    service.call("round.reveal")
+    assert service.call("round.settle")["state"] == "settled"
