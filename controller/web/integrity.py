@@ -1,8 +1,9 @@
 """The journal's integrity at a glance: the real verifier, run in the background.
 
-At start the whole journal is verified (:func:`controller.journal.verify.verify`, with the HMAC
-key when this process may read it); afterwards only what was added, from the last verified
-record (the verifier's incremental ``since`` mark). The console shows the last report: verified
+At start (and every hour) the whole journal is verified (:func:`controller.journal.verify.verify`,
+with the HMAC key when this process may read it) in a child interpreter, so its memory goes
+with the child; every second in between, in this process, only what was added, from the last
+verified record (the verifier's incremental ``since`` mark). The console shows the last report: verified
 up to which record, HMAC checked or not, and the first damage with its place. The index is
 brought level on the same thread, so one thread reads the journal and none of it blocks a page.
 """
