@@ -150,3 +150,12 @@ def test_integrity_at_a_glance(tmp_path: Path) -> None:
     path.write_bytes(b"".join(lines))
     damaged = _console(tmp_path, journal, key)
     assert "DAMAGE: altered at" in damaged and "line 6 (seq 6)" in damaged
+
+
+def test_device_bytes_are_shown_as_hex() -> None:
+    """Payload fields that carry device bytes (``raw``, ``dropped_hex``...) are picked out, at
+    any depth, for the timeline's hex rows."""
+    from controller.web.timeline import hex_fields
+    payload = {"type": "FrameRejected", "fields": {"raw": "02a1ff03", "device": "shoe"},
+               "dropped_hex": "7b22", "count": 2}
+    assert hex_fields(payload) == [("fields.raw", "02a1ff03"), ("dropped_hex", "7b22")]
