@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "controller.cli.selfcheck",
     "controller.cli.run",
     "controller.cli.client",
+    "controller.cli.web",
 )
 
 

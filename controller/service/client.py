@@ -85,6 +85,16 @@ class ControlClient:
             self._sock.close()
             self._sock = None
 
+    def interrupt(self) -> None:
+        """Wake a thread blocked in :meth:`watch` from another thread (it sees the service
+        close the connection); ``close`` alone does not wake a blocked ``recv``."""
+        sock = self._sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed by the peer: nothing left to wake
+
     def __enter__(self) -> ControlClient:
         return self.connect() if self._sock is None else self
 

@@ -142,24 +142,29 @@ def test_documentation_names_installed_docs() -> None:
         assert f'"docs/{name}"' in pyproject, name
 
 
+UNITS = [UNIT, ROOT / "systemd" / "tablectl-web.service"]
+
+
 @needs_systemd_analyze
-def test_security_exposure_at_most_2() -> None:
+@pytest.mark.parametrize("unit", UNITS, ids=lambda path: path.name)
+def test_security_exposure_at_most_2(unit: Path) -> None:
     """systemd-analyze security --offline=yes scores the unit 2.0 or less."""
-    result = subprocess.run([SYSTEMD_ANALYZE, "security", "--offline=yes", str(UNIT)],
+    result = subprocess.run([SYSTEMD_ANALYZE, "security", "--offline=yes", str(unit)],
                             capture_output=True, text=True, timeout=60, check=False)
-    match = re.search(r"Overall exposure level for tablectl\.service: (\d+\.\d+)",
+    match = re.search(rf"Overall exposure level for {re.escape(unit.name)}: (\d+\.\d+)",
                       result.stdout + result.stderr)
     assert match, result.stdout + result.stderr
     assert float(match[1]) <= MAX_EXPOSURE, result.stdout
 
 
 @needs_systemd_analyze
-def test_verify_is_clean(tmp_path: Path) -> None:
+@pytest.mark.parametrize("unit", UNITS, ids=lambda path: path.name)
+def test_verify_is_clean(tmp_path: Path, unit: Path) -> None:
     """systemd-analyze verify reports nothing. It checks that ExecStart= exists, and
     /opt/tablectl is not installed here, so a copy points it at /usr/bin/true."""
-    text = UNIT.read_text(encoding="utf-8").replace("/opt/tablectl/current/bin/tablectl",
+    text = unit.read_text(encoding="utf-8").replace("/opt/tablectl/current/bin/tablectl",
                                                     "/usr/bin/true")
-    copy = tmp_path / "tablectl.service"
+    copy = tmp_path / unit.name
     copy.write_text(text, encoding="utf-8")
     result = subprocess.run([SYSTEMD_ANALYZE, "verify", str(copy)], capture_output=True,
                             text=True, timeout=60, check=False)

@@ -1,0 +1,74 @@
+"""``tablectl web [--config PATH]``: the dealer's screen and the surveillance console
+(docs/web.md); ``tablectl web passwd`` adds an account; ``tablectl web verify-export FILE``
+re-verifies an export against the journal (exit 0 verified, 1 not)."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_NOT_VERIFIED = 1
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("web", help="the dealer's screen and the surveillance console")
+    parser.add_argument("--config", type=Path, help="web config (TOML, one [web] table)")
+    parser.add_argument("--journal", help="journal directory (web.journal)")
+    parser.add_argument("--socket", help="the table's control socket (web.socket)")
+    parser.add_argument("--listen", help="address (web.listen; default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port (web.port; default 8640, 0: any)")
+    parser.add_argument("--accounts", help="accounts file (web.accounts)")
+    parser.add_argument("--local-role", choices=("dealer", "surveillance", "supervisor"),
+                        help="without accounts (loopback only): every viewer's role "
+                             "(web.local_role; default dealer)")
+    parser.add_argument("--index", help="SQLite index file (web.index)")
+    parser.add_argument("--hmac-key", dest="hmac_key_file", help="journal key (web.hmac_key_file)")
+    actions = parser.add_subparsers(dest="action", parser_class=type(parser))
+    passwd = actions.add_parser("passwd", help="add or replace an account (password on stdin "
+                                "or asked for)")
+    passwd.add_argument("file", type=Path, help="accounts file")
+    passwd.add_argument("name")
+    passwd.add_argument("role", choices=("dealer", "surveillance", "supervisor"))
+    check = actions.add_parser("verify-export", help="re-verify an export against the journal")
+    check.add_argument("file", type=Path, help="the export (JSON)")
+    check.add_argument("--journal", dest="export_journal", required=True,
+                       help="journal directory")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action == "passwd":
+        return _passwd(args)
+    if args.action == "verify-export":
+        return _verify_export(args)
+    from controller.web.config import load_web_config
+    from controller.web.server import serve
+    config = load_web_config(args.config, journal=args.journal, socket=args.socket,
+                             listen=args.listen, port=args.port, accounts=args.accounts,
+                             local_role=args.local_role, index=args.index,
+                             hmac_key_file=args.hmac_key_file)
+    return serve(config)
+
+
+def _passwd(args: argparse.Namespace) -> int:
+    from controller.web.auth import Role, add_account
+    password = getpass.getpass("password: ") if sys.stdin.isatty() \
+        else sys.stdin.readline().rstrip("\n")
+    add_account(args.file, args.name, Role(args.role), password)
+    print(f"account {args.name} ({args.role}) written to {args.file}")
+    return 0
+
+
+def _verify_export(args: argparse.Namespace) -> int:
+    from controller.web.errors import ExportError
+    from controller.web.export import export_seqs, journal_hashes, verify_export
+    try:
+        data = args.file.read_bytes()
+    except OSError as error:
+        raise ExportError(f"{args.file}: {error.strerror or error}") from error
+    check = verify_export(data, journal_hashes(args.export_journal, export_seqs(data)))
+    print(check.describe())
+    return 0 if check.ok else EXIT_NOT_VERIFIED

@@ -1,0 +1,352 @@
+"""The Starlette application: the dealer's screen, the surveillance console, login.
+
+Read-only by construction: no route sends a command to the table (the follower sends only
+``watch`` and ``round.status``) and none writes the journal. Every page is rendered by Jinja2
+with autoescaping, so journal text (an actor or player called ``<script>``) is text; the pages
+load one script file from this app (Content-Security-Policy ``script-src 'self'``, no inline
+script, nothing from another host).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import (HTMLResponse, JSONResponse, RedirectResponse, Response,
+                                 StreamingResponse)
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from controller.journal.errors import JournalError
+from controller.web.auth import Authenticator, Role, Session
+from controller.web.errors import ExportError
+from controller.web.export import MAX_EXPORT_RECORDS, build_export, export_seqs, verify_export
+from controller.web.index import JournalIndex
+from controller.web.integrity import JournalWatcher
+from controller.web.live import Broadcast, TableFollower
+from controller.web.search import RoundFilter, games, overrides, recall, search_rounds
+from controller.web.timeline import hex_fields, iter_seqs, read_listed, read_round
+
+HERE = Path(__file__).parent
+COOKIE = "tablectl_session"
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+       "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
+           (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY"),
+           (b"cache-control", b"no-store")]
+MAX_UPLOAD = 32 * 1024 * 1024
+"""An export to verify: 50,000 records is about 25 MB (MAX_EXPORT_RECORDS)."""
+HEARTBEAT_SECONDS = 15.0
+WORKERS = 2
+_CARD_RE = re.compile(r"^([2-9TJQKA])([CDHS])$")
+_SUITS = {"C": ("\u2663", "black"), "D": ("\u2666", "red"), "H": ("\u2665", "red"),
+          "S": ("\u2660", "black")}
+
+
+def card_html(code: Any) -> Markup:
+    """A card drawn as a card; a face-down card (``None``) as its back; anything else as text."""
+    if code is None:
+        return Markup('<span class="card back" title="face down"></span>')
+    match = _CARD_RE.match(str(code))
+    if match is None:
+        return Markup('<span class="card odd">{}</span>').format(code)
+    rank, suit = match.groups()
+    symbol, colour = _SUITS[suit]
+    return Markup('<span class="card {}" title="{}">{}{}</span>').format(
+        colour, code, "10" if rank == "T" else rank, symbol)
+
+
+def money(value: Any) -> str:
+    """Minor units as major.minor (docs/money.md: integers, never floats)."""
+    if not isinstance(value, int):
+        return "" if value is None else str(value)
+    sign = "-" if value < 0 else ""
+    return f"{sign}{abs(value) // 100:,}.{abs(value) % 100:02d}"
+
+
+class SecurityHeaders:
+    """Adds the CSP and friends to every response (pure ASGI: streaming stays streaming)."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]], tls: bool) -> None:
+        self.app = app
+        self.extra = HEADERS + ([(b"strict-transport-security", b"max-age=31536000")]
+                                if tls else [])
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = list(message.get("headers", [])) + self.extra
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+class WebApp:
+    """The pages over one journal and one table; ``asgi`` is what uvicorn serves."""
+
+    def __init__(self, *, journal_dir: Path, index_path: Path, socket_path: Path | None,
+                 key: bytes | None, auth: Authenticator, local_role: Role | None,
+                 tls: bool = False, poll: float = 1.0) -> None:
+        self.index = JournalIndex(journal_dir, index_path)
+        self.key = key
+        self.auth = auth
+        self.local_role = local_role
+        self.tls = tls
+        self.watcher = JournalWatcher(journal_dir, self.index, key, poll)
+        self.broadcast = Broadcast()
+        self.follower = TableFollower(socket_path, self.broadcast) if socket_path else None
+        self.templates = Environment(loader=FileSystemLoader(HERE / "templates"),
+                                     autoescape=select_autoescape(["html"]))
+        self.templates.filters.update(card=card_html, money=money)
+        routes = [
+            Route("/", self.home), Route("/login", self.login_page, methods=["GET", "POST"]),
+            Route("/logout", self.logout, methods=["POST"]),
+            Route("/dealer", self.dealer), Route("/dealer/events", self.dealer_events),
+            Route("/dealer/state", self.dealer_state),
+            Route("/console", self.console), Route("/console/round/{round_id}", self.round),
+            Route("/console/recall", self.recall), Route("/console/overrides", self.overrides),
+            Route("/console/export", self.export),
+            Route("/console/verify", self.verify_page, methods=["GET", "POST"]),
+            Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+        ]
+        self.starlette = Starlette(routes=routes, lifespan=self._lifespan)
+        self.asgi = SecurityHeaders(self.starlette, tls)
+
+    @asynccontextmanager
+    async def _lifespan(self, _app: Starlette) -> AsyncIterator[None]:
+        # Two workers for the queries and files pages wait on: each thread of the default
+        # pool (up to 6 here) would grow its own malloc arena, and memory is the Pi's budget.
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="web-worker"))
+        self.watcher.start()
+        if self.follower is not None:
+            self.follower.start()
+        try:
+            yield
+        finally:
+            if self.follower is not None:
+                await asyncio.to_thread(self.follower.stop)
+            await asyncio.to_thread(self.watcher.stop)
+            self.index.close()
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def viewer(self, request: Request) -> Session | None:
+        if self.local_role is not None:
+            return Session("local", self.local_role, float("inf"))
+        return self.auth.session(request.cookies.get(COOKIE))
+
+    def page(self, name: str, viewer: Session | None, status: int = 200, **values: Any
+             ) -> HTMLResponse:
+        html = self.templates.get_template(name).render(viewer=viewer, **values)
+        return HTMLResponse(html, status_code=status)
+
+    def _guard(self, request: Request, console: bool) -> Session | Response:
+        viewer = self.viewer(request)
+        if viewer is None:
+            return RedirectResponse("/login", status_code=303)
+        if console and not viewer.role.sees_console:
+            return self.page("denied.html", viewer, status=403)
+        return viewer
+
+    def _catch_up(self) -> None:
+        """Index what the journal gained since the last pass, so a search sees the round that
+        just ended; skipped while the background thread is building (no page waits for it).
+        Errors are the background thread's to report."""
+        try:
+            self.index.update(wait=False)
+        except (OSError, JournalError, sqlite3.Error):
+            pass
+
+    def integrity(self) -> dict[str, Any]:
+        state = self.index.state()
+        found = self.watcher.integrity
+        report = found.report
+        return {"checked": found.checked_at is not None, "error": found.error,
+                "report": report, "index": state,
+                "behind": None if report is None or state.last_seq is None
+                else state.last_seq - (report.last_seq or 0)}
+
+    # -- pages ----------------------------------------------------------------------------------
+
+    async def home(self, request: Request) -> Response:
+        viewer = self.viewer(request)
+        if viewer is None:
+            return RedirectResponse("/login", status_code=303)
+        return RedirectResponse("/console" if viewer.role.sees_console else "/dealer",
+                                status_code=303)
+
+    async def login_page(self, request: Request) -> Response:
+        if request.method == "GET":
+            return self.page("login.html", None, problem=None)
+        body = await request.body()
+        form = {k: v[0] for k, v in parse_qs(body[:4096].decode("utf-8", "replace")).items()}
+        token = await asyncio.to_thread(self.auth.login, form.get("name", ""),
+                                        form.get("password", ""))
+        if token is None:
+            return self.page("login.html", None, status=401,
+                             problem="Wrong name or password (or too many tries: wait).")
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(COOKIE, token, httponly=True, samesite="strict", secure=self.tls,
+                            path="/")
+        return response
+
+    async def logout(self, request: Request) -> Response:
+        self.auth.logout(request.cookies.get(COOKIE))
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    async def dealer(self, request: Request) -> Response:
+        viewer = self._guard(request, console=False)
+        if not isinstance(viewer, Session):
+            return viewer
+        return self.page("dealer.html", viewer, view=self.broadcast.latest)
+
+    async def dealer_state(self, request: Request) -> Response:
+        if self.viewer(request) is None:
+            return JSONResponse({"error": "log in"}, status_code=401)
+        return JSONResponse(self.broadcast.latest)
+
+    async def dealer_events(self, request: Request) -> Response:
+        if self.viewer(request) is None:
+            return JSONResponse({"error": "log in"}, status_code=401)
+        queue = self.broadcast.subscribe()
+        if queue is None:
+            return JSONResponse({"error": "too many screens open"}, status_code=503)
+
+        async def stream() -> AsyncIterator[str]:
+            try:
+                yield f"data: {json.dumps(self.broadcast.latest)}\n\n"
+                while True:
+                    try:
+                        view = await asyncio.wait_for(queue.get(), HEARTBEAT_SECONDS)
+                    except TimeoutError:
+                        yield ": alive\n\n"
+                        continue
+                    yield f"data: {json.dumps(view)}\n\n"
+            finally:
+                self.broadcast.unsubscribe(queue)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"x-accel-buffering": "no"})
+
+    async def console(self, request: Request) -> Response:
+        viewer = self._guard(request, console=True)
+        if not isinstance(viewer, Session):
+            return viewer
+        wanted, problems = RoundFilter.from_query(request.query_params)
+        await asyncio.to_thread(self._catch_up)
+        rows, before = await asyncio.to_thread(search_rounds, self.index, wanted)
+        next_link = None if before is None else \
+            "/console?" + urlencode(wanted.query_string(before=before))
+        export_link = "/console/export?" + urlencode(
+            {"since": wanted.since, "until": wanted.until}) if wanted.since or wanted.until \
+            else None
+        return self.page("console.html", viewer, rows=rows, wanted=wanted, problems=problems,
+                         next_link=next_link, games=games(self.index), export_link=export_link,
+                         integrity=self.integrity())
+
+    async def round(self, request: Request) -> Response:
+        viewer = self._guard(request, console=True)
+        if not isinstance(viewer, Session):
+            return viewer
+        round_id = request.path_params["round_id"]
+        await asyncio.to_thread(self._catch_up)
+        entries = await asyncio.to_thread(read_round, self.index, self.key, round_id)
+        summary = self.index.query("SELECT * FROM rounds WHERE id = ?", (round_id,))
+        if not entries:
+            return self.page("missing.html", viewer, status=404, what=f"round {round_id}")
+        return self.page("round.html", viewer, round_id=round_id, entries=entries,
+                         summary=dict(summary[0]) if summary else None, hex_fields=hex_fields,
+                         integrity=self.integrity(),
+                         mismatches=[e for e in entries if e.problem])
+
+    async def recall(self, request: Request) -> Response:
+        viewer = self._guard(request, console=True)
+        if not isinstance(viewer, Session):
+            return viewer
+        return self.page("recall.html", viewer, rows=recall(self.index),
+                         integrity=self.integrity())
+
+    async def overrides(self, request: Request) -> Response:
+        viewer = self._guard(request, console=True)
+        if not isinstance(viewer, Session):
+            return viewer
+        return self.page("overrides.html", viewer, rows=overrides(self.index),
+                         integrity=self.integrity())
+
+    async def export(self, request: Request) -> Response:
+        viewer = self._guard(request, console=True)
+        if not isinstance(viewer, Session):
+            return viewer
+        query = request.query_params
+        try:
+            entries, selection, name = await asyncio.to_thread(self._select, query)
+            report = self.watcher.integrity.report
+            document = build_export(entries, selection, {
+                "verified_to_seq": None if report is None else report.last_seq,
+                "verified_hash": None if report is None else report.last_hash,
+                "hmac_checked": bool(report and report.hmac_checked),
+                "damage": None if report is None or report.problem is None
+                else report.problem.describe()})
+        except ExportError as error:
+            return self.page("missing.html", viewer, status=400, what=str(error))
+        return Response(json.dumps(document, ensure_ascii=False, indent=1),
+                        media_type="application/json", headers={
+                            "content-disposition": f'attachment; filename="{name}"'})
+
+    def _select(self, query: Any) -> tuple[Iterable[Any], dict[str, Any], str]:
+        if query.get("round"):
+            round_id = str(query["round"])[:64]
+            safe = re.sub(r"[^A-Za-z0-9._-]", "_", round_id)
+            return read_round(self.index, self.key, round_id), {"round": round_id}, \
+                f"round-{safe}.json"
+        wanted, problems = RoundFilter.from_query(query)
+        if problems or not (wanted.since and wanted.until):
+            raise ExportError("export: give a round, or since and until (UTC times)")
+        found = self.index.query("SELECT min(seq) AS a, max(seq) AS b, count(*) AS n "
+                                 "FROM records WHERE ts >= ? AND ts <= ?",
+                                 (wanted.since, wanted.until + "\uffff"))
+        if not found or found[0]["n"] == 0:
+            raise ExportError("nothing to export: no record in that span")
+        if found[0]["b"] - found[0]["a"] >= MAX_EXPORT_RECORDS:
+            raise ExportError(f"export: more than {MAX_EXPORT_RECORDS} records; narrow the span")
+        return iter_seqs(self.index, self.key, found[0]["a"], found[0]["b"]), \
+            {"since": wanted.since, "until": wanted.until}, "span.json"
+
+    async def verify_page(self, request: Request) -> Response:
+        viewer = self._guard(request, console=True)
+        if not isinstance(viewer, Session):
+            return viewer
+        if request.method == "GET":
+            return self.page("verify.html", viewer, integrity=self.integrity())
+        data = b""
+        async for chunk in request.stream():
+            data += chunk
+            if len(data) > MAX_UPLOAD:
+                return JSONResponse({"ok": False, "text": "too large"}, status_code=413)
+        check = await asyncio.to_thread(self._verify_upload, data)
+        return JSONResponse({"ok": check.ok, "text": check.describe()})
+
+    def _verify_upload(self, data: bytes) -> Any:
+        hashes = {entry.seq: entry.record.hash
+                  for entry in read_listed(self.index, self.key, export_seqs(data))
+                  if entry.record is not None}
+        return verify_export(data, hashes, self.key)

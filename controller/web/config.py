@@ -1,0 +1,125 @@
+"""The web process's config: ``[web]`` in its own TOML file (``/etc/tablectl/web.toml``).
+
+Safe by default: it listens on 127.0.0.1. Any other address needs TLS (a certificate and its
+key) and an accounts file, or the process refuses to start, naming the key. Without an
+accounts file (loopback only) every viewer gets ``local_role``, the dealer's screen by default:
+the Pi's own kiosk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import os
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from controller.web.auth import Role
+from controller.web.errors import WebConfigError
+
+DEFAULT_PORT = 8640
+DEFAULT_JOURNAL = "/var/lib/tablectl/journal"
+DEFAULT_SOCKET = "/run/tablectl/control.sock"
+_KEYS = {"listen", "port", "tls_cert", "tls_key", "accounts", "local_role", "journal",
+         "hmac_key_file", "socket", "index"}
+
+
+@dataclass(frozen=True, slots=True)
+class WebConfig:
+    listen: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    accounts: Path | None = None
+    local_role: Role = Role.DEALER
+    journal: Path = Path(DEFAULT_JOURNAL)
+    hmac_key_file: Path | None = None
+    socket: Path = Path(DEFAULT_SOCKET)
+    index: Path | None = None
+    """The SQLite index (rebuildable); default: ``web-index-<journal path digest>.sqlite`` in
+    the state directory (one per journal, so pointing at another journal is no mismatch)."""
+
+    @property
+    def loopback(self) -> bool:
+        try:
+            return ipaddress.ip_address(self.listen).is_loopback
+        except ValueError:
+            return self.listen == "localhost"
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert is not None
+
+    def index_path(self) -> Path:
+        if self.index is not None:
+            return self.index
+        state = os.environ.get("STATE_DIRECTORY") or os.environ.get("XDG_STATE_HOME") \
+            or str(Path.home() / ".local" / "state")
+        folder = Path(state.split(":")[0]) / ("" if "STATE_DIRECTORY" in os.environ
+                                              else "tablectl")
+        folder.mkdir(parents=True, exist_ok=True, mode=0o750)
+        digest = hashlib.sha256(str(self.journal.resolve()).encode()).hexdigest()[:12]
+        return folder / f"web-index-{digest}.sqlite"
+
+    def checked(self) -> WebConfig:
+        """This config, or :class:`WebConfigError` naming what makes it unsafe."""
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise WebConfigError("web.tls_cert and web.tls_key go together")
+        if not self.loopback and not self.tls:
+            raise WebConfigError(f"web.listen {self.listen}: remote access needs TLS "
+                                 "(web.tls_cert, web.tls_key)")
+        if not self.loopback and self.accounts is None:
+            raise WebConfigError(f"web.listen {self.listen}: remote access needs accounts "
+                                 "(web.accounts; add them with tablectl web passwd)")
+        for name in ("tls_cert", "tls_key", "accounts"):
+            path = getattr(self, name)
+            if path is not None and not path.is_file():
+                raise WebConfigError(f"web.{name} {path}: not a readable file")
+        if not 0 <= self.port < 65536:
+            raise WebConfigError(f"web.port {self.port}: not a port")
+        return self
+
+
+def load_web_config(path: Path | None, **override: Any) -> WebConfig:
+    """The config file (if any) with command-line values over it, checked."""
+    config = WebConfig()
+    if path is not None:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as error:
+            raise WebConfigError(f"{path}: {error.strerror or error}") from error
+        except tomllib.TOMLDecodeError as error:
+            raise WebConfigError(f"{path}: not TOML: {error}") from error
+        section = data.get("web")
+        if set(data) - {"web"} or not isinstance(section, dict):
+            raise WebConfigError(f"{path}: expected one [web] table")
+        unknown = set(section) - _KEYS
+        if unknown:
+            raise WebConfigError(f"{path}: web.{sorted(unknown)[0]}: unknown key")
+        config = _apply(config, section, path.parent)
+    return _apply(config, {k: v for k, v in override.items() if v is not None},
+                  Path.cwd()).checked()
+
+
+def _apply(config: WebConfig, values: dict[str, Any], base: Path) -> WebConfig:
+    changes: dict[str, Any] = {}
+    for key, value in values.items():
+        if key == "port":
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise WebConfigError(f"web.port: must be an integer, got {value!r}")
+            changes[key] = value
+        elif key == "listen":
+            changes[key] = str(value)
+        elif key == "local_role":
+            try:
+                changes[key] = Role(value)
+            except ValueError as error:
+                raise WebConfigError(f"web.local_role {value!r}: one of "
+                                     f"{', '.join(r.value for r in Role)}") from error
+        else:
+            if not isinstance(value, str | Path):
+                raise WebConfigError(f"web.{key}: must be a path")
+            changes[key] = None if str(value) == "" else (base / Path(value))
+    return replace(config, **changes)

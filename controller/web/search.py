@@ -1,0 +1,147 @@
+"""The console's round filters, turned into one parameterised SQL query over the index.
+
+Paged by key (rounds older than the last one shown), not by OFFSET, so the hundredth page of a
+million-record journal costs what the first does. Every value is a bound parameter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from controller.web.index import JournalIndex
+
+PAGE_SIZE = 50
+_TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?)?$")
+OUTCOMES = ("open", "settled", "voided")
+
+
+@dataclass(frozen=True, slots=True)
+class RoundFilter:
+    """What surveillance asked for; empty fields do not filter."""
+
+    since: str = ""
+    until: str = ""
+    game: str = ""
+    voided: bool = False
+    irregular: bool = False
+    clause: str = ""
+    actor: str = ""
+    card: str = ""
+    result: str = ""
+    amount_over: int | None = None
+    before: int | None = None
+    """Show rounds that began before this seq (the next page)."""
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str]) -> tuple[RoundFilter, list[str]]:
+        """The filter from a URL's query, and a one-line complaint per value it ignored."""
+        problems: list[str] = []
+
+        def text(name: str) -> str:
+            return query.get(name, "").strip()[:200]
+
+        def number(name: str) -> int | None:
+            value = text(name)
+            if not value:
+                return None
+            if not value.isdigit():
+                problems.append(f"{name}: not a whole number of minor units: {value!r}")
+                return None
+            return int(value)
+
+        def moment(name: str) -> str:
+            value = text(name)
+            if value and not _TIME_RE.match(value):
+                problems.append(f"{name}: not a UTC time like 2026-11-23T18:00: {value!r}")
+                return ""
+            return value.replace(" ", "T")
+
+        return cls(since=moment("since"), until=moment("until"), game=text("game"),
+                   voided=query.get("voided") == "1", irregular=query.get("irregular") == "1",
+                   clause=text("clause"), actor=text("actor"), card=text("card").upper(),
+                   result=text("result"), amount_over=number("amount_over"),
+                   before=number("before")), problems
+
+    def query_string(self, **override: Any) -> dict[str, str]:
+        """The filter as URL query values (for the next page's link and the export)."""
+        values = {"since": self.since, "until": self.until, "game": self.game,
+                  "voided": "1" if self.voided else "", "irregular": "1" if self.irregular else "",
+                  "clause": self.clause, "actor": self.actor, "card": self.card,
+                  "result": self.result,
+                  "amount_over": "" if self.amount_over is None else str(self.amount_over)}
+        values.update({k: str(v) for k, v in override.items()})
+        return {k: v for k, v in values.items() if v}
+
+
+def search_rounds(index: JournalIndex, wanted: RoundFilter, limit: int = PAGE_SIZE
+                  ) -> tuple[list[dict[str, Any]], int | None]:
+    """One page of rounds, newest first, and the ``before`` of the next page (None: last)."""
+    where: list[str] = []
+    args: list[Any] = []
+    # Times and sequence numbers rise together (but for a clock step): the span becomes a seq
+    # range found on the time index, then the time is checked on each row (unary + keeps the
+    # planner on the seq order, so a wide span is not sorted).
+    if wanted.since:
+        where += ["first_seq >= (SELECT coalesce(min(first_seq), 0) FROM rounds "
+                  "WHERE first_ts >= ?)", "+first_ts >= ?"]
+        args += [wanted.since, wanted.since]
+    if wanted.until:
+        until = wanted.until + "\uffff"
+        where += ["first_seq <= (SELECT coalesce(max(first_seq), -1) FROM rounds "
+                  "WHERE first_ts <= ?)", "+first_ts <= ?"]
+        args += [until, until]
+    if wanted.game:
+        where.append("game = ?")
+        args.append(wanted.game)
+    if wanted.voided:
+        where.append("outcome = 'voided'")
+    if wanted.irregular:
+        where.append("irregular = 1")
+    if wanted.amount_over is not None:
+        where.append("max_amount > ?")
+        args.append(wanted.amount_over)
+    if wanted.before is not None:
+        where.append("first_seq < ?")
+        args.append(wanted.before)
+    # Clauses: a substring ("5.1.4"; few rounds have one). Actors and players: a prefix, on
+    # the terms' primary key (a substring would scan every name of every round).
+    if wanted.clause:
+        where.append("id IN (SELECT round FROM terms WHERE kind = 'clause' AND term LIKE ? "
+                     "ESCAPE '\\')")
+        args.append("%" + _like(wanted.clause) + "%")
+    if wanted.actor:
+        where.append("id IN (SELECT round FROM terms WHERE kind = 'actor' AND term >= ? AND "
+                     "term < ?)")
+        args += [wanted.actor, wanted.actor + "\U0010ffff"]
+    for kind, value in (("card", wanted.card), ("result", wanted.result)):
+        if value:
+            where.append("id IN (SELECT round FROM terms WHERE kind = ? AND term = ?)")
+            args += [kind, value]
+    sql = "SELECT * FROM rounds" + (" WHERE " + " AND ".join(where) if where else "") \
+        + " ORDER BY first_seq DESC LIMIT ?"
+    rows = [dict(row) for row in index.query(sql, (*args, limit + 1))]
+    return rows[:limit], (rows[limit - 1]["first_seq"] if len(rows) > limit else None)
+
+
+def _like(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def recall(index: JournalIndex, count: int = 10) -> list[dict[str, Any]]:
+    """The last ``count`` games that ended (AGCO 13.1 game recall), newest first."""
+    return [dict(row) for row in index.query(
+        "SELECT * FROM rounds WHERE outcome != 'open' ORDER BY last_seq DESC LIMIT ?",
+        (count,))]
+
+
+def overrides(index: JournalIndex, limit: int = 200) -> list[dict[str, Any]]:
+    """Supervisor decisions (``supervisor_decided``), newest first."""
+    return [dict(row) for row in index.query(
+        "SELECT * FROM overrides ORDER BY seq DESC LIMIT ?", (limit,))]
+
+
+def games(index: JournalIndex) -> list[str]:
+    return index.games

@@ -1,0 +1,161 @@
+"""The dealer view, accounts and config, and the app's headers, without a browser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from benchmarks.web import write_synthetic_journal
+from controller.web.app import WebApp
+from controller.web.auth import FREE_FAILURES, Authenticator, Role, add_account, load_accounts
+from controller.web.config import load_web_config
+from controller.web.dealer import dealer_view
+from controller.web.errors import AccountsError, WebConfigError
+
+STATUS = {
+    "round": 4, "state": "decisions", "game": "rws-three-card-poker",
+    "wagers": [{"id": "a", "position": "1", "bet": "ante", "amount": 500}],
+    "hands": {"1": ["AS", "KD", "2C"], "dealer": ["QH", "QS", "3D"]},
+    "decisions_due": ["1"], "held_for": None,
+    "device": {"name": "shuffler", "kind": "shuffler", "online": True,
+               "operator": {"state": "ready", "hold": None, "faults": []}},
+    "waits": [{"waits_for": "the decisions of 1", "way_out": "tablectl decide POS play|fold",
+               "role": "dealer"}],
+}
+
+
+@pytest.mark.parametrize("state", ["dealing", "decisions", "dealt", "hold"])
+def test_face_down_hand_is_hidden_before_the_reveal(state: str) -> None:
+    """RWS-3CP 3.6: the dealer's hand is face down until the reveal; the screen gets ``None``
+    for each card, whatever role reads the status."""
+    view = dealer_view({**STATUS, "state": state})
+    hands = {h["position"]: h["cards"] for h in view["hands"]}
+    assert hands["dealer"] == [None, None, None]
+    assert hands["1"] == ["AS", "KD", "2C"]
+
+
+@pytest.mark.parametrize("state", ["revealed", "settled"])
+def test_face_down_hand_is_shown_after_the_reveal(state: str) -> None:
+    view = dealer_view({**STATUS, "state": state})
+    assert {h["position"]: h["cards"] for h in view["hands"]}["dealer"] == ["QH", "QS", "3D"]
+
+
+def test_unknown_game_shows_no_cards() -> None:
+    """A status of a game this process does not know shows no hand rather than risk one."""
+    assert dealer_view({**STATUS, "game": "no-such-game"})["hands"] == []
+
+
+def test_next_step_in_dealer_words() -> None:
+    assert dealer_view(STATUS)["next"] == "Ask box 1: play or fold"
+    dealing = {**STATUS, "state": "dealing", "hands": {"1": []}}
+    assert dealer_view(dealing)["next"] == "Deal box 1"
+    held = {**STATUS, "state": "hold", "held_for": "exposed_card (RWS-3CP 5.1.2)",
+            "waits": [{"waits_for": "x", "way_out": "tablectl supervisor continue | void",
+                       "role": "supervisor"}]}
+    view = dealer_view(held)
+    assert view["next"] == "Call a supervisor: exposed_card (RWS-3CP 5.1.2)"
+    assert view["hold"]["verb"] == "tablectl supervisor continue | void"
+    assert dealer_view(None)["next"].startswith("Call a supervisor")
+
+
+def test_wrong_password_refused_and_throttled(tmp_path: Path) -> None:
+    """A wrong password gets no session; after FREE_FAILURES wrong tries even the right one
+    waits (the same answer, so the throttle is no oracle); a missing account is refused."""
+    path = tmp_path / "accounts"
+    add_account(path, "ann", Role.SURVEILLANCE, "correct horse")
+    auth = Authenticator(load_accounts(path))
+    assert auth.login("ann", "wrong horse") is None
+    assert auth.login("nobody", "correct horse") is None
+    token = auth.login("ann", "correct horse")
+    assert token is not None and auth.session(token).role is Role.SURVEILLANCE
+    for _ in range(FREE_FAILURES):
+        assert auth.login("ann", "wrong") is None
+    assert auth.login("ann", "correct horse") is None
+    with pytest.raises(AccountsError, match="at least 8"):
+        add_account(path, "bob", Role.DEALER, "short")
+    assert "ann:surveillance:$argon2id$" in path.read_text()
+    assert path.stat().st_mode & 0o077 == 0
+
+
+def test_remote_access_needs_tls_and_accounts(tmp_path: Path) -> None:
+    """Listening beyond loopback without TLS, or without accounts, is refused at start."""
+    with pytest.raises(WebConfigError, match="needs TLS"):
+        load_web_config(None, listen="0.0.0.0")
+    cert, key = tmp_path / "c.pem", tmp_path / "k.pem"
+    cert.write_text("x")
+    key.write_text("x")
+    with pytest.raises(WebConfigError, match="needs accounts"):
+        load_web_config(None, listen="0.0.0.0", tls_cert=str(cert), tls_key=str(key))
+    assert load_web_config(None).loopback
+
+
+def test_every_page_sends_the_content_security_policy(tmp_path: Path) -> None:
+    """No inline script is allowed and nothing loads from another host; unauthenticated
+    requests are sent to log in."""
+    journal = tmp_path / "journal"
+    write_synthetic_journal(journal, 3)
+    app = WebApp(journal_dir=journal, index_path=tmp_path / "i.sqlite", socket_path=None,
+                 key=None, auth=Authenticator({}), local_role=None, poll=3600)
+    with TestClient(app.asgi, follow_redirects=False) as client:
+        login = client.get("/login")
+        assert "script-src 'self'" in login.headers["content-security-policy"]
+        assert "<script>" not in login.text and "unsafe-inline" not in \
+            login.headers["content-security-policy"]
+        assert client.get("/console").headers["location"] == "/login"
+        assert client.get("/dealer/state").status_code == 401
+
+
+def test_time_span_export_reverifies_in_the_console(tmp_path: Path) -> None:
+    """An export of a time span holds every record of the span and re-verifies on the verify
+    page; an export of nothing is refused with a reason, not an empty file."""
+    journal = tmp_path / "journal"
+    write_synthetic_journal(journal, 4)
+    app = WebApp(journal_dir=journal, index_path=tmp_path / "i.sqlite", socket_path=None,
+                 key=None, auth=Authenticator({}), local_role=Role.SURVEILLANCE, poll=3600)
+    with TestClient(app.asgi) as client:
+        assert app.watcher.ready.wait(30)
+        exported = client.get("/console/export?since=2000-01-01&until=2100-01-01")
+        assert exported.status_code == 200
+        document = exported.json()
+        assert document["count"] == app.index.state().records
+        answer = client.post("/console/verify", content=exported.content).json()
+        assert answer["ok"], answer
+        empty = client.get("/console/export?since=1990-01-01&until=1990-01-02")
+        assert empty.status_code == 400 and "nothing to export" in empty.text
+
+
+def _console(tmp_path: Path, journal: Path, key: bytes | None) -> str:
+    app = WebApp(journal_dir=journal, index_path=tmp_path / "k.sqlite", socket_path=None,
+                 key=key, auth=Authenticator({}), local_role=Role.SURVEILLANCE, poll=3600)
+    with TestClient(app.asgi) as client:
+        assert app.watcher.ready.wait(30)
+        return client.get("/console").text
+
+
+def test_integrity_at_a_glance(tmp_path: Path) -> None:
+    """The console says how far the chain is verified and whether the HMAC was checked, and
+    names damage with its place: a keyed journal with its key is checked; without it, "NOT
+    checked"; a record rewritten in the file is damage at its line and seq."""
+    key = bytes(range(32))
+    journal = tmp_path / "journal"
+    write_synthetic_journal(journal, 2, key=key)
+    checked = _console(tmp_path, journal, key)
+    assert "chain verified up to seq" in checked and "HMAC checked" in checked
+    assert "HMAC NOT checked (no key)" in _console(tmp_path, journal, None)
+    path = sorted(journal.glob("journal-*.jsonl"))[0]
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[5] = lines[5].replace(b'"T1"', b'"T9"')
+    path.write_bytes(b"".join(lines))
+    damaged = _console(tmp_path, journal, key)
+    assert "DAMAGE: altered at" in damaged and "line 6 (seq 6)" in damaged
+
+
+def test_device_bytes_are_shown_as_hex() -> None:
+    """Payload fields that carry device bytes (``raw``, ``dropped_hex``...) are picked out, at
+    any depth, for the timeline's hex rows."""
+    from controller.web.timeline import hex_fields
+    payload = {"type": "FrameRejected", "fields": {"raw": "02a1ff03", "device": "shoe"},
+               "dropped_hex": "7b22", "count": 2}
+    assert hex_fields(payload) == [("fields.raw", "02a1ff03"), ("dropped_hex", "7b22")]
