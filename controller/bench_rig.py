@@ -34,13 +34,14 @@ log = structlog.get_logger("controller.bench")
 TABLE_ID = "bench-1"
 
 
-def bench_config(game: str, seed: int, journal_dir: Path) -> ServiceConfig:
+def bench_config(game: str, seed: int, journal_dir: Path,
+                 shuffler: str = "fair") -> ServiceConfig:
     """The service config of a bench table: every box of ``game``, its simulated device."""
     rules = get_game(game)
     if rules.id is GameId.LIVE_3P:
         device = DeviceConfig(DeviceKind.LIVE, SIM_URL, ShoeDialect.BEETEK, seed=seed)
     else:
-        device = DeviceConfig(DeviceKind.SHUFFLER, SIM_URL, seed=seed)
+        device = DeviceConfig(DeviceKind.SHUFFLER, SIM_URL, seed=seed, shuffle_model=shuffler)
     return ServiceConfig(source="<tablectl bench>", table_id=TABLE_ID, game=rules.id,
                          boxes=rules.positions, device=device,
                          journal=JournalConfig(journal_dir, durability=Durability.NONE),
@@ -53,13 +54,13 @@ class BenchRig:
     """``with BenchRig(game, seed, journal_dir, observe) as rig: rig.put(command) ...``."""
 
     def __init__(self, game: str, seed: int, journal_dir: Path | None,
-                 observe: InputSubscriber) -> None:
+                 observe: InputSubscriber, shuffler: str = "fair") -> None:
         self.live = get_game(game).id is GameId.LIVE_3P
         self.journal_dir = journal_dir
         self._tmp = None if journal_dir is not None else \
             tempfile.TemporaryDirectory(prefix="tablectl-bench-")
         directory = journal_dir if journal_dir is not None else Path(self._tmp.name)  # type: ignore[union-attr]
-        self.wiring = Wiring(bench_config(game, seed, directory), lambda _event: None,
+        self.wiring = Wiring(bench_config(game, seed, directory, shuffler), lambda _event: None,
                              observe=observe)
         self.summary: dict[str, Any] | None = None
 

@@ -27,6 +27,7 @@ from controller.journal.startup import (
     record_damage,
 )
 from controller.journal.writer import JournalWriter
+from controller.protection.guard import TableGuard
 from controller.service.app import Health
 from controller.selfcheck.manifest import CheckResult
 from controller.selfcheck.status import check_and_record
@@ -132,6 +133,8 @@ class Wiring:
         if report.round is not None:
             log.warning("round interrupted by the restart", round=report.round,
                         decision=report.decision.value, clause=report.clause)
+        if config.protection:
+            journaled.guard = TableGuard()
         self.table = TableThread(journaled)
         self._journal_check(check, key, found_seq)
         self.device = open_device(config.device, self.table.inputs)
