@@ -21,8 +21,9 @@ from __future__ import annotations
 import queue
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -53,6 +54,7 @@ class Bench:
 
     def __init__(self, game: str, rounds: int, *, seed: int = 0, faults: str | None = None,
                  journal_dir: str | Path | None = None, shuffler: str = "fair",
+                 publish: Callable[[Mapping[str, Any]], None] | None = None,
                  progress: Callable[[BenchReport, int], None] | None = None) -> None:
         if rounds < 1:
             raise RequestError(f"--rounds must be at least 1, got {rounds}")
@@ -66,6 +68,8 @@ class Bench:
         self.report = BenchReport(self.game, rounds, seed)
         self.journal_dir = Path(journal_dir) if journal_dir is not None else None
         self.shuffler = shuffler
+        self.publish = publish
+        """What ``tablectl watch`` would be sent (the service's publish), if anyone listens."""
         self.progress = progress
         self.out: queue.Queue[tuple[object, list[ev.RoundEvent]]] = queue.Queue()
         self.deck_blocked = False
@@ -73,7 +77,8 @@ class Bench:
 
     def run(self) -> BenchReport:
         started = time.monotonic()
-        rig = BenchRig(self.game, self.seed, self.journal_dir, self._observe, self.shuffler)
+        rig = BenchRig(self.game, self.seed, self.journal_dir, self._observe, self.shuffler,
+                       self.publish)
         self.rig = rig
         self.injector = FaultInjector(rig.inject, self.seed, live=self.live)
         self.players = Players(self.rules, self.rng, self.put, live=self.live)

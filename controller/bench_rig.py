@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
@@ -54,13 +55,15 @@ class BenchRig:
     """``with BenchRig(game, seed, journal_dir, observe) as rig: rig.put(command) ...``."""
 
     def __init__(self, game: str, seed: int, journal_dir: Path | None,
-                 observe: InputSubscriber, shuffler: str = "fair") -> None:
+                 observe: InputSubscriber, shuffler: str = "fair",
+                 publish: Callable[[Mapping[str, Any]], None] | None = None) -> None:
         self.live = get_game(game).id is GameId.LIVE_3P
         self.journal_dir = journal_dir
         self._tmp = None if journal_dir is not None else \
             tempfile.TemporaryDirectory(prefix="tablectl-bench-")
         directory = journal_dir if journal_dir is not None else Path(self._tmp.name)  # type: ignore[union-attr]
-        self.wiring = Wiring(bench_config(game, seed, directory, shuffler), lambda _event: None,
+        self.wiring = Wiring(bench_config(game, seed, directory, shuffler),
+                             publish or (lambda _event: None),
                              observe=observe)
         self.summary: dict[str, Any] | None = None
 
