@@ -43,11 +43,7 @@ WITHIN = (1, 2, 5, 50)
 
 def deal(guard: Guard, shuffler: Shuffler) -> list[Any]:
     """One deck: shuffle (the machine's own honest count), then seven hands."""
-    order = shuffler.order()
-    found = guard.shuffle(len(order), 52)
-    for hand in range(HANDS):
-        found += guard.cards(shuffler.form(order[3 * hand:3 * hand + 3]))
-    return found
+    return guard.deal(shuffler.order(), HANDS, shuffler.form)
 
 
 def false_alarms(decks: int, seed: int) -> dict[str, Any]:

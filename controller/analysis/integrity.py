@@ -74,6 +74,9 @@ def render(data: Survey, out: Path) -> list[Path]:
     written: list[Path] = []
 
     def save(fig: Any, name: str) -> None:
+        for ax in fig.axes:
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend()
         fig.tight_layout()
         for suffix in ("png", "svg"):
             path = out / f"{name}.{suffix}"
@@ -92,18 +95,22 @@ def render(data: Survey, out: Path) -> list[Path]:
     fig.colorbar(image, ax=ax)
     save(fig, "positions")
 
+    def pair_bars(ax: Any, observed: list[float], expected: list[float], label: str) -> Any:
+        xs = np.arange(len(observed))
+        ax.bar(xs - 0.2, observed, width=0.4, label="observed")
+        ax.bar(xs + 0.2, expected, width=0.4, label=label)
+        return xs
+
     fig, ax = plt.subplots(figsize=(6, 4))
     length = max(totals.valleys, key=lambda n: sum(totals.valleys[n].values()), default=0)
     counts = totals.valleys.get(length, {})
     decks = sum(counts.values())
     pmf = valley_pmf(length) if length else (1.0,)
-    xs = np.arange(len(pmf))
-    ax.bar(xs - 0.2, [counts.get(int(x), 0) for x in xs], width=0.4, label="observed")
-    ax.bar(xs + 0.2, [p * decks for p in pmf], width=0.4, label="random deck (exact)")
+    pair_bars(ax, [counts.get(k, 0) for k in range(len(pmf))], [p * decks for p in pmf],
+              "random deck (exact)")
     ax.set_xlabel(f"valleys among the {length} cards dispensed")
     ax.set_ylabel("decks")
     ax.set_title(f"Valleys per deck ({decks} decks of {length} cards)")
-    ax.legend()
     save(fig, "valleys")
 
     fig, ax = plt.subplots(figsize=(5, 4))
@@ -112,20 +119,15 @@ def render(data: Survey, out: Path) -> list[Path]:
     ax.axhline(sets / 3, color="black", linestyle="--", label="uniform")
     ax.set_ylabel("three-card sets")
     ax.set_title(f"Place of the lowest card ({sets} sets)")
-    ax.legend()
     save(fig, "packets")
 
     fig, ax = plt.subplots(figsize=(7, 4))
     names = list(totals.categories)
-    observed = [totals.categories[n][0] for n in names]
-    expected = [totals.categories[n][1] for n in names]
-    xs = np.arange(len(names))
-    ax.bar(xs - 0.2, observed, width=0.4, label="observed")
-    ax.bar(xs + 0.2, expected, width=0.4, label="exact (22,100 hands)")
+    xs = pair_bars(ax, [totals.categories[n][0] for n in names],
+                   [totals.categories[n][1] for n in names], "exact (22,100 hands)")
     ax.set_xticks(xs, names, rotation=20)
     ax.set_yscale("log")
     ax.set_title(f"Hand categories ({totals.hands} hands)")
-    ax.legend()
     save(fig, "categories")
 
     (out / "report.json").write_text(json.dumps(

@@ -11,7 +11,7 @@ boundary; the monitors' evidence spans thousands of decks, so it cannot live in 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from controller.games.cards import Card
 from controller.protection.monitors import (
@@ -66,6 +66,16 @@ class Guard:
         if as_set:
             deck.sets.append(tuple(cards))
         return findings
+
+    def deal(self, order: Sequence[int], hands: int,
+             form: Callable[[list[int]], list[int]] = list) -> list[Finding]:
+        """A whole deck at once, as a simulation deals it: a shuffle counted ``len(order)``,
+        then ``hands`` three-card sets from the top (each through ``form``, the machine's hand
+        forming)."""
+        found = self.shuffle(len(order), DECK)
+        for hand in range(hands):
+            found += self.cards(form(list(order[3 * hand:3 * hand + 3])))
+        return found
 
     def finish(self) -> list[Finding]:
         deck, self.deck = self.deck, None

@@ -17,22 +17,14 @@ from firmware_sim.shuffle_models import ShuffleModel, Shuffler
 HANDS = 7
 
 
-def _deal(guard: Guard, shuffler: Shuffler) -> list[Finding]:
-    order = shuffler.order()
-    found = guard.shuffle(len(order), 52)
-    for hand in range(HANDS):
-        found += guard.cards(shuffler.form(order[3 * hand:3 * hand + 3]))
-    return found
-
-
 def _first(model: ShuffleModel, decks: int, seed: int = 1) -> dict[MonitorId, Finding]:
-    """The first finding of each monitor within ``decks`` decks, stamped with the deck dealt
-    when it came (a deck's scores are decided when the next shuffle closes it)."""
+    """The first finding of each monitor within ``decks`` decks (its ``decks`` is the deck it
+    is about: a deck's scores are decided when the next shuffle closes it)."""
     rng = random.Random(seed)
     shuffler, guard = Shuffler(model, rng.randrange), Guard()
     first: dict[MonitorId, Finding] = {}
     for _ in range(decks):
-        for found in _deal(guard, shuffler):
+        for found in guard.deal(shuffler.order(), HANDS, shuffler.form):
             first.setdefault(found.monitor, found)
     for found in guard.finish():
         first.setdefault(found.monitor, found)
