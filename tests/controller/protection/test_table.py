@@ -12,6 +12,7 @@ from controller.journal.recorder import JournaledTable
 from controller.journal.recovery import recover
 from controller.journal.replay import replay_records
 from controller.protection import TableGuard
+from controller.protection.history import warm_from_journal
 from controller.service.handler import event_json
 from controller.table import commands as cmd
 from controller.table import events as ev
@@ -95,3 +96,25 @@ def test_repeated_order_in_the_journal_and_replayed(
     assert alerts[0].seq == inputs[0].seq + 1
     report = replay_records(records)
     assert report.divergences == [] and report.settlements_checked == 2
+
+
+def test_a_restart_keeps_the_evidence(
+        open_writer: Callable[..., JournalWriter], journal_dir: Path) -> None:
+    """A replay older than the restart is still seen: the new guard is warmed with the last
+    decks of the journal (not re-reporting what is recorded), so the first round after the
+    restart that repeats a round before it raises the alert."""
+    writer = open_writer()
+    table, _ = recover(writer, TableLayout.for_game(GAME))
+    table.guard = TableGuard()
+    table.process(dev.DeviceOnline("shuffler"))
+    _round(table, 1)
+    writer.close()
+    again = open_writer()
+    table, _ = recover(again, TableLayout.for_game(GAME))
+    table.guard = guard = TableGuard()
+    assert warm_from_journal(guard, journal_dir) == 1 and guard.reports == 0
+    table.process(dev.DeviceOnline("shuffler"))
+    _round(table, 2)
+    alerts = [r.payload for r in iter_records([journal_dir])
+              if r.event_type == "protection_alert"]
+    assert [a["monitor"] for a in alerts] == ["repeat"] and alerts[0]["round"] == 2
