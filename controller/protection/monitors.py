@@ -181,10 +181,10 @@ class Repeat(Monitor):
             number, keys = self.kept.popleft()
             for key in keys:
                 decks = self.index.get(key)
-                if decks and decks[0] == number:
+                while decks and decks[0] == number:  # twice when a faulty deck repeats a run
                     decks.pop(0)
-                    if not decks:
-                        del self.index[key]
+                if decks is not None and not decks:
+                    del self.index[key]
         self.hits, self.keys, self.fired = {}, [], False
         return None
 

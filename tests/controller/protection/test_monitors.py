@@ -11,7 +11,7 @@ import math
 import random
 
 from controller.protection import Guard, MonitorId
-from controller.protection.monitors import Finding, Ledger
+from controller.protection.monitors import Finding, Ledger, Repeat
 from firmware_sim.shuffle_models import ShuffleModel, Shuffler
 
 HANDS = 7
@@ -103,3 +103,21 @@ def test_position_and_category_batches_decide_on_their_batch() -> None:
     position, categories = first[MonitorId.POSITION], first[MonitorId.CATEGORIES]
     assert position.decks == 520 and position.statistic > position.threshold
     assert categories.decks == 400 and categories.statistic > categories.threshold
+
+
+def test_repeat_window_forgets_old_decks() -> None:
+    """The repeat monitor's memory is bounded: a deck older than the window is forgotten (its
+    runs leave the index), so a replay of it is no longer matched."""
+    guard = Guard([Repeat(window=2)])
+    order = list(range(30, 39))
+    for deck in (order, [1, 2, 3, 4, 5, 6, 7, 8, 9], [11, 12, 13, 14, 15, 16, 17, 18, 19]):
+        guard.shuffle()
+        assert guard.cards(deck) == []
+    guard.shuffle()  # closes deck 3: decks 2 and 3 kept, deck 1 forgotten
+    monitor = guard.monitors[0]
+    assert isinstance(monitor, Repeat) and [n for n, _ in monitor.kept] == [2, 3]
+    assert all(1 not in decks for decks in monitor.index.values())
+    assert guard.cards(order) == []
+    guard.shuffle()
+    assert [f.detail for f in guard.cards(order)][:1] == [
+        "dispense order repeats deck 4 (5 ordered runs of three cards in common)"]
