@@ -73,6 +73,8 @@ class Deck:
 
 
 class Monitor:
+    """A monitor reads one deck card by card (:meth:`card`) and decides when it closes."""
+
     id: MonitorId
 
     def card(self, deck: Deck, card: int) -> Finding | None:
@@ -107,7 +109,7 @@ class Ledger(Monitor):
 
     def card(self, deck: Deck, card: int) -> Finding | None:
         if card in deck.seen:
-            return Finding(self.id, len(deck.cards), deck.counted, self.decks + 1,
+            return Finding(self.id, 2, 1, self.decks + 1,
                            f"{FULL_DECK[card].code} dispensed twice since the shuffle")
         if len(deck.cards) >= deck.counted:
             return Finding(self.id, len(deck.cards) + 1, deck.counted, self.decks + 1,

@@ -59,7 +59,8 @@ def test_duplicate_and_overcount_in_one_deck() -> None:
     guard.shuffle(counted=4)
     assert guard.cards((0, 1, 2)) == []
     twice = guard.cards((1,))
-    assert [f.detail for f in twice] == ["3S dispensed twice since the shuffle"]
+    assert [(f.detail, f.statistic, f.threshold) for f in twice] == [
+        ("3S dispensed twice since the shuffle", 2, 1)]
     extra = guard.cards((7,))
     assert extra[0].holds and extra[0].threshold == 4
 
