@@ -22,6 +22,10 @@ comparison is side by side in the same run and reported as a ratio:
   that never reads its replies (``benchmarks/control.py``).
 
 Run: ``python benchmarks/run.py [--json] [--only eval,settle,odds,latency]``.
+
+Game protection (false alarms and power of every monitor against every faulty shuffler, the
+live cost per card, the integrity report's time) is ``python benchmarks/protection.py``
+(docs/game-protection.md).
 """
 
 from __future__ import annotations

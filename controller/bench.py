@@ -21,8 +21,9 @@ from __future__ import annotations
 import queue
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -52,7 +53,8 @@ class Bench:
     """``Bench(game, rounds, seed=..., faults=...).run()`` -> :class:`BenchReport`."""
 
     def __init__(self, game: str, rounds: int, *, seed: int = 0, faults: str | None = None,
-                 journal_dir: str | Path | None = None,
+                 journal_dir: str | Path | None = None, shuffler: str = "fair",
+                 publish: Callable[[Mapping[str, Any]], None] | None = None,
                  progress: Callable[[BenchReport, int], None] | None = None) -> None:
         if rounds < 1:
             raise RequestError(f"--rounds must be at least 1, got {rounds}")
@@ -65,6 +67,9 @@ class Bench:
         self.fault_list, self.fault_rate = parse_faults(self.game, faults)
         self.report = BenchReport(self.game, rounds, seed)
         self.journal_dir = Path(journal_dir) if journal_dir is not None else None
+        self.shuffler = shuffler
+        self.publish = publish
+        """What ``tablectl watch`` would be sent (the service's publish), if anyone listens."""
         self.progress = progress
         self.out: queue.Queue[tuple[object, list[ev.RoundEvent]]] = queue.Queue()
         self.deck_blocked = False
@@ -72,7 +77,8 @@ class Bench:
 
     def run(self) -> BenchReport:
         started = time.monotonic()
-        rig = BenchRig(self.game, self.seed, self.journal_dir, self._observe)
+        rig = BenchRig(self.game, self.seed, self.journal_dir, self._observe, self.shuffler,
+                       self.publish)
         self.rig = rig
         self.injector = FaultInjector(rig.inject, self.seed, live=self.live)
         self.players = Players(self.rules, self.rng, self.put, live=self.live)
@@ -171,6 +177,8 @@ class Bench:
             state.close_refused = True  # a device is offline: "No more bets" when it is back
         elif isinstance(event, ev.DeckBlocked):
             self.deck_blocked = True
+        elif isinstance(event, ev.ProtectionAlert):
+            report.protection_alerts[event.monitor] += 1
         elif isinstance(event, ev.RoundVoided):
             report.voided += 1
             report.voids_by_clause[event.clause] += 1

@@ -36,6 +36,8 @@ class BenchReport:
     stuck: int = 0
     seconds: float = 0.0
     journal: dict[str, Any] | None = None
+    protection_alerts: Counter[str] = field(default_factory=Counter)
+    """Game-protection alerts by monitor (``--shuffler`` a faulty machine)."""
 
     def theoretical(self) -> dict[str, float]:
         """House edge per unit staked from ``game_odds`` (RWS-3CP "ante" is Ante with Play)."""
@@ -49,6 +51,7 @@ class BenchReport:
             "hands_removed": self.hands_removed, "journal": self.journal, "seed": self.seed,
             "faults_injected": dict(sorted(self.faults_injected.items())), "stuck": self.stuck,
             "seconds": round(self.seconds, 3),
+            "protection_alerts": dict(sorted(self.protection_alerts.items())),
             "rounds_per_second": round(self.rounds / self.seconds, 2) if self.seconds else None,
             "bets": {bet: {"wagers": t.wagers, "staked": t.staked, "net": t.net,
                            "net_per_unit": t.net / t.staked if t.staked else None,
@@ -68,6 +71,8 @@ def summary_lines(report: BenchReport) -> list[str]:
         lines.append(f"  void {n:>5}  {clause}")
     for fault, n in data["faults_injected"].items():
         lines.append(f"  fault {n:>4}  {fault}")
+    for monitor, n in data["protection_alerts"].items():
+        lines.append(f"  protection alert {n:>4}  {monitor}")
     lines.append("bet               wagers      staked         net   net/unit   theory")
     for bet, row in data["bets"].items():
         per = "-" if row["net_per_unit"] is None else f"{row['net_per_unit']:+.4f}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
@@ -34,15 +35,16 @@ log = structlog.get_logger("controller.bench")
 TABLE_ID = "bench-1"
 
 
-def bench_config(game: str, seed: int, journal_dir: Path, *, ephemeral: bool = False
-                 ) -> ServiceConfig:
-    """The service config of a bench table: every box of ``game``, its simulated device.
-    ``ephemeral``: the journal is a temporary directory nobody reviews (no HMAC warning)."""
+def bench_config(game: str, seed: int, journal_dir: Path, shuffler: str = "fair", *,
+                 ephemeral: bool = False) -> ServiceConfig:
+    """The service config of a bench table: every box of ``game``, its simulated device
+    (``shuffler``: its shuffle model). ``ephemeral``: the journal is a temporary directory
+    nobody reviews (no HMAC warning)."""
     rules = get_game(game)
     if rules.id is GameId.LIVE_3P:
         device = DeviceConfig(DeviceKind.LIVE, SIM_URL, ShoeDialect.BEETEK, seed=seed)
     else:
-        device = DeviceConfig(DeviceKind.SHUFFLER, SIM_URL, seed=seed)
+        device = DeviceConfig(DeviceKind.SHUFFLER, SIM_URL, seed=seed, shuffle_model=shuffler)
     return ServiceConfig(source="<tablectl bench>", table_id=TABLE_ID, game=rules.id,
                          boxes=rules.positions, device=device,
                          journal=JournalConfig(journal_dir, durability=Durability.NONE,
@@ -56,14 +58,16 @@ class BenchRig:
     """``with BenchRig(game, seed, journal_dir, observe) as rig: rig.put(command) ...``."""
 
     def __init__(self, game: str, seed: int, journal_dir: Path | None,
-                 observe: InputSubscriber) -> None:
+                 observe: InputSubscriber, shuffler: str = "fair",
+                 publish: Callable[[Mapping[str, Any]], None] | None = None) -> None:
         self.live = get_game(game).id is GameId.LIVE_3P
         self.journal_dir = journal_dir
         self._tmp = None if journal_dir is not None else \
             tempfile.TemporaryDirectory(prefix="tablectl-bench-")
         directory = journal_dir if journal_dir is not None else Path(self._tmp.name)  # type: ignore[union-attr]
-        self.wiring = Wiring(bench_config(game, seed, directory, ephemeral=journal_dir is None),
-                             lambda _event: None,
+        self.wiring = Wiring(bench_config(game, seed, directory, shuffler,
+                                          ephemeral=journal_dir is None),
+                             publish or (lambda _event: None),
                              observe=observe)
         self.summary: dict[str, Any] | None = None
 

@@ -224,3 +224,21 @@ class EventAcknowledger(Protocol):
     def redeliver(self, origin: EventOrigin) -> None:
         """The event could not be recorded: hand the device's next resend of it on again."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class ProtectionReport(DeviceEvent):
+    """A game-protection monitor's finding over the card stream (``device = "protection"``,
+    :mod:`controller.protection`).
+
+    Not a card device, but it reaches the table as an input for the reason :class:`ClockReport`
+    does: the monitors' evidence spans thousands of decks, beyond the table's sessions, so what
+    the table does with a finding (a ``ProtectionAlert``; a deck ``holds`` for a supervisor)
+    must be an input the journal records for the replay to regenerate it."""
+
+    monitor: str = ""
+    statistic: float = 0.0
+    threshold: float = 0.0
+    decks: int = 0
+    detail: str = ""
+    holds: bool = False

@@ -36,6 +36,7 @@ from drivers.framed.messages import (
 )
 from firmware_sim.faults import FaultKind, FaultSpec, FaultSpecError
 from firmware_sim.framed import LINK_FAULTS, Conformance, FramedSimDevice
+from firmware_sim.shuffle_models import ShuffleModel, Shuffler
 
 FIRMWARE = "2.3.1"
 IDENTITY = IdentityReply(
@@ -61,7 +62,8 @@ class ShufflerSim(FramedSimDevice):
                  shuffle_seconds: float = 0.1, dispense_seconds: float = 0.05,
                  take_seconds: float | None = 0.1, clock: Callable[[], float] | None = None,
                  identity: IdentityReply = IDENTITY,
-                 conformance: Conformance = Conformance.STRICT) -> None:
+                 conformance: Conformance = Conformance.STRICT,
+                 shuffle_model: ShuffleModel | str = ShuffleModel.FAIR) -> None:
         self.shuffle_seconds = shuffle_seconds
         self.dispense_seconds = dispense_seconds
         self.take_seconds = take_seconds
@@ -74,6 +76,9 @@ class ShufflerSim(FramedSimDevice):
         self._reset_round()
         kwargs = {"clock": clock} if clock is not None else {}
         super().__init__(seed, faults, identity=identity, conformance=conformance, **kwargs)
+        self.model = Shuffler(shuffle_model, self.randbelow)
+        """How the mechanism orders the deck (:mod:`firmware_sim.shuffle_models`): a faulty
+        machine for the game-protection monitors; the protocol is the same."""
 
     def _reset_round(self) -> None:
         self._state = DeviceState.IDLE
@@ -201,9 +206,8 @@ class ShufflerSim(FramedSimDevice):
     def _finish_shuffle(self) -> None:
         deck = list(FULL_DECK)
         if self._armed.pop(FaultKind.UNSHUFFLED, None) is None:
-            for i in range(len(deck) - 1, 0, -1):  # Fisher-Yates with the CSPRNG (or seed)
-                j = self.randbelow(i + 1)
-                deck[i], deck[j] = deck[j], deck[i]
+            # Fisher-Yates with the CSPRNG (or seed), unless a faulty model is configured
+            deck = [FULL_DECK[i] for i in self.model.order()]
             shuffled = True
         else:
             shuffled = False
@@ -235,6 +239,7 @@ class ShufflerSim(FramedSimDevice):
                 self._fault(fault, detail)
                 return
         cards = [self._deck.pop(0) for _ in range(size)]
+        cards = [FULL_DECK[i] for i in self.model.form([c.index for c in cards])]
         duplicate = armed.pop(FaultKind.DUPLICATE, None) is not None
         if duplicate:
             cards[-1] = (self._dealt or cards)[0]

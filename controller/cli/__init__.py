@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "controller.cli.probe",
     "controller.cli.conformance",
     "controller.cli.journal",
+    "controller.cli.integrity",
     "controller.cli.selfcheck",
     "controller.cli.run",
     "controller.cli.client",

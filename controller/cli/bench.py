@@ -1,5 +1,5 @@
 """``tablectl bench --game GAME --rounds N [--seed S] [--faults LIST|RATE] [--json]
-[--journal-dir DIR]``: a simulated table end to end (see :mod:`controller.bench`)."""
+[--journal-dir DIR] [--shuffler MODEL]``: a simulated table end to end (see :mod:`controller.bench`)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 from controller.bench import Bench, BenchReport, applicable_faults, summary_lines
 from controller.cli.output import print_json
 from controller.logsetup import status_line
+from firmware_sim.shuffle_models import ShuffleModel
 
 
 def register(subparsers: Any) -> None:
@@ -23,6 +24,9 @@ def register(subparsers: Any) -> None:
                              " or a rate (0.1: a random applicable fault in 10%% of rounds); "
                              f"casino tables: {','.join(applicable_faults('rws-three-card-poker'))}"
                              f"; LIVE-3P: {','.join(applicable_faults('live-three-pictures'))}")
+    parser.add_argument("--shuffler", default="fair", choices=[m.value for m in ShuffleModel],
+                        help="how the simulated shuffler orders its deck: fair, or a faulty "
+                             "machine the game-protection monitors should catch")
     parser.add_argument("--journal-dir", default=None,
                         help="write every table input and round event to a journal here")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -46,7 +50,7 @@ def _progress(rounds: int, quiet: bool):
 
 def run(args: argparse.Namespace) -> int:
     bench = Bench(args.game, args.rounds, seed=args.seed, faults=args.faults,
-                  journal_dir=args.journal_dir, progress=_progress(args.rounds, args.json))
+                  journal_dir=args.journal_dir, shuffler=args.shuffler, progress=_progress(args.rounds, args.json))
     report = bench.run()
     if args.json:
         print_json(report.as_json())

@@ -69,7 +69,7 @@ MONEY_INPUT_TYPES = frozenset({
     "PlayerDecision", "PlayerOption", "CloseOptions", "ReportIrregularity",
     "SupervisorDecision", "RevealDealer", "SettleRound", "OpenRound",
     "ShuffleDone", "CardSetDispensed", "CardRead", "ForeignCard", "NoRead", "DoubleFeed",
-    "FaultRaised", "DeviceOffline", "DeviceRebooted",
+    "FaultRaised", "DeviceOffline", "DeviceRebooted", "ProtectionReport",
 })
 
 

@@ -34,7 +34,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -56,6 +56,9 @@ from controller.table import events as ev
 from controller.table.layout import TableLayout
 from controller.table.table import Table
 from drivers import events as dev
+
+if TYPE_CHECKING:
+    from controller.protection.guard import TableGuard
 
 log = structlog.get_logger("controller.journal.recorder")
 
@@ -211,6 +214,9 @@ class JournaledTable:
         self.unrecorded: list[ev.RoundEvent] = []
         """Outputs the journal could not take yet, in order (:meth:`flush` writes them)."""
         self.unrecorded_error = ""
+        self.guard: TableGuard | None = None
+        """Game-protection monitors (set by the service's wiring, never during replay): they
+        see every input in order, and their findings are recorded and handled as inputs."""
         self._thread: threading.Thread | None = None
 
     # -- construction ------------------------------------------------------------------------
@@ -294,6 +300,9 @@ class JournaledTable:
             self.devices[item.device] = item.identity
         if isinstance(item, cmd.OpenRound):
             self._next_session()
+        guard = self.guard
+        for finding in guard.before(item) if guard is not None else ():
+            self.process(finding)  # a deck found short is blocked before the next shuffle
         event_type, payload = encode_input(item)
         try:
             self.writer.append(event_type, payload, round_id=round_id, actor=actor_of(item),
@@ -306,6 +315,8 @@ class JournaledTable:
         if numbered is not None:
             self.delivery.recorded(numbered)
         self.table.process(item)
+        for finding in guard.after(item) if guard is not None else ():
+            self.process(finding)
         if self.unrecorded:
             raise JournalBehindError(
                 f"{len(self.unrecorded)} outcome record(s) of {payload['type']} not written "

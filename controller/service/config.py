@@ -101,6 +101,9 @@ class DeviceConfig:
     seed: int | None = None
     """Seed of the simulator (``url = "sim"`` only), so that ``tablectl bench --seed`` deals the
     same cards every run. Not a config-file key: a table's shuffles come from ``secrets``."""
+    shuffle_model: str = "fair"
+    """How the simulated shuffler orders its deck (``tablectl bench --shuffler``, a faulty
+    machine from :mod:`firmware_sim.shuffle_models`). Not a config-file key either."""
 
     @property
     def simulated(self) -> bool:
@@ -178,6 +181,8 @@ class ServiceConfig:
     software: SoftwareConfig = SoftwareConfig()
     clock: ClockPolicy = ClockPolicy()
     """``[clock]``: may rounds open on an untrusted clock, and what counts as one."""
+    protection: bool = True
+    """Game-protection monitors on the card stream (:mod:`controller.protection`)."""
 
     @property
     def rules(self) -> GameRules:

@@ -156,7 +156,8 @@ def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> Dea
         from drivers.shuffler import Shuffler
         from firmware_sim.shuffler import ShufflerSim
 
-        sim = ShufflerSim(config.seed, shuffle_seconds=0.0, dispense_seconds=0.0, take_seconds=None)
+        sim = ShufflerSim(config.seed, shuffle_seconds=0.0, dispense_seconds=0.0, take_seconds=None,
+                          shuffle_model=config.shuffle_model)
         server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick,
                            tick_on_command=True)
         bind_server(sim, server)

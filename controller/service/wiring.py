@@ -28,6 +28,8 @@ from controller.journal.startup import (
     record_damage,
 )
 from controller.journal.writer import JournalWriter
+from controller.protection.guard import TableGuard
+from controller.protection.history import warm_from_journal
 from controller.service.app import Health
 from controller.selfcheck.manifest import CheckResult
 from controller.selfcheck import status as selfcheck_status
@@ -136,6 +138,10 @@ class Wiring:
         if report.round is not None:
             log.warning("round interrupted by the restart", round=report.round,
                         decision=report.decision.value, clause=report.clause)
+        if config.protection:
+            journaled.guard = guard = TableGuard()
+            warmed = warm_from_journal(guard, journal.directory)
+            log.info("protection monitors warmed from the journal", decks=warmed)
         self.table = TableThread(journaled)
         self._journal_check(check, key, found_seq)
         self.device = open_device(config.device, self.table.inputs)

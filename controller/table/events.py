@@ -281,3 +281,18 @@ class ClockOverridden(RoundEvent):
     by: str
     reason: str
     untrusted: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProtectionAlert(RoundEvent):
+    """A game-protection monitor alarmed (:mod:`controller.protection`): its statistic against
+    its threshold after ``decks`` decks. ``held`` when the deck is blocked for a supervisor (a
+    card missing or extra: the rule set's shortage/excess clause, ``clause``)."""
+
+    monitor: str
+    statistic: float
+    threshold: float
+    decks: int
+    detail: str
+    held: bool = False
+    clause: str = ""

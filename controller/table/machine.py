@@ -17,7 +17,8 @@ mixins :class:`RoundMachine` is composed of, one concern each:
 - :mod:`~controller.table.holds`: supervisor decisions, player options, resuming;
 - :mod:`~controller.table.settling`: decisions, the reveal, settlement and corrections;
 - :mod:`~controller.table.clockgate`: no round opens on an untrusted clock (the ``[clock]``
-  policy).
+  policy);
+- :mod:`~controller.table.protection`: game-protection findings (alerts, a short deck held).
 
 The states and the values kept between inputs are in :mod:`~controller.table.states`.
 """
@@ -38,6 +39,7 @@ from controller.table.holds import HoldsMixin
 from controller.table.intake import IntakeMixin
 from controller.table.irregularities import Source
 from controller.table.layout import TableLayout
+from controller.table.protection import ProtectionMixin
 from controller.table.rulings import RulingsMixin
 from controller.table.settling import SettlingMixin
 from controller.table.states import (
@@ -66,7 +68,7 @@ table cited the clauses of three other games)."""
 
 
 class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, SettlingMixin,
-                   ClockGateMixin):
+                   ClockGateMixin, ProtectionMixin):
     """One table's rounds. Not thread-safe by design: only the table thread calls it."""
 
     def __init__(self, layout: TableLayout, emit: Callable[[ev.RoundEvent], None],
@@ -103,6 +105,8 @@ class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, Settling
                 self._command(item)
             elif isinstance(item, dev.ClockReport):
                 self._clock(item)
+            elif isinstance(item, dev.ProtectionReport):
+                self._protection(item)
             elif isinstance(item, dev.DeviceEvent):
                 self._device(item)
             else:

@@ -1,0 +1,20 @@
+"""Game protection from the cards alone (issue 15): monitors over the dispensed card stream.
+
+- :mod:`.stats`: exact null distributions (valleys, Eulerian, hand categories, chi-square);
+- :mod:`.sequential`: CUSUM and batch chi-square decisions with a stated false-alarm rate;
+- :mod:`.monitors`: ledger, repeat, sortedness, one-pass, packet, position, categories;
+- :mod:`.limits`: their limits, measured by ``benchmarks/protection.py``;
+- :mod:`.guard`: the monitors on the table's card stream (live) or a journal's (offline);
+- :mod:`.history`: their evidence carried across a restart (the journal's last decks);
+- :mod:`.tally`: the totals the surveillance report draws.
+
+Pure Python with no third-party import: it runs on the Pi beside the table. The offline report
+(:mod:`controller.analysis.integrity`) uses numpy/matplotlib from the ``analysis`` extra.
+"""
+
+from __future__ import annotations
+
+from controller.protection.guard import Guard, TableGuard
+from controller.protection.monitors import Finding, MonitorId
+
+__all__ = ["Finding", "Guard", "MonitorId", "TableGuard"]

@@ -1,0 +1,356 @@
+"""The monitors: each reads the cards dispensed after one shuffle (a *deck*) and decides.
+
+They work on pack indices (0..51, :data:`controller.games.cards.FULL_DECK` order, the order a new
+deck comes in and the reference the sortedness tests measure against) so that the live guard
+and the benchmark's direct simulation run the same code. Every monitor is pure Python, O(cards)
+per deck, with memory bounded by constants.
+
+A monitor gets :meth:`Monitor.card` for each card as it is dispensed (an immediate finding:
+a duplicate, a repeated order) and :meth:`Monitor.close` once the deck is finished (the next
+shuffle): the deck's score goes into its sequential decision.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from enum import Enum
+
+from controller.games.cards import FULL_DECK
+from controller.games.poker import PokerCategory, evaluate
+from controller.protection import limits
+from controller.protection.sequential import FALSE_ALARM_RATE, BatchTest, Cusum
+from controller.protection.stats import (
+    CATEGORY_COUNTS,
+    HANDS,
+    descents,
+    eulerian_moments,
+    rising_sequences,
+    valley_moments,
+    valleys,
+)
+
+DECK = 52
+MIN_SCORED = 6
+"""A deck with fewer cards dispensed says too little about its order to be scored."""
+
+
+class MonitorId(str, Enum):
+    LEDGER = "ledger"
+    REPEAT = "repeat"
+    SORTEDNESS = "sortedness"
+    ONE_PASS = "one_pass"
+    PACKET = "packet"
+    POSITION = "position"
+    CATEGORIES = "categories"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One alarm: which monitor, its statistic against its threshold, after how many decks.
+    ``holds`` when the deck itself is wrong (a card missing from it): dealing stops until a
+    supervisor replaces or counts it."""
+
+    monitor: MonitorId
+    statistic: float
+    threshold: float
+    decks: int
+    detail: str
+    holds: bool = False
+
+
+@dataclass(slots=True)
+class Deck:
+    """The cards dispensed since the last shuffle, in order, and the sets they came in."""
+
+    number: int
+    counted: int = DECK
+    expected: int = DECK
+    cards: list[int] = field(default_factory=list)
+    sets: list[tuple[int, ...]] = field(default_factory=list)
+    seen: set[int] = field(default_factory=set)
+
+
+class Monitor:
+    """A monitor reads one deck card by card (:meth:`card`) and decides when it closes."""
+
+    id: MonitorId
+
+    def card(self, deck: Deck, card: int) -> Finding | None:
+        return None
+
+    def close(self, deck: Deck) -> Finding | None:
+        return None
+
+
+class Ledger(Monitor):
+    """Every card accounted for: the device's count, duplicates, more cards than counted, and a
+    card that never comes out (stuck inside, or a deck short while the count says 52).
+
+    The last is decided exactly: a card unseen for a run of decks has probability
+    prod((N - d_i) / N) under a fair shuffle; alarming when that falls below
+    ``rate / 52`` bounds the false alarms per deck by ``rate`` (a union over the 52 cards of
+    first crossings, each of probability at most the bound)."""
+
+    id = MonitorId.LEDGER
+
+    def __init__(self, rate: float = FALSE_ALARM_RATE) -> None:
+        self.log_unseen = [0.0] * DECK
+        self.limit = math.log(rate / DECK)
+        self.decks = 0
+
+    def open(self, deck: Deck) -> Finding | None:
+        if deck.counted != deck.expected:
+            return Finding(self.id, deck.counted, deck.expected, self.decks + 1,
+                           f"the shuffler counted {deck.counted} cards, expected "
+                           f"{deck.expected}")
+        return None
+
+    def card(self, deck: Deck, card: int) -> Finding | None:
+        if card in deck.seen:
+            return Finding(self.id, 2, 1, self.decks + 1,
+                           f"{FULL_DECK[card].code} dispensed twice since the shuffle")
+        if len(deck.cards) >= deck.counted:
+            return Finding(self.id, len(deck.cards) + 1, deck.counted, self.decks + 1,
+                           f"card {len(deck.cards) + 1} dispensed from a deck counted "
+                           f"{deck.counted}", holds=True)
+        return None
+
+    def close(self, deck: Deck) -> Finding | None:
+        self.decks += 1
+        n, d = max(deck.counted, 1), len(deck.seen)
+        if d == 0 or d >= n:
+            return None
+        step = math.log((n - d) / n)
+        worst = 0
+        for card in range(DECK):
+            if card in deck.seen:
+                self.log_unseen[card] = 0.0
+            else:
+                self.log_unseen[card] += step
+                if self.log_unseen[card] < self.log_unseen[worst]:
+                    worst = card
+        if self.log_unseen[worst] < self.limit:
+            value = self.log_unseen[worst]
+            self.log_unseen[worst] = 0.0
+            return Finding(self.id, round(value, 3), round(self.limit, 3), self.decks,
+                           f"{FULL_DECK[worst].code} not dispensed for a run of decks a fair "
+                           f"shuffler gives with probability {math.exp(value):.1e}: a card "
+                           f"stuck inside or missing", holds=True)
+        return None
+
+
+class Repeat(Monitor):
+    """A deck dispensed in (nearly) the order of an earlier one: ordered triples of consecutive
+    cards shared with one earlier deck, within the last ``window`` decks. Three shared triples
+    happen between two fair decks with probability about 3e-9; an exact replay shares them from
+    its fifth card."""
+
+    id = MonitorId.REPEAT
+
+    def __init__(self, window: int = limits.REPEAT_WINDOW,
+                 shared: int = limits.REPEAT_SHARED) -> None:
+        self.window, self.shared = window, shared
+        self.index: dict[int, list[int]] = {}
+        self.kept: deque[tuple[int, list[int]]] = deque()
+        self.hits: dict[int, int] = {}
+        self.keys: list[int] = []
+        self.fired = False
+
+    def card(self, deck: Deck, card: int) -> Finding | None:
+        cards = deck.cards
+        if len(cards) < 2:
+            if not cards:
+                self.hits, self.keys, self.fired = {}, [], False
+            return None
+        key = (cards[-2] * DECK + cards[-1]) * DECK + card
+        self.keys.append(key)
+        for earlier in self.index.get(key, ()):
+            hits = self.hits[earlier] = self.hits.get(earlier, 0) + 1
+            if hits >= self.shared and not self.fired:
+                self.fired = True
+                return Finding(self.id, hits, self.shared, deck.number,
+                               f"dispense order repeats deck {earlier} ({hits} ordered runs of "
+                               f"three cards in common)")
+        return None
+
+    def close(self, deck: Deck) -> Finding | None:
+        for key in self.keys:
+            self.index.setdefault(key, []).append(deck.number)
+        self.kept.append((deck.number, self.keys))
+        while len(self.kept) > self.window:
+            number, keys = self.kept.popleft()
+            for key in keys:
+                decks = self.index.get(key)
+                while decks and decks[0] == number:  # twice when a faulty deck repeats a run
+                    decks.pop(0)
+                if decks is not None and not decks:
+                    del self.index[key]
+        self.hits, self.keys, self.fired = {}, [], False
+        return None
+
+
+class _Scored(Monitor):
+    """A per-deck standardised score into a CUSUM ("too few": the score is -z)."""
+
+    drift: float
+    limit: float
+
+    def __init__(self) -> None:
+        self.cusum = Cusum(self.drift, self.limit)
+        self.decks = 0
+
+    def score(self, cards: list[int]) -> float:
+        raise NotImplementedError
+
+    def close(self, deck: Deck) -> Finding | None:
+        self.decks += 1
+        if len(deck.cards) < MIN_SCORED:
+            return None
+        if self.cusum.add(self.score(deck.cards)):
+            return Finding(self.id, round(self.cusum.last, 3), self.cusum.limit,
+                           self.decks, self.describe(deck.cards))
+        return None
+
+    def describe(self, cards: list[int]) -> str:
+        raise NotImplementedError
+
+
+class SortednessMonitor(_Scored):
+    """An unshuffled or partly sorted deck: too few descents and rising sequences against pack
+    order (each Eulerian under a fair shuffle: mean (d-1)/2, variance (d+1)/12)."""
+
+    id = MonitorId.SORTEDNESS
+    drift, limit = limits.SORTEDNESS_DRIFT, limits.SORTEDNESS_LIMIT
+
+    def score(self, cards: list[int]) -> float:
+        mean, sd = eulerian_moments(len(cards))
+        total = descents(cards) + rising_sequences(cards) - 1
+        return (2 * mean - total) / (sd * math.sqrt(2))
+
+    def describe(self, cards: list[int]) -> str:
+        mean, _ = eulerian_moments(len(cards))
+        return (f"deck order too close to pack order: {descents(cards)} descents and "
+                f"{rising_sequences(cards)} rising sequences in {len(cards)} cards "
+                f"(fair: {mean:.1f} and {mean + 1:.1f})")
+
+
+class OnePass(_Scored):
+    """One-pass hand-forming bias (Diaconis, Fulman and Holmes 2013): the chance of an order
+    depends on its valleys, and a k-shelf machine leaves few. Valleys of the dispensed cards
+    against a random permutation's (mean (d-2)/3, variance 2(d+1)/45)."""
+
+    id = MonitorId.ONE_PASS
+    drift, limit = limits.ONE_PASS_DRIFT, limits.ONE_PASS_LIMIT
+
+    def score(self, cards: list[int]) -> float:
+        mean, sd = valley_moments(len(cards))
+        return (mean - valleys(cards)) / sd
+
+    def describe(self, cards: list[int]) -> str:
+        mean, _ = valley_moments(len(cards))
+        return (f"too few valleys deck after deck (one-pass hand-former): {valleys(cards)} in "
+                f"this deck's {len(cards)} cards (fair: {mean:.2f})")
+
+
+class Packet(Monitor):
+    """Within each three-card set the lowest card (pack order) is equally likely first, second
+    or third: a batch chi-square (2 df) every ``limits.PACKET_DECKS`` decks."""
+
+    id = MonitorId.PACKET
+
+    def __init__(self, decks: int = limits.PACKET_DECKS) -> None:
+        self.test = BatchTest(decks, 2)
+        self.test.cells(3)
+        self.decks = 0
+        self.totals = [0, 0, 0]
+
+    def close(self, deck: Deck) -> Finding | None:
+        self.decks += 1
+        test = self.test
+        for cards in deck.sets:
+            if len(cards) == 3:
+                where = cards.index(min(cards))
+                test.observed[where] += 1
+                self.totals[where] += 1
+                for i in range(3):
+                    test.expected[i] += 1 / 3
+        if test.deck_done():
+            return Finding(self.id, round(test.last, 3), round(test.critical, 3), self.decks,
+                           "the lowest card's place in the three-card sets is not uniform")
+        return None
+
+
+class Position(Monitor):
+    """The regulators' per-position chi-square (COMAR 36.05.02.17, NMAC 15.1.7.13): which card
+    came out at each dealing position, over a batch of decks; 51 df per position."""
+
+    id = MonitorId.POSITION
+
+    def __init__(self, positions: int = limits.POSITIONS,
+                 decks: int = limits.POSITION_DECKS) -> None:
+        self.positions = positions
+        self.test = BatchTest(decks, 51 * positions)
+        self.test.cells(positions * DECK)
+        self.reached = [0] * positions
+        self.decks = 0
+        self.totals = [0] * (positions * DECK)
+
+    def close(self, deck: Deck) -> Finding | None:
+        self.decks += 1
+        test = self.test
+        reached = min(len(deck.cards), self.positions)
+        for p in range(reached):
+            cell = p * DECK + deck.cards[p]
+            test.observed[cell] += 1
+            self.totals[cell] += 1
+            base = p * DECK
+            for c in range(DECK):
+                test.expected[base + c] += 1 / DECK
+        if test.deck_done():
+            return Finding(self.id, round(test.last, 1), round(test.critical, 1), self.decks,
+                           f"cards by dealing position (first {self.positions}) differ from "
+                           f"uniform")
+        return None
+
+
+CATEGORY_ORDER = tuple(CATEGORY_COUNTS)
+_CATEGORY_OF = {category: i for i, category in enumerate(CATEGORY_ORDER)}
+
+
+class Categories(Monitor):
+    """Hand categories of the complete sets against the exact counts of the 22,100 hands."""
+
+    id = MonitorId.CATEGORIES
+
+    def __init__(self, decks: int = limits.CATEGORY_DECKS) -> None:
+        self.test = BatchTest(decks, len(CATEGORY_ORDER) - 1)
+        self.test.cells(len(CATEGORY_ORDER))
+        self.decks = 0
+        self.totals = [0] * len(CATEGORY_ORDER)
+
+    def close(self, deck: Deck) -> Finding | None:
+        self.decks += 1
+        test = self.test
+        for cards in deck.sets:
+            if len(cards) != 3 or len(set(cards)) != 3:
+                continue
+            i = _CATEGORY_OF[category(cards)]
+            test.observed[i] += 1
+            self.totals[i] += 1
+            for j, kind in enumerate(CATEGORY_ORDER):
+                test.expected[j] += CATEGORY_COUNTS[kind] / HANDS
+        if test.deck_done():
+            return Finding(self.id, round(test.last, 2), round(test.critical, 2), self.decks,
+                           "hand categories differ from the exact three-card counts")
+        return None
+
+
+def category(cards: tuple[int, ...]) -> PokerCategory:
+    return evaluate([FULL_DECK[i] for i in cards]).category
+
+
+def all_monitors() -> list[Monitor]:
+    return [Ledger(), Repeat(), SortednessMonitor(), OnePass(), Packet(), Position(),
+            Categories()]

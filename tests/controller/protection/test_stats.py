@@ -1,0 +1,67 @@
+"""The monitors' null distributions against values computed independently."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from itertools import permutations
+
+import pytest
+
+from controller.games.poker import PokerCategory
+from controller.protection.stats import (
+    CATEGORY_COUNTS,
+    category_counts,
+    chi_square_critical,
+    descents,
+    eulerian_moments,
+    rising_sequences,
+    valley_moments,
+    valley_pmf,
+    valleys,
+)
+
+
+@pytest.mark.parametrize("n", range(1, 9))
+def test_valley_distribution_matches_enumeration(n: int) -> None:
+    """The recursion gives exactly the valley counts of all n! permutations."""
+    counted = Counter(valleys(list(p)) for p in permutations(range(n)))
+    pmf = valley_pmf(n)
+    assert [round(p * math.factorial(n)) for p in pmf] == [counted[k] for k in range(len(pmf))]
+
+
+def test_valley_moments_for_a_full_deck() -> None:
+    """The issue's figures: a random 52-card deck has (52-2)/3 = 16.67 valleys, sd about 1.54;
+    the exact pmf agrees with the closed forms."""
+    mean, sd = valley_moments(52)
+    assert mean == pytest.approx(16.667, abs=1e-3) and sd == pytest.approx(1.54, abs=0.01)
+    pmf = valley_pmf(52)
+    exact_mean = sum(k * p for k, p in enumerate(pmf))
+    exact_var = sum(k * k * p for k, p in enumerate(pmf)) - exact_mean ** 2
+    assert exact_mean == pytest.approx(mean) and math.sqrt(exact_var) == pytest.approx(sd)
+
+
+def test_descents_and_rising_sequences_are_eulerian() -> None:
+    """Over all permutations of 7: descents and (rising sequences - 1) have the same Eulerian
+    mean and variance as the closed forms the sortedness score uses."""
+    perms = [list(p) for p in permutations(range(7))]
+    for stat in (descents, lambda p: rising_sequences(p) - 1):
+        values = [stat(p) for p in perms]
+        mean = sum(values) / len(values)
+        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+        assert (mean, sd) == pytest.approx(eulerian_moments(7))
+    assert rising_sequences([0, 1, 2, 3]) == 1 and rising_sequences([3, 2, 1, 0]) == 4
+
+
+def test_three_card_category_counts() -> None:
+    """Every one of the 22,100 hands evaluated: 48 straight flushes, 52 trips, 720 straights,
+    1,096 flushes, 3,744 pairs, 16,440 high cards."""
+    assert category_counts() == CATEGORY_COUNTS
+    assert CATEGORY_COUNTS[PokerCategory.FLUSH] == 1096 and sum(CATEGORY_COUNTS.values()) == 22100
+
+
+@pytest.mark.parametrize(("df", "alpha"), [(2, 0.005), (5, 0.04), (918, 0.052), (51, 1e-4)])
+def test_chi_square_critical_against_scipy(df: int, alpha: float) -> None:
+    """The Wilson-Hilferty critical values used on the Pi are within 1.5% of scipy's."""
+    stats = pytest.importorskip("scipy.stats")
+    assert chi_square_critical(df, alpha) == pytest.approx(stats.chi2.isf(alpha, df), rel=0.015)

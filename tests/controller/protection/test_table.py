@@ -1,0 +1,120 @@
+"""Findings into the table and the journal: an alert as a round event, a short deck held, and
+a journal that replays with the findings recorded as inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from controller.games.cards import parse_cards
+from controller.journal import JournalWriter, iter_records
+from controller.journal.recorder import JournaledTable
+from controller.journal.recovery import recover
+from controller.journal.replay import replay_records
+from controller.protection import TableGuard
+from controller.protection.history import warm_from_journal
+from controller.service.handler import event_json
+from controller.table import commands as cmd
+from controller.table import events as ev
+from controller.table.layout import TableLayout
+from drivers import events as dev
+from tests.controller.table.conftest import Harness
+
+DEALER = dict(actor="dana", role=cmd.Role.DEALER)
+GAME = "mbs-royal-three-pictures"
+HANDS = (("QD", "JD", "KD"), ("2C", "3C", "4C"), ("5H", "6H", "7H"))
+
+
+def _report(holds: bool) -> dev.ProtectionReport:
+    return dev.ProtectionReport("protection", monitor="ledger", statistic=-14.2,
+                                threshold=-13.16, decks=26, holds=holds,
+                                detail="QH not dispensed for a run of decks")
+
+
+def test_alert_is_a_round_event_and_what_watch_is_sent(make: Callable[..., Harness]) -> None:
+    """A finding that does not hold: one ``ProtectionAlert`` with the statistic, threshold and
+    decks seen; the service publishes it to ``tablectl watch`` as ``protection_alert``."""
+    table = make("rws-three-card-poker", "shuffler")
+    events = table.send(_report(holds=False))
+    assert [type(e) for e in events] == [ev.ProtectionAlert]
+    alert = events[0]
+    assert (alert.monitor, alert.statistic, alert.threshold, alert.decks, alert.held) == (
+        "ledger", -14.2, -13.16, 26, False)
+    shown = event_json(alert, base=0)
+    assert shown["type"] == "ProtectionAlert" and shown["detail"].startswith("QH not")
+
+
+def test_short_deck_blocks_dealing_under_the_count_clause(make: Callable[..., Harness]) -> None:
+    """A card missing from the deck: the alert names the rule set's shortage clause, the deck is
+    blocked (``DeckBlocked``, as for the shuffler's own wrong count) and the round, shuffle not
+    yet dealt from, is ruled as a shortage before the deal (RWS-NC3P 5.5.2: void)."""
+    table = make("rws-nc-three-pictures", "shuffler")
+    table.open()
+    table.default_bets()
+    table.close()
+    events = table.send(_report(holds=True))
+    kinds = [type(e) for e in events]
+    assert kinds[:2] == [ev.ProtectionAlert, ev.DeckBlocked] and ev.RoundVoided in kinds
+    assert events[0].held and events[0].clause == "RWS-NC3P 5.5.2"
+    assert table.machine.deck_blocked is not None
+    assert table.last(ev.RoundVoided).clause == "RWS-NC3P 5.5.2"
+    again = table.send(_report(holds=True))
+    assert [type(e) for e in again] == [ev.ProtectionAlert] and not again[0].held
+
+
+def _round(table: JournaledTable, number: int) -> None:
+    table.process(cmd.OpenRound(**DEALER))
+    for box in ("1", "2"):
+        table.process(cmd.PlaceWager(**DEALER, wager_id=f"r{number}-{box}", position=box,
+                                     bet="main", amount=1000))
+    table.process(cmd.CloseBets(**DEALER))
+    table.process(dev.ShuffleDone("shuffler", counted=52))
+    for hand, cards in enumerate(HANDS, 1):
+        table.process(dev.CardSetDispensed("shuffler", cards=parse_cards(cards),
+                                           hand_number=hand))
+    table.process(cmd.RevealDealer(**DEALER))
+    table.process(cmd.SettleRound(**DEALER))
+
+
+def test_repeated_order_in_the_journal_and_replayed(
+        open_writer: Callable[..., JournalWriter], journal_dir: Path) -> None:
+    """The same nine cards in the same order after two shuffles: the repeat monitor's finding
+    is journaled as an input (``ProtectionReport``) and its ``protection_alert`` output follows;
+    the journal, sessions at every round boundary included, replays without divergence."""
+    writer = open_writer()
+    table, _ = recover(writer, TableLayout.for_game(GAME))
+    table.guard = TableGuard()
+    table.process(dev.DeviceOnline("shuffler"))
+    for number in (1, 2):
+        _round(table, number)
+    records = list(iter_records([journal_dir]))
+    inputs = [r for r in records if r.event_type == "input_device"
+              and r.payload["type"] == "ProtectionReport"]
+    alerts = [r for r in records if r.event_type == "protection_alert"]
+    assert len(inputs) == 1 and len(alerts) == 1
+    assert alerts[0].payload["monitor"] == "repeat" and alerts[0].payload["round"] == 2
+    assert alerts[0].seq == inputs[0].seq + 1
+    report = replay_records(records)
+    assert report.divergences == [] and report.settlements_checked == 2
+
+
+def test_a_restart_keeps_the_evidence(
+        open_writer: Callable[..., JournalWriter], journal_dir: Path) -> None:
+    """A replay older than the restart is still seen: the new guard is warmed with the last
+    decks of the journal (not re-reporting what is recorded), so the first round after the
+    restart that repeats a round before it raises the alert."""
+    writer = open_writer()
+    table, _ = recover(writer, TableLayout.for_game(GAME))
+    table.guard = TableGuard()
+    table.process(dev.DeviceOnline("shuffler"))
+    _round(table, 1)
+    writer.close()
+    again = open_writer()
+    table, _ = recover(again, TableLayout.for_game(GAME))
+    table.guard = guard = TableGuard()
+    assert warm_from_journal(guard, journal_dir) == 1 and guard.reports == 0
+    table.process(dev.DeviceOnline("shuffler"))
+    _round(table, 2)
+    alerts = [r.payload for r in iter_records([journal_dir])
+              if r.event_type == "protection_alert"]
+    assert [a["monitor"] for a in alerts] == ["repeat"] and alerts[0]["round"] == 2
