@@ -34,6 +34,8 @@ COMMAND_MODULES = (
     "controller.cli.selfcheck",
     "controller.cli.run",
     "controller.cli.client",
+    "controller.cli.feed",
+    "controller.cli.floor",
 )
 
 

@@ -1,0 +1,174 @@
+"""The floor consumer: every table's events from the broker into the floor view, each once.
+
+paho's thread only puts messages on a bounded queue (when it is full paho waits, so TCP pushes
+back on the broker instead of the floor growing without bound); this thread judges each one
+(:mod:`controller.floor.chain`) and applies it (:mod:`controller.floor.store`). Records that
+arrive early (a gap) wait in a bounded per-table buffer until the missing ones come; every
+report names the table and the seq and is logged and kept in the ``problems`` table.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from controller.feed.config import FloorConfig
+from controller.feed.mqtt import make_client, start
+from controller.floor.chain import Head, Judged, Verdict, judge
+from controller.floor.store import Store
+
+log = structlog.get_logger("tablectl.floor")
+
+QUEUE_MAX = 10_000
+EARLY_MAX = 10_000
+"""Records held per table while a gap is open; past this the oldest early one is dropped (the
+feed resends from its cursor after a restart, so nothing is lost for good)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    topic: str
+    payload: bytes
+    sent_ns: int | None
+    received_ns: int
+
+
+class Floor:
+    def __init__(self, config: FloorConfig, *,
+                 on_judged: Callable[[Judged, Message], None] | None = None) -> None:
+        self.config = config
+        self.store = Store(config.database)
+        self.heads: dict[str, Head] = self.store.heads()
+        self.early: dict[str, dict[int, tuple[Judged, Message]]] = {}
+        self.reported_gaps: set[tuple[str, int]] = set()
+        self.inbox: queue.Queue[Message] = queue.Queue(maxsize=QUEUE_MAX)
+        self.statuses: dict[str, dict[str, Any]] = {}
+        self.on_judged = on_judged
+        self.stop = threading.Event()
+        self.connected = threading.Event()
+        self.client = make_client(config.broker, config.client_id)
+        self.client.on_connect = self._on_connect
+        self.client.on_message = self._on_message
+
+    def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any,
+                    properties: Any) -> None:
+        if reason.is_failure:
+            log.warning("broker refused the floor", reason=str(reason))
+            return
+        site = self.config.site
+        client.subscribe([(f"tablectl/{site}/+/events", 1), (f"tablectl/{site}/+/status", 1)])
+        self.connected.set()
+        log.info("floor subscribed", site=site)
+
+    def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
+        sent = None
+        properties = getattr(message, "properties", None)
+        for name, value in getattr(properties, "UserProperty", None) or []:
+            if name == "sent_ns" and value.isdigit():
+                sent = int(value)
+        self.inbox.put(Message(message.topic, bytes(message.payload), sent, time.time_ns()))
+
+    def start(self) -> None:
+        start(self.client, self.config.broker, persistent=True)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    def run(self) -> None:
+        self.start()
+        try:
+            while not self.stop.is_set():
+                try:
+                    message = self.inbox.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                self.handle(message)
+        finally:
+            self.close()
+
+    def handle(self, message: Message) -> None:
+        if message.topic.endswith("/status"):
+            self._status(message)
+            return
+        judged = judge(message.topic, message.payload, self.heads.get(_table_of(message.topic)),
+                       self.store.applied_hash)
+        self._act(judged, message)
+
+    def _status(self, message: Message) -> None:
+        try:
+            body = json.loads(message.payload)
+            self.statuses[str(body["table"])] = body
+        except (ValueError, KeyError, TypeError):
+            self._report(Judged(Verdict.MALFORMED, None, None,
+                                f"unreadable status on {message.topic}"), message)
+
+    def _act(self, judged: Judged, message: Message) -> None:
+        if judged.verdict is Verdict.APPLY:
+            assert judged.record is not None and judged.table is not None
+            if self.store.apply(judged.site or "", judged.record):
+                self.heads[judged.table] = Head(judged.record.seq, judged.record.hash)
+            self._tell(judged, message)
+            self._drain_early(judged.table)
+        elif judged.verdict is Verdict.DUPLICATE:
+            assert judged.table is not None
+            self.store.count_duplicate(judged.table)
+            self._tell(judged, message)
+        elif judged.verdict is Verdict.GAP:
+            assert judged.table is not None and judged.seq is not None
+            held = self.early.setdefault(judged.table, {})
+            held[judged.seq] = (judged, message)
+            if len(held) > EARLY_MAX:
+                held.pop(min(held))
+            head = self.heads[judged.table]
+            if (judged.table, head.seq) not in self.reported_gaps:
+                self.reported_gaps.add((judged.table, head.seq))
+                self._report(judged, message)
+            else:
+                self._tell(judged, message)
+        else:
+            self._report(judged, message)
+
+    def _drain_early(self, table: str) -> None:
+        held = self.early.get(table)
+        while held:
+            head = self.heads[table]
+            following = held.pop(head.seq + 1, None)
+            if following is None:
+                for seq in [s for s in held if s <= head.seq]:
+                    held.pop(seq)
+                return
+            _, message = following
+            self.handle(message)
+
+    def _report(self, judged: Judged, message: Message) -> None:
+        log.warning("floor message not applied", verdict=judged.verdict.value,
+                    table=judged.table, seq=judged.seq, detail=judged.detail,
+                    topic=message.topic)
+        self.store.report(judged.table, judged.seq, judged.verdict.value, judged.detail)
+        self._tell(judged, message)
+
+    def _tell(self, judged: Judged, message: Message) -> None:
+        if self.on_judged is not None:
+            self.on_judged(judged, message)
+
+
+def _table_of(topic: str) -> str:
+    parts = topic.split("/")
+    return parts[2] if len(parts) > 2 else ""
+
+
+def run_floor(config: FloorConfig) -> int:
+    floor = Floor(config)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: floor.stop.set())
+    floor.run()
+    return 0
