@@ -69,3 +69,12 @@ def user_properties(pairs: dict[str, str]) -> Any:
     properties.ContentType = "application/json"
     properties.UserProperty = list(pairs.items())
     return properties
+
+
+def stop(client: mqtt.Client) -> None:
+    """Disconnect, stop paho's thread and close its sockets now. paho 2 closes the wake-up
+    socket pair of ``loop_start`` only when the client is garbage-collected; a process that
+    restarts its client would otherwise hold two descriptors per restart."""
+    client.disconnect()
+    client.loop_stop()
+    client._reset_sockets()  # noqa: SLF001 -- the only way to close them before __del__

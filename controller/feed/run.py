@@ -27,6 +27,7 @@ from controller.feed.cursor import Cursor, load_cursor, save_cursor
 from controller.feed.errors import BrokerError, CursorError
 from controller.feed.horizon import Horizon
 from controller.feed.mqtt import make_client, start, topic_events, topic_status, user_properties
+from controller.feed.mqtt import stop as stop_client
 from controller.feed.status import TableStatus
 from controller.feed.tail import JournalTail
 from controller.journal.record import Record
@@ -107,23 +108,36 @@ class Feed:
 
     # the feed's thread
     def run(self) -> None:
+        self.open()
+        try:
+            while not self.stop.is_set():
+                self.step()
+        finally:
+            self.close()
+
+    def open(self) -> None:
         log.info("feed starting", table=self.config.table_id, site=self.config.site,
                  after_seq=self.cursor.seq, broker=f"{self.config.broker.host}:"
                                                     f"{self.config.broker.port}")
         start(self.client, self.config.broker)
-        try:
-            while not self.stop.is_set():
-                self._step()
-        finally:
-            self._save_cursor(force=True)
-            if self.link is Link.UP:
-                info = self.client.publish(topic_status(self.config.site, self.config.table_id),
-                                           self.status.payload(online=False), qos=1, retain=True)
-                info.wait_for_publish(timeout=2.0)
-            self.client.disconnect()
-            self.client.loop_stop()
 
-    def _step(self) -> None:
+    def close(self) -> None:
+        """Save the cursor, mark the table offline (what the Last Will says after a crash)."""
+        self._save_cursor(force=True)
+        if self.link is Link.UP:
+            info = self.client.publish(topic_status(self.config.site, self.config.table_id),
+                                       self.status.payload(online=False), qos=1, retain=True)
+            info.wait_for_publish(timeout=2.0)
+        stop_client(self.client)
+
+    @property
+    def idle(self) -> bool:
+        """Nothing in flight, and nothing read that may go now (empty, or held for a reveal)."""
+        return not self.in_flight and self.link is Link.UP and (
+            not self.pending or self.horizon.releasable(list(self.pending)) == 0)
+
+    def step(self) -> None:
+        """One turn: read the journal, send what may go, take PUBACKs, move the cursor."""
         self._read()
         self._send()
         try:

@@ -22,6 +22,7 @@ import structlog
 
 from controller.feed.config import FloorConfig
 from controller.feed.mqtt import make_client, start
+from controller.feed.mqtt import stop as stop_client
 from controller.floor.chain import Head, Judged, Verdict, judge
 from controller.floor.store import Store
 
@@ -80,8 +81,8 @@ class Floor:
         start(self.client, self.config.broker, persistent=True)
 
     def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
+        stop_client(self.client)
+        self.store.close()
 
     def run(self) -> None:
         self.start()

@@ -65,6 +65,9 @@ class Store:
             for statement in SCHEMA:
                 cursor.execute(statement)
 
+    def close(self) -> None:
+        self.connection.close()
+
     def _safe_url(self) -> str:
         return self.url.split("@")[-1] if self.postgres else self.url
 

@@ -66,7 +66,8 @@ class Mosquitto:
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
         (directory / "acl").write_text(
-            "# the floor reads every table\nuser floor\ntopic read tablectl/#\n\n"
+            "# the floor (and a test's wire sniffer) read every table\n"
+            "user floor\ntopic read tablectl/#\nuser sniffer\ntopic read tablectl/#\n\n"
             "# a table writes only its own topics (its certificate's CN is its id)\n"
             f"pattern write tablectl/{SITE}/%u/#\n")
         (directory / "data").mkdir(exist_ok=True)
