@@ -62,3 +62,16 @@ def floor_config(tmp_path: Path, pki: Path, broker: Mosquitto, database: str | N
         f'database = "{database or tmp_path / f"{identity}.sqlite3"}"\n'
         f'client_id = "tablectl-{identity}"\n')
     return path
+
+
+@pytest.fixture(name="postgres")
+def fixture_postgres() -> Iterator[str]:
+    """The URL of a private, running PostgreSQL (from the OS packages)."""
+    from tests.feed_e2e.postgres import Postgres
+
+    server = Postgres()
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
