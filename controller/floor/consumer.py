@@ -115,7 +115,12 @@ class Floor:
     def _act(self, judged: Judged, message: Message) -> None:
         if judged.verdict is Verdict.APPLY:
             assert judged.record is not None and judged.table is not None
-            if self.store.apply(judged.site or "", judged.record):
+            if judged.table not in self.heads and judged.record.seq != 1:
+                self._report(Judged(Verdict.GAP, judged.table, judged.record.seq,
+                                    f"first record of this table seen at seq "
+                                    f"{judged.record.seq}: the floor never saw the ones "
+                                    "before (applying from here)"), message)
+            if self.store.apply(judged.site or "", judged.record, message.sent_ns):
                 self.heads[judged.table] = Head(judged.record.seq, judged.record.hash)
             self._tell(judged, message)
             self._drain_early(judged.table)

@@ -21,7 +21,7 @@ from controller.journal.record import Record
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS records (
         table_id TEXT NOT NULL, seq BIGINT NOT NULL, hash TEXT NOT NULL, event TEXT NOT NULL,
-        round_id TEXT, ts TEXT NOT NULL, applied_ns BIGINT NOT NULL,
+        round_id TEXT, ts TEXT NOT NULL, applied_ns BIGINT NOT NULL, sent_ns BIGINT,
         PRIMARY KEY (table_id, seq))""",
     """CREATE TABLE IF NOT EXISTS tables (
         table_id TEXT PRIMARY KEY, site TEXT NOT NULL, game TEXT, last_seq BIGINT NOT NULL,
@@ -113,14 +113,15 @@ class Store:
                            "VALUES (?, ?, ?, ?, ?)", (table, seq, kind, detail[:500],
                                                       time.time_ns()))
 
-    def apply(self, site: str, record: Record) -> bool:
-        """Apply ``record`` once; ``False`` when (table, seq) was already applied."""
+    def apply(self, site: str, record: Record, sent_ns: int | None = None) -> bool:
+        """Apply ``record`` once; ``False`` when (table, seq) was already applied. ``sent_ns``
+        (the feed's wall clock at publishing) is kept for the publish-to-applied latency."""
         with self.transaction() as cursor:
             cursor.execute(
-                "INSERT INTO records (table_id, seq, hash, event, round_id, ts, applied_ns) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                "INSERT INTO records (table_id, seq, hash, event, round_id, ts, applied_ns, "
+                "sent_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (record.table_id, record.seq, record.hash, record.event_type, record.round_id,
-                 record.ts, time.time_ns()))
+                 record.ts, time.time_ns(), sent_ns))
             if cursor.rowcount != 1:
                 return False
             cursor.execute(

@@ -27,7 +27,8 @@ def test_own_account_network_only_to_the_broker_and_restart(name: str) -> None:
     assert "AF_INET" in service["RestrictAddressFamilies"][0].split()
     assert service["IPAddressDeny"] == ["any"]
     assert service["Restart"] == ["always"] and service["RestartPreventExitStatus"] == ["2"]
-    assert re.search(rf"/bin/tablectl {command} --config /etc/tablectl/\S+\.toml$",
+    program = "python -m controller.feed" if command == "feed" else "tablectl floor"
+    assert re.search(rf"/bin/{program} --config /etc/tablectl/\S+\.toml$",
                      service["ExecStart"][0])
     assert service["NoNewPrivileges"] == ["yes"] and service["CapabilityBoundingSet"] == [""]
 
@@ -44,8 +45,10 @@ def test_security_exposure_and_verify(tmp_path: Path, name: str) -> None:
                       result.stdout + result.stderr)
     assert match and float(match[1]) <= MAX_EXPOSURE, result.stdout + result.stderr
     copy = tmp_path / name
-    copy.write_text((ROOT / "systemd" / name).read_text(encoding="utf-8").replace(
-        "/opt/tablectl/current/bin/tablectl", "/usr/bin/true"), encoding="utf-8")
+    text = (ROOT / "systemd" / name).read_text(encoding="utf-8")
+    for program in ("/opt/tablectl/current/bin/tablectl", "/opt/tablectl/current/bin/python"):
+        text = text.replace(program, "/usr/bin/true")
+    copy.write_text(text, encoding="utf-8")
     result = subprocess.run([SYSTEMD_ANALYZE, "verify", str(copy)], capture_output=True,
                             text=True, timeout=60, check=False)
     assert result.returncode == 0 and not (result.stdout + result.stderr).strip(), \
