@@ -51,7 +51,6 @@ class Floor:
         self.early: dict[str, dict[int, tuple[Judged, Message]]] = {}
         self.reported_gaps: set[tuple[str, int]] = set()
         self.inbox: queue.Queue[Message] = queue.Queue(maxsize=QUEUE_MAX)
-        self.statuses: dict[str, dict[str, Any]] = {}
         self.on_judged = on_judged
         self.stop = threading.Event()
         self.connected = threading.Event()
@@ -100,17 +99,25 @@ class Floor:
         if message.topic.endswith("/status"):
             self._status(message)
             return
-        judged = judge(message.topic, message.payload, self.heads.get(_table_of(message.topic)),
-                       self.store.applied_hash)
-        self._act(judged, message)
+        self._act(self._judge(message), message)
+        self._drain_early(_table_of(message.topic))
+
+    def _judge(self, message: Message) -> Judged:
+        return judge(message.topic, message.payload, self.heads.get(_table_of(message.topic)),
+                     self.store.applied_hash)
 
     def _status(self, message: Message) -> None:
+        table = _table_of(message.topic)
         try:
             body = json.loads(message.payload)
-            self.statuses[str(body["table"])] = body
+            online = body["online"]
+            if body["table"] != table or not isinstance(online, bool):
+                raise ValueError("status of another table, or no online flag")
         except (ValueError, KeyError, TypeError):
-            self._report(Judged(Verdict.MALFORMED, None, None,
+            self._report(Judged(Verdict.MALFORMED, table, None,
                                 f"unreadable status on {message.topic}"), message)
+            return
+        self.store.set_status(table, online, message.payload.decode())
 
     def _act(self, judged: Judged, message: Message) -> None:
         if judged.verdict is Verdict.APPLY:
@@ -123,7 +130,6 @@ class Floor:
             if self.store.apply(judged.site or "", judged.record, message.sent_ns):
                 self.heads[judged.table] = Head(judged.record.seq, judged.record.hash)
             self._tell(judged, message)
-            self._drain_early(judged.table)
         elif judged.verdict is Verdict.DUPLICATE:
             assert judged.table is not None
             self.store.count_duplicate(judged.table)
@@ -144,16 +150,17 @@ class Floor:
             self._report(judged, message)
 
     def _drain_early(self, table: str) -> None:
+        """Apply the records that waited for a gap to close, in order (a loop, not recursion:
+        up to :data:`EARLY_MAX` of them)."""
         held = self.early.get(table)
-        while held:
-            head = self.heads[table]
-            following = held.pop(head.seq + 1, None)
+        while held and table in self.heads:
+            following = held.pop(self.heads[table].seq + 1, None)
             if following is None:
-                for seq in [s for s in held if s <= head.seq]:
+                for seq in [s for s in held if s <= self.heads[table].seq]:
                     held.pop(seq)
                 return
             _, message = following
-            self.handle(message)
+            self._act(self._judge(message), message)
 
     def _report(self, judged: Judged, message: Message) -> None:
         log.warning("floor message not applied", verdict=judged.verdict.value,

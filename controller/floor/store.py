@@ -33,6 +33,8 @@ SCHEMA = (
     """CREATE TABLE IF NOT EXISTS irregularities (
         table_id TEXT NOT NULL, seq BIGINT NOT NULL, round_id TEXT, event TEXT NOT NULL,
         kind TEXT, clause TEXT, PRIMARY KEY (table_id, seq))""",
+    """CREATE TABLE IF NOT EXISTS statuses (
+        table_id TEXT PRIMARY KEY, online BOOLEAN NOT NULL, body TEXT NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS problems (
         id BIGINT, table_id TEXT, seq BIGINT, kind TEXT NOT NULL, detail TEXT NOT NULL,
         at_ns BIGINT NOT NULL)""",
@@ -106,6 +108,13 @@ class Store:
         with self.transaction() as cursor:
             cursor.execute("UPDATE tables SET duplicates = duplicates + 1 WHERE table_id = ?",
                            (table,))
+
+    def set_status(self, table: str, online: bool, body: str) -> None:
+        """The table's retained status as last received (``online`` false: its Will)."""
+        with self.transaction() as cursor:
+            cursor.execute("INSERT INTO statuses (table_id, online, body) VALUES (?, ?, ?) "
+                           "ON CONFLICT (table_id) DO UPDATE SET online = excluded.online, "
+                           "body = excluded.body", (table, online, body))
 
     def report(self, table: str | None, seq: int | None, kind: str, detail: str) -> None:
         with self.transaction() as cursor:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -21,7 +22,8 @@ def floor_view(store: Store, *, now: datetime | None = None) -> dict[str, Any]:
         tables[table] = {"site": site, "game": game, "last_seq": seq, "last_ts": last_ts,
                          "duplicates": duplicates, "rounds_last_hour": 0, "settled": 0,
                          "voided": 0, "hold": 0, "wagered": 0, "voids_by_clause": {},
-                         "irregularities": {}}
+                         "irregularities": {}, "online": None, "round": None,
+                         "state": None}
     for table, outcome, count, hold, wagered in store.query(
             "SELECT table_id, outcome, COUNT(*), SUM(hold), SUM(wagered) FROM rounds "
             "WHERE outcome IS NOT NULL GROUP BY table_id, outcome"):
@@ -44,16 +46,23 @@ def floor_view(store: Store, *, now: datetime | None = None) -> dict[str, Any]:
             "GROUP BY table_id, COALESCE(kind, event)"):
         if table in tables:
             tables[table]["irregularities"][kind] = count
+    for table, online, body in store.query("SELECT table_id, online, body FROM statuses"):
+        if table in tables:
+            status = json.loads(body)
+            tables[table]["online"] = bool(online)
+            tables[table]["round"], tables[table]["state"] = status.get("round"), \
+                status.get("state")
     problems = [{"table": t, "seq": s, "kind": k, "detail": d} for t, s, k, d in store.query(
         "SELECT table_id, seq, kind, detail FROM problems ORDER BY at_ns DESC LIMIT 20")]
     return {"tables": tables, "problems": problems}
 
 
 def view_lines(view: dict[str, Any]) -> list[str]:
-    lines = [f"{'table':<12} {'game':<24} {'seq':>8} {'r/h':>5} {'settled':>7} {'voided':>6} "
-             f"{'hold':>10} {'dups':>5}"]
+    lines = [f"{'table':<12} {'online':<7} {'game':<24} {'seq':>8} {'r/h':>5} {'settled':>7} "
+             f"{'voided':>6} {'hold':>10} {'dups':>5}"]
     for table, row in view["tables"].items():
-        lines.append(f"{table:<12} {row['game'] or '-':<24} {row['last_seq']:>8} "
+        online = {True: "yes", False: "OFFLINE", None: "-"}[row["online"]]
+        lines.append(f"{table:<12} {online:<7} {row['game'] or '-':<24} {row['last_seq']:>8} "
                      f"{row['rounds_last_hour']:>5} {row['settled']:>7} {row['voided']:>6} "
                      f"{row['hold']:>10} {row['duplicates']:>5}")
         for clause, count in row["voids_by_clause"].items():
