@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import signal
 import ssl
+import threading
 from typing import Any
 
 import paho.mqtt.client as mqtt
@@ -78,3 +80,10 @@ def stop(client: mqtt.Client) -> None:
     client.disconnect()
     client.loop_stop()
     client._reset_sockets()  # noqa: SLF001 -- the only way to close them before __del__
+
+
+def stop_on_signals(stop: threading.Event) -> None:
+    """SIGTERM (systemd) and SIGINT set ``stop``: the loop finishes its turn and closes
+    cleanly (the feed saves its cursor and marks the table offline)."""
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())

@@ -12,7 +12,6 @@ cursor, which is the one recovery path that always works.
 from __future__ import annotations
 
 import queue
-import signal
 import threading
 import time
 from collections import deque
@@ -28,6 +27,7 @@ from controller.feed.errors import BrokerError, CursorError
 from controller.feed.horizon import Horizon
 from controller.feed.mqtt import make_client, start, topic_events, topic_status, user_properties
 from controller.feed.mqtt import stop as stop_client
+from controller.feed.mqtt import stop_on_signals
 from controller.feed.status import TableStatus
 from controller.feed.tail import JournalTail
 from controller.journal.record import Record
@@ -244,7 +244,6 @@ class Feed:
 
 def run_feed(config: FeedConfig) -> int:
     feed = Feed(config)
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: feed.stop.set())
+    stop_on_signals(feed.stop)
     feed.run()
     return 0

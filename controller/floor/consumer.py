@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import queue
-import signal
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +22,7 @@ import structlog
 from controller.feed.config import FloorConfig
 from controller.feed.mqtt import make_client, start
 from controller.feed.mqtt import stop as stop_client
+from controller.feed.mqtt import stop_on_signals
 from controller.floor.chain import Head, Judged, Verdict, judge
 from controller.floor.store import Store
 
@@ -181,7 +181,6 @@ def _table_of(topic: str) -> str:
 
 def run_floor(config: FloorConfig) -> int:
     floor = Floor(config)
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: floor.stop.set())
+    stop_on_signals(floor.stop)
     floor.run()
     return 0

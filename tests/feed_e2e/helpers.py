@@ -99,3 +99,17 @@ class Client:
 
     def close(self) -> None:
         stop_client(self.client)
+
+
+def publish_journal(config: Path, last_seq: int) -> None:
+    """Run a feed on this thread until every record up to ``last_seq`` has its PUBACK."""
+    from controller.feed.config import load_feed_config
+    from controller.feed.run import Feed
+
+    feed = Feed(load_feed_config(config))
+    feed.open()
+    try:
+        while not (feed.idle and feed.cursor.seq == last_seq):
+            feed.step()
+    finally:
+        feed.close()

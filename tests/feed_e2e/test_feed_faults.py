@@ -16,7 +16,7 @@ from controller.floor.store import Store
 from controller.journal.record import GENESIS_HASH, canonical_json, seal
 from tests.feed_e2e.broker import SITE, Mosquitto
 from tests.feed_e2e.conftest import feed_config, floor_config
-from tests.feed_e2e.helpers import WAIT_S, Client, RunningFloor
+from tests.feed_e2e.helpers import WAIT_S, Client, RunningFloor, publish_journal
 
 REPO = Path(__file__).resolve().parents[2]
 KILLS = 20 if os.environ.get("TABLECTL_FEED_SOAK") else 5
@@ -90,17 +90,8 @@ def test_malformed_foreign_and_replayed_messages_are_reported_never_applied(
     write_all(tmp_path / "journal-T1", [line + b"\n" for line in lines])
     topic = f"tablectl/{SITE}/T1/events"
     with RunningFloor(floor_config(tmp_path, pki, broker)) as floor:
-        from controller.feed.config import load_feed_config
-        from controller.feed.run import Feed
-
-        feed = Feed(load_feed_config(feed_config(tmp_path, pki, broker, "T1",
-                                                 tmp_path / "journal-T1")))
-        feed.open()
-        try:
-            while not (feed.idle and feed.cursor.seq == len(lines)):
-                feed.step()
-        finally:
-            feed.close()
+        publish_journal(feed_config(tmp_path, pki, broker, "T1", tmp_path / "journal-T1"),
+                        len(lines))
         floor.until_applied("T1", len(lines))
         hostile = Client(pki, broker.port, "T1")
         edited = lines[5].replace(b'"seq":6', b'"seq":6 ')
@@ -144,17 +135,8 @@ def test_table_a_cannot_publish_as_table_b(tmp_path: Path, pki: Path, broker: Mo
             intruder.close()
         lines = rehome(journal_3cp, "T2")[:10]
         write_all(tmp_path / "journal-T2", lines)
-        from controller.feed.config import load_feed_config
-        from controller.feed.run import Feed
-
-        feed = Feed(load_feed_config(feed_config(tmp_path, pki, broker, "T2",
-                                                 tmp_path / "journal-T2")))
-        feed.open()
-        try:
-            while not (feed.idle and feed.cursor.seq == len(lines)):
-                feed.step()
-        finally:
-            feed.close()
+        publish_journal(feed_config(tmp_path, pki, broker, "T2", tmp_path / "journal-T2"),
+                        len(lines))
         seen = floor.until_applied("T2", len(lines))
     assert [(j.verdict, j.seq) for j in seen] == [(Verdict.APPLY, s)
                                                   for s in range(1, len(lines) + 1)]

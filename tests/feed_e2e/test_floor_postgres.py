@@ -5,14 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks.journalgen import rehome, write_all
-from controller.feed.config import load_feed_config
-from controller.feed.run import Feed
 from controller.floor.chain import Verdict
 from controller.floor.store import Store
 from controller.floor.view import floor_view
 from tests.feed_e2e.broker import Mosquitto
 from tests.feed_e2e.conftest import feed_config, floor_config
-from tests.feed_e2e.helpers import RunningFloor
+from tests.feed_e2e.helpers import RunningFloor, publish_journal
 
 
 def test_floor_on_postgresql_applies_once_and_survives_a_restart(
@@ -26,13 +24,7 @@ def test_floor_on_postgresql_applies_once_and_survives_a_restart(
     for attempt in range(2):
         with RunningFloor(floor_config(tmp_path, pki, broker, database=postgres)) as floor:
             (tmp_path / "feed-T1" / "feed.cursor").unlink(missing_ok=True)
-            feed = Feed(load_feed_config(config))
-            feed.open()
-            try:
-                while not (feed.idle and feed.cursor.seq == len(lines)):
-                    feed.step()
-            finally:
-                feed.close()
+            publish_journal(config, len(lines))
             wanted = Verdict.APPLY if attempt == 0 else Verdict.DUPLICATE
             seen = floor.until(lambda j: j.seq == len(lines) and j.verdict is wanted)
             assert {j.verdict for j in seen} == {wanted}

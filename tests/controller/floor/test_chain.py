@@ -6,19 +6,10 @@ import json
 
 import pytest
 
-from benchmarks.journalgen import rehome
-from controller.bench import Bench
 from controller.floor.chain import Head, Verdict, judge
 from controller.journal.record import Record
 
 TOPIC = "tablectl/site1/T1/events"
-
-
-@pytest.fixture(name="lines", scope="module")
-def fixture_lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
-    directory = tmp_path_factory.mktemp("chain")
-    Bench("rws-three-card-poker", 2, seed=1, journal_dir=directory).run()
-    return [line.rstrip(b"\n") for line in rehome(directory, "T1")]
 
 
 def _head(line: bytes) -> Head:

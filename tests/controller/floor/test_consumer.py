@@ -9,21 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.journalgen import rehome
-from controller.bench import Bench
 from controller.feed.config import Broker, FloorConfig
 from controller.floor.chain import Judged, Verdict
 from controller.floor.consumer import Floor, Message
 from controller.floor.view import floor_view
 
 TOPIC = "tablectl/site1/T1/events"
-
-
-@pytest.fixture(name="lines", scope="module")
-def fixture_lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
-    directory = tmp_path_factory.mktemp("consumer")
-    Bench("rws-three-card-poker", 1, seed=1, journal_dir=directory).run()
-    return [line.rstrip(b"\n") for line in rehome(directory, "T1")]
 
 
 @pytest.fixture(name="floor")
