@@ -50,6 +50,8 @@ class JournalTail:
     def read(self, limit: int) -> list[Record]:
         """Up to ``limit`` new records (possibly none)."""
         if self._position is None:
+            if not self.directory.is_dir():
+                return []  # the service has not written its first record yet: wait for it
             start = self._start_file()
             if start is None:
                 return []
