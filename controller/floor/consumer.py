@@ -2,9 +2,12 @@
 
 paho's thread only puts messages on a bounded queue (when it is full paho waits, so TCP pushes
 back on the broker instead of the floor growing without bound); this thread judges each one
-(:mod:`controller.floor.chain`) and applies it (:mod:`controller.floor.store`). Records that
-arrive early (a gap) wait in a bounded per-table buffer until the missing ones come; every
-report names the table and the seq and is logged and kept in the ``problems`` table.
+(:mod:`controller.floor.chain`) and applies it (:mod:`controller.floor.store`), up to
+:data:`BATCH_MAX` in one transaction. A message is acknowledged to the broker (PUBACK, paho's
+manual acks) only after its transaction committed: a floor killed with messages in its queue
+gets them again from its persistent session, and the database drops what it already has.
+Records that arrive early (a gap) wait in a bounded per-table buffer until the missing ones
+come; every report names the table and the seq and is logged and kept in ``problems``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from controller.floor.store import Store
 log = structlog.get_logger("tablectl.floor")
 
 QUEUE_MAX = 10_000
+BATCH_MAX = 500
+"""Messages applied in one transaction when they are waiting: one commit, not 500."""
 EARLY_MAX = 10_000
 """Records held per table while a gap is open; past this the oldest early one is dropped (the
 feed resends from its cursor after a restart, so nothing is lost for good)."""
@@ -40,6 +45,10 @@ class Message:
     payload: bytes
     sent_ns: int | None
     received_ns: int
+    mid: int = 0
+    qos: int = 0
+    generation: int = 0
+    """Which connection delivered it: a PUBACK goes only to the connection that sent it."""
 
 
 class Floor:
@@ -54,7 +63,9 @@ class Floor:
         self.on_judged = on_judged
         self.stop = threading.Event()
         self.connected = threading.Event()
+        self.generation = 0
         self.client = make_client(config.broker, config.client_id)
+        self.client.manual_ack_set(True)
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
 
@@ -63,6 +74,7 @@ class Floor:
         if reason.is_failure:
             log.warning("broker refused the floor", reason=str(reason))
             return
+        self.generation += 1
         site = self.config.site
         client.subscribe([(f"tablectl/{site}/+/events", 1), (f"tablectl/{site}/+/status", 1)])
         self.connected.set()
@@ -74,7 +86,8 @@ class Floor:
         for name, value in getattr(properties, "UserProperty", None) or []:
             if name == "sent_ns" and value.isdigit():
                 sent = int(value)
-        self.inbox.put(Message(message.topic, bytes(message.payload), sent, time.time_ns()))
+        self.inbox.put(Message(message.topic, bytes(message.payload), sent, time.time_ns(),
+                               message.mid, message.qos, self.generation))
 
     def start(self) -> None:
         start(self.client, self.config.broker, persistent=True)
@@ -88,12 +101,26 @@ class Floor:
         try:
             while not self.stop.is_set():
                 try:
-                    message = self.inbox.get(timeout=0.2)
+                    batch = [self.inbox.get(timeout=0.2)]
                 except queue.Empty:
                     continue
-                self.handle(message)
+                while len(batch) < BATCH_MAX:
+                    try:
+                        batch.append(self.inbox.get_nowait())
+                    except queue.Empty:
+                        break
+                self.handle_batch(batch)
         finally:
             self.close()
+
+    def handle_batch(self, batch: list[Message]) -> None:
+        """Apply ``batch`` in one transaction, then acknowledge it to the broker."""
+        with self.store.transaction():
+            for message in batch:
+                self.handle(message)
+        for message in batch:
+            if message.qos and message.generation == self.generation:
+                self.client.ack(message.mid, message.qos)
 
     def handle(self, message: Message) -> None:
         if message.topic.endswith("/status"):

@@ -50,6 +50,7 @@ class Store:
     def __init__(self, url: str) -> None:
         self.url = url
         self.postgres = url.startswith(("postgresql://", "postgres://"))
+        self._open: _Cursor | None = None
         try:
             if self.postgres:
                 import psycopg
@@ -78,6 +79,20 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
+        """One transaction; a transaction opened inside another is part of it (the floor
+        applies a batch of messages in one commit)."""
+        if self._open is not None:
+            yield self._open
+            return
+        with self._transaction() as cursor:
+            self._open = cursor
+            try:
+                yield cursor
+            finally:
+                self._open = None
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Any]:
         if self.postgres:
             with self.connection.transaction():
                 yield _Cursor(self.connection.cursor(), self._sql)

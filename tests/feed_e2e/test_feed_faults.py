@@ -141,3 +141,100 @@ def test_table_a_cannot_publish_as_table_b(tmp_path: Path, pki: Path, broker: Mo
     assert [(j.verdict, j.seq) for j in seen] == [(Verdict.APPLY, s)
                                                   for s in range(1, len(lines) + 1)]
     assert seen[0].record is not None and seen[0].record.hash == json.loads(lines[0])["hash"]
+
+
+def _floor_count(database: Path) -> int:
+    import sqlite3
+
+    try:
+        with sqlite3.connect(database) as db:
+            return int(db.execute("SELECT COUNT(*) FROM records").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def _wait_for(check, what: str, timeout: float = 60.0) -> None:
+    """Poll ``check`` (a database another process writes), bounded."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        threading.Event().wait(0.05)
+
+
+def test_floor_sigkilled_mid_stream_gets_the_rest_again(
+        tmp_path: Path, pki: Path, broker: Mosquitto, journal_3cp: Path) -> None:
+    """The floor process is SIGKILLed while applying; its messages were acknowledged to the
+    broker only after their transaction committed, so its persistent session gives the next
+    floor process everything not yet in the database: every record once, no gap."""
+    lines = rehome(journal_3cp, "T1")
+    write_all(tmp_path / "journal-T1", lines)
+    config = floor_config(tmp_path, pki, broker)
+    database = tmp_path / "floor.sqlite3"
+    log = tmp_path / "floor.log"
+
+    def start_floor() -> subprocess.Popen[bytes]:
+        with log.open("ab") as sink:
+            process = subprocess.Popen([sys.executable, "-m", "controller", "--log-level",
+                                        "INFO", "floor", "--config", str(config)], cwd=REPO,
+                                       stdout=sink, stderr=sink)
+        subscribed = log.read_bytes().count(b"floor subscribed") + 1
+        _wait_for(lambda: log.read_bytes().count(b"floor subscribed") >= subscribed,
+                  "the floor subscribed")
+        return process
+
+    floor = start_floor()
+    feed = threading.Thread(target=publish_journal, name="test-feed", args=(
+        feed_config(tmp_path, pki, broker, "T1", tmp_path / "journal-T1"), len(lines)))
+    feed.start()
+    try:
+        _wait_for(lambda: _floor_count(database) >= len(lines) // 3, "a third applied")
+        floor.send_signal(signal.SIGKILL)
+        floor.wait(timeout=WAIT_S)
+        feed.join(timeout=60)
+        assert _floor_count(database) < len(lines), "the floor was not killed mid-stream"
+        floor = start_floor()
+        _wait_for(lambda: _floor_count(database) >= len(lines), "every record applied")
+    finally:
+        feed.join(timeout=60)
+        floor.send_signal(signal.SIGTERM)
+        floor.wait(timeout=WAIT_S)
+    store = Store(str(database))
+    try:
+        assert store.query("SELECT COUNT(*), MIN(seq), MAX(seq) FROM records") == [
+            (len(lines), 1, len(lines))]
+        assert store.query("SELECT kind, detail FROM problems") == []
+    finally:
+        store.close()
+
+
+def test_messages_received_but_not_applied_come_again(
+        tmp_path: Path, pki: Path, broker: Mosquitto, journal_3cp: Path) -> None:
+    """A floor that received records into its queue and went away before applying them has
+    not acknowledged them (manual PUBACK after the commit): the broker gives them to the next
+    floor on the same session, and every record is applied."""
+    from controller.feed.config import load_floor_config
+    from controller.floor.consumer import Floor
+
+    lines = rehome(journal_3cp, "T1")[:60]
+    write_all(tmp_path / "journal-T1", lines)
+    config = floor_config(tmp_path, pki, broker)
+    received = threading.Semaphore(0)
+    first = Floor(load_floor_config(config))
+    first_put = first.inbox.put
+    first.inbox.put = lambda item, *a, **k: (first_put(item, *a, **k), received.release())
+    first.start()
+    try:
+        assert first.connected.wait(WAIT_S)
+        publish_journal(feed_config(tmp_path, pki, broker, "T1", tmp_path / "journal-T1"),
+                        len(lines))
+        for _ in range(len(lines)):
+            assert received.acquire(timeout=WAIT_S)
+    finally:
+        first.close()  # gone without applying anything
+    assert _floor_count(tmp_path / "floor.sqlite3") == 0
+    with RunningFloor(config) as floor:
+        seen = floor.until_applied("T1", len(lines))
+    assert [j.seq for j in seen if j.verdict is Verdict.APPLY] == list(range(1, len(lines) + 1))
