@@ -3,10 +3,10 @@
 A generator replays a real bench journal (RWS-3CP, re-sealed per table by
 ``benchmarks/journalgen.py``) into N journal directories at a pace: ``live`` is one record per
 second per table (a live RWS-3CP round is about a minute and about 60 records), ``50`` is fifty
-times that. Table T000's feed runs as its own ``tablectl feed`` process (its RSS is the feed's
-memory on a table); the other feeds run as threads of this process, or with ``--processes``
-each as its own process like on the tables (N processes of ~30 MB each). The floor is its own ``tablectl floor`` process on SQLite, so its CPU and
-memory are its own. Everything runs with TLS and the ACL, as in the tests.
+times that. Table T000's feed runs as its own ``python -m controller.feed`` process (its RSS
+is the feed's memory on a table); the other feeds run as threads of this process, or with
+``--processes`` each as its own process like on the tables (N processes of ~30 MB each). The
+floor is its own ``tablectl floor`` process on SQLite, so its CPU and memory are its own. Everything runs with TLS and the ACL, as in the tests.
 
 Measured: records/s applied, journal-write-to-applied and publish-to-applied latency p50/p99
 (the floor keeps ``sent_ns`` from the feed's message and its own ``applied_ns``), the floor's

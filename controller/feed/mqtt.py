@@ -37,7 +37,8 @@ def make_client(broker: Broker, client_id: str) -> mqtt.Client:
                        cert_reqs=ssl.CERT_REQUIRED, tls_version=ssl.PROTOCOL_TLS_CLIENT)
     if broker.username is not None:
         client.username_pw_set(broker.username, broker.password)
-    client.reconnect_delay_set(min_delay=RECONNECT_MIN_S, max_delay=RECONNECT_MAX_S)  # type: ignore[arg-type]
+    client.reconnect_delay_set(min_delay=RECONNECT_MIN_S,  # type: ignore[arg-type]
+                               max_delay=RECONNECT_MAX_S)  # paho sleeps floats fine
     client.max_queued_messages_set(MAX_QUEUED)
     return client
 

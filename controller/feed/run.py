@@ -25,9 +25,15 @@ from controller.feed.config import FeedConfig
 from controller.feed.cursor import Cursor, load_cursor, save_cursor
 from controller.feed.errors import BrokerError, CursorError
 from controller.feed.horizon import Horizon
-from controller.feed.mqtt import make_client, start, topic_events, topic_status, user_properties
+from controller.feed.mqtt import (
+    make_client,
+    start,
+    stop_on_signals,
+    topic_events,
+    topic_status,
+    user_properties,
+)
 from controller.feed.mqtt import stop as stop_client
-from controller.feed.mqtt import stop_on_signals
 from controller.feed.status import TableStatus
 from controller.feed.tail import JournalTail
 from controller.journal.record import Record

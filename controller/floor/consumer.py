@@ -23,9 +23,8 @@ from typing import Any
 import structlog
 
 from controller.feed.config import FloorConfig
-from controller.feed.mqtt import make_client, start
+from controller.feed.mqtt import make_client, start, stop_on_signals
 from controller.feed.mqtt import stop as stop_client
-from controller.feed.mqtt import stop_on_signals
 from controller.floor.chain import Head, Judged, Verdict, judge
 from controller.floor.store import Store
 

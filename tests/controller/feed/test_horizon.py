@@ -3,8 +3,6 @@ leaves in chain order as soon as it is written."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from controller.bench import Bench
