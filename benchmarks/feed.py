@@ -41,8 +41,7 @@ from controller.feed.horizon import Horizon  # noqa: E402
 from controller.journal.damage import check_line  # noqa: E402
 from controller.feed.run import Feed  # noqa: E402
 from controller.journal.files import file_name  # noqa: E402
-from tests.feed_e2e.broker import Mosquitto, make_pki  # noqa: E402
-from tests.feed_e2e.conftest import feed_config, floor_config  # noqa: E402
+from benchmarks.floorlab import Mosquitto, feed_config, floor_config, make_pki  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

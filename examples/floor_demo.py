@@ -22,8 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.journalgen import rehome, write_all  # noqa: E402
 from controller.bench import Bench  # noqa: E402
-from tests.feed_e2e.broker import Mosquitto, make_pki  # noqa: E402
-from tests.feed_e2e.conftest import feed_config, floor_config  # noqa: E402
+from benchmarks.floorlab import Mosquitto, feed_config, floor_config, make_pki  # noqa: E402
 
 TABLES = {"T1": "rws-three-card-poker", "T2": "mbs-three-pictures"}
 
