@@ -12,6 +12,7 @@ cursor, which is the one recovery path that always works.
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 import time
 from collections import deque
@@ -248,8 +249,19 @@ class Feed:
                               f"{ACK_TIMEOUT_S:.0f} s on a live connection")
 
 
+EXIT_RESTART = 1
+"""The broker refused or stalled us: systemd starts the feed again from its cursor
+(``Restart=always``, bounded by ``StartLimitBurst``). A bad config or a cursor that does not
+match the journal exits 2 instead, which the unit does not restart: a person must look."""
+
+
 def run_feed(config: FeedConfig) -> int:
     feed = Feed(config)
     stop_on_signals(feed.stop)
-    feed.run()
+    try:
+        feed.run()
+    except BrokerError as error:
+        log.error("feed stopped", problem=str(error))
+        print(f"tablectl feed: {error}", file=sys.stderr)
+        return EXIT_RESTART
     return 0
