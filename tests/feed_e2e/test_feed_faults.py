@@ -238,3 +238,18 @@ def test_messages_received_but_not_applied_come_again(
     with RunningFloor(config) as floor:
         seen = floor.until_applied("T1", len(lines))
     assert [j.seq for j in seen if j.verdict is Verdict.APPLY] == list(range(1, len(lines) + 1))
+
+
+def test_feed_refused_by_the_acl_exits_for_a_restart(tmp_path: Path, pki: Path,
+                                                      broker: Mosquitto,
+                                                      journal_3cp: Path) -> None:
+    """A feed whose identity (T1's certificate) may not publish as its table (T2) does not
+    retry for ever: after 5 connections closed by the broker without a PUBACK it exits 1
+    (systemd restarts it, bounded) with one line naming the topic and the ACL."""
+    write_all(tmp_path / "journal-T2", rehome(journal_3cp, "T2")[:5])
+    config = feed_config(tmp_path, pki, broker, "T2", tmp_path / "journal-T2", identity="T1")
+    result = subprocess.run([sys.executable, "-m", "controller.feed", "--config", str(config)],
+                            cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+    lines = [line for line in result.stderr.splitlines() if line.startswith("tablectl feed:")]
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert len(lines) == 1 and "tablectl/site1/T2/events" in lines[0] and "ACL" in lines[0]
