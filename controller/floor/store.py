@@ -53,16 +53,22 @@ class Store:
         self._open: _Cursor | None = None
         try:
             if self.postgres:
-                import psycopg
-
+                try:
+                    import psycopg
+                except ImportError as error:
+                    raise StoreError("a postgresql:// database needs psycopg: "
+                                     "pip install 'tablectl[floor]'") from error
                 self.connection: Any = psycopg.connect(url)
             else:
                 self.connection = sqlite3.connect(url, isolation_level=None,
                                                   check_same_thread=False)
                 self.connection.execute("PRAGMA journal_mode=WAL")
                 self.connection.execute("PRAGMA synchronous=NORMAL")
+        except StoreError:
+            raise
         except Exception as error:  # psycopg.Error, sqlite3.Error: one line for the user
-            raise StoreError(f"cannot open the floor database {self._safe_url()}: {error}") \
+            detail = " ".join(str(error).split())  # psycopg's messages span lines
+            raise StoreError(f"cannot open the floor database {self._safe_url()}: {detail}") \
                 from error
         with self.transaction() as cursor:
             for statement in SCHEMA:
