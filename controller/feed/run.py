@@ -134,7 +134,10 @@ class Feed:
         if self.link is Link.UP:
             info = self.client.publish(topic_status(self.config.site, self.config.table_id),
                                        self.status.payload(online=False), qos=1, retain=True)
-            info.wait_for_publish(timeout=2.0)
+            try:
+                info.wait_for_publish(timeout=2.0)
+            except (RuntimeError, ValueError):
+                pass  # the link went meanwhile: the broker publishes the Will instead
         stop_client(self.client)
 
     @property
