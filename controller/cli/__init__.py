@@ -36,6 +36,8 @@ COMMAND_MODULES = (
     "controller.cli.run",
     "controller.cli.client",
     "controller.cli.web",
+    "controller.cli.feed",
+    "controller.cli.floor",
 )
 
 

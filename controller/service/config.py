@@ -262,6 +262,7 @@ class _Reader:
         control = self._control(root.section("control"))
         software = self._software(root.section("software"))
         clock = self._clock(root.section("clock"))
+        root.section("feed")  # the feed's own section: controller.feed.config reads it
         root.finish()
         return ServiceConfig(source=self.source, table_id=table_id, game=rules.id, boxes=boxes,
                              device=device, journal=journal,

@@ -1,0 +1,159 @@
+"""The ``[feed]`` section of the table's config file (and the ``[floor]`` file of the floor).
+
+The service's own loader (``controller.service.config``) skips these sections; this small reader
+takes what the feed needs -- the table id and the journal directory from the same file, so they
+can never disagree with what the service writes -- and refuses unknown keys like the service
+does. Relative paths are taken from the config file's directory.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from controller.service.errors import ConfigError
+from controller.service.tomlread import Section
+
+DEFAULT_PORT_TLS = 8883
+DEFAULT_PORT_PLAIN = 1883
+
+
+@dataclass(frozen=True, slots=True)
+class Broker:
+    """Where the broker is and how we prove who we are. ``mqtts://`` is TLS; ``mqtt://`` (no
+    TLS) is refused unless the host is loopback, so a table never sends its events in clear."""
+
+    host: str
+    port: int
+    tls: bool
+    ca_file: Path | None
+    cert_file: Path | None
+    key_file: Path | None
+    username: str | None
+    password: str | None
+    keepalive: int
+
+
+@dataclass(frozen=True, slots=True)
+class FeedConfig:
+    source: str
+    table_id: str
+    site: str
+    journal_dir: Path
+    state_dir: Path
+    broker: Broker
+    window: int
+
+
+@dataclass(frozen=True, slots=True)
+class FloorConfig:
+    source: str
+    site: str
+    database: str
+    broker: Broker
+    client_id: str
+
+
+def _read(path: str | Path) -> tuple[Section, Path]:
+    source = Path(path)
+    try:
+        data = tomllib.loads(source.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(source, None, f"cannot read: {error.strerror or error}") from error
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(source, None, f"not TOML: {error}") from error
+    return Section(str(source), "", data), source.resolve().parent
+
+
+def _path(section: Section, base: Path, name: str) -> Path | None:
+    value = section.string(name, None)
+    if value is None:
+        return None
+    candidate = Path(value).expanduser()
+    return candidate if candidate.is_absolute() else base / candidate
+
+
+def _credentials(section: Section, base: Path) -> tuple[str | None, str | None]:
+    """``credentials_file``: ``username:password`` on one line (mode 0400), kept out of the
+    config file so the config can be shown and copied."""
+    path = _path(section, base, "credentials_file")
+    if path is None:
+        return None, None
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise section.error("credentials_file", f"{path}: {error.strerror or error}") from error
+    user, sep, password = text.partition(":")
+    if not sep or not user:
+        raise section.error("credentials_file", f"{path}: expected one line 'username:password'")
+    return user, password
+
+
+def read_broker(section: Section, base: Path) -> Broker:
+    url = section.string("broker")
+    parts = urlsplit(url)
+    if parts.scheme not in ("mqtts", "mqtt") or not parts.hostname:
+        raise section.error("broker", f"{url!r}: expected mqtts://HOST[:PORT]")
+    tls = parts.scheme == "mqtts"
+    if not tls and parts.hostname not in ("127.0.0.1", "::1", "localhost"):
+        raise section.error("broker", "plain mqtt:// is allowed to loopback only; use mqtts://")
+    try:
+        port = parts.port or (DEFAULT_PORT_TLS if tls else DEFAULT_PORT_PLAIN)
+    except ValueError as error:
+        raise section.error("broker", f"{url!r}: bad port") from error
+    username, password = _credentials(section, base)
+    cert, key = _path(section, base, "cert_file"), _path(section, base, "key_file")
+    if (cert is None) != (key is None):
+        raise section.error("cert_file", "cert_file and key_file go together")
+    return Broker(host=parts.hostname, port=port, tls=tls, ca_file=_path(section, base, "ca_file"),
+                  cert_file=cert, key_file=key, username=username, password=password,
+                  keepalive=section.integer("keepalive", 15, minimum=5, maximum=600))
+
+
+def _site(section: Section) -> str:
+    site = section.string("site")
+    if any(c in site for c in "/+#") or len(site) > 64:
+        raise section.error("site", f"{site!r}: a topic level, no '/', '+' or '#'")
+    return site
+
+
+def load_feed_config(path: str | Path) -> FeedConfig:
+    """The feed's settings from the table's config file: ``[table] id``, ``[journal]
+    directory`` and the ``[feed]`` section (docs/feed.md)."""
+    root, base = _read(path)
+    table = root.section("table", required=True)
+    journal = root.section("journal", required=True)
+    feed = root.section("feed", required=True)
+    assert table is not None and journal is not None and feed is not None
+    table_id = table.string("id")
+    journal_dir = _path(journal, base, "directory")
+    assert journal_dir is not None
+    site = _site(feed)
+    broker = read_broker(feed, base)
+    state_dir = _path(feed, base, "state_directory") or journal_dir.parent / "feed"
+    window = feed.integer("window", 64, minimum=1, maximum=1000)
+    feed.finish()
+    return FeedConfig(source=str(path), table_id=table_id, site=site, journal_dir=journal_dir,
+                      state_dir=state_dir, broker=broker, window=window)
+
+
+def load_floor_config(path: str | Path) -> FloorConfig:
+    """The floor's own file: a ``[floor]`` section (broker, site or ``"+"`` for every site,
+    TLS files, ``database`` = a SQLite path or a ``postgresql://`` URL)."""
+    root, base = _read(path)
+    floor = root.section("floor", required=True)
+    assert floor is not None
+    site = floor.string("site", "+")
+    if site != "+":
+        site = _site(floor)
+    database = floor.string("database", "floor.sqlite3")
+    if not database.startswith(("postgresql://", "postgres://")):
+        database = str(_path(floor, base, "database") or base / database)
+    broker = read_broker(floor, base)
+    client_id = floor.string("client_id", "tablectl-floor")
+    floor.finish()
+    root.finish()
+    return FloorConfig(source=str(path), site=site, database=database, broker=broker,
+                       client_id=client_id)

@@ -1,0 +1,270 @@
+"""The feed process: journal -> hold rule -> MQTT 5 QoS 1 -> PUBACK -> cursor.
+
+One thread (this one) owns the cursor, the pending records and what is in flight; paho's loop
+thread only hands it PUBACKs and connection changes through a queue. At most ``window``
+records are in flight; the cursor moves to the highest record below which every record was
+acknowledged. paho resends what was in flight after a reconnect (the floor drops the duplicates
+by table and seq). A record not acknowledged within :data:`ACK_TIMEOUT_S` of a live connection,
+or refused by the broker (ACL), ends the process with an error: systemd starts it again from the
+cursor, which is the one recovery path that always works.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import structlog
+
+from controller.feed.config import FeedConfig
+from controller.feed.cursor import Cursor, load_cursor, save_cursor
+from controller.feed.errors import BrokerError, CursorError
+from controller.feed.horizon import Horizon
+from controller.feed.mqtt import (
+    make_client,
+    start,
+    stop_on_signals,
+    topic_events,
+    topic_status,
+    user_properties,
+)
+from controller.feed.mqtt import stop as stop_client
+from controller.feed.status import TableStatus
+from controller.feed.tail import JournalTail
+from controller.journal.record import Record
+
+log = structlog.get_logger("tablectl.feed")
+
+POLL_S = 0.05
+"""How often the journal is looked at when there is nothing new: the floor's latency floor."""
+PENDING_MAX = 4000
+"""Records read ahead of the broker: more than a round, so the hold rule can see the reveal."""
+ACK_TIMEOUT_S = 60.0
+DROPS_WITHOUT_ACK = 5
+"""Connections in a row that the broker closed with our records unacknowledged: Mosquitto
+closes an MQTT 5 connection that publishes where its ACL forbids, so this is a refusal, not an
+outage, and retrying for ever would hide it."""
+CURSOR_EVERY_S = 0.2
+
+
+class Link(str, Enum):
+    UP = "up"
+    DOWN = "down"
+
+
+@dataclass(frozen=True, slots=True)
+class _Ack:
+    mid: int
+    refused: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _LinkChange:
+    link: Link
+    reason: str
+
+
+class Feed:
+    def __init__(self, config: FeedConfig) -> None:
+        self.config = config
+        self.cursor = load_cursor(config.state_dir, config.table_id)
+        self.tail = JournalTail(config.journal_dir, self.cursor.seq)
+        self.horizon = Horizon()
+        self.status = TableStatus(config.site, config.table_id)
+        self.pending: deque[Record] = deque()
+        self.in_flight: dict[int, Record] = {}
+        self.sent: deque[Record] = deque()
+        self.acked: set[int] = set()
+        self.events: queue.Queue[_Ack | _LinkChange] = queue.Queue()
+        self.link = Link.DOWN
+        self.link_since = self.last_ack = time.monotonic()
+        self.drops = 0
+        self.stop = threading.Event()
+        self._cursor_saved = time.monotonic()
+        self._cursor_dirty = False
+        self._checked_cursor = self.cursor.seq == 0
+        self.topic = topic_events(config.site, config.table_id)
+        self.client = make_client(config.broker, f"tablectl-feed-{config.site}-{config.table_id}")
+        self.client.will_set(topic_status(config.site, config.table_id),
+                             self.status.payload(online=False), qos=1, retain=True)
+        self.client.on_connect = self._on_connect
+        self.client.on_disconnect = self._on_disconnect
+        self.client.on_publish = self._on_publish
+
+    # paho's thread: hand over, nothing else
+    def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any,
+                    properties: Any) -> None:
+        if reason.is_failure:
+            self.events.put(_LinkChange(Link.DOWN, f"broker refused the connection: {reason}"))
+        else:
+            self.events.put(_LinkChange(Link.UP, "connected"))
+
+    def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any,
+                       properties: Any) -> None:
+        self.events.put(_LinkChange(Link.DOWN, str(reason)))
+
+    def _on_publish(self, client: Any, userdata: Any, mid: int, reason: Any,
+                    properties: Any) -> None:
+        self.events.put(_Ack(mid, str(reason) if reason.is_failure else None))
+
+    # the feed's thread
+    def run(self) -> None:
+        self.open()
+        try:
+            while not self.stop.is_set():
+                self.step()
+        finally:
+            self.close()
+
+    def open(self) -> None:
+        log.info("feed starting", table=self.config.table_id, site=self.config.site,
+                 after_seq=self.cursor.seq, broker=f"{self.config.broker.host}:"
+                                                    f"{self.config.broker.port}")
+        start(self.client, self.config.broker)
+
+    def close(self) -> None:
+        """Save the cursor, mark the table offline (what the Last Will says after a crash)."""
+        self._save_cursor(force=True)
+        if self.link is Link.UP:
+            info = self.client.publish(topic_status(self.config.site, self.config.table_id),
+                                       self.status.payload(online=False), qos=1, retain=True)
+            try:
+                info.wait_for_publish(timeout=2.0)
+            except (RuntimeError, ValueError):
+                pass  # the link went meanwhile: the broker publishes the Will instead
+        stop_client(self.client)
+
+    @property
+    def idle(self) -> bool:
+        """Nothing in flight, and nothing read that may go now (empty, or held for a reveal)."""
+        return not self.in_flight and self.link is Link.UP and (
+            not self.pending or self.horizon.releasable(list(self.pending)) == 0)
+
+    def step(self) -> None:
+        """One turn: read the journal, send what may go, take PUBACKs, move the cursor."""
+        self._read()
+        self._send()
+        try:
+            event = self.events.get(timeout=POLL_S)
+        except queue.Empty:
+            event = None
+        while event is not None:
+            self._handle(event)
+            try:
+                event = self.events.get_nowait()
+            except queue.Empty:
+                event = None
+        self._advance()
+        self._check_stuck()
+
+    def _read(self) -> None:
+        room = PENDING_MAX - len(self.pending)
+        if room <= 0:
+            return
+        records = self.tail.read(room)
+        if not self._checked_cursor and records:
+            self._check_cursor(records[0])
+        self.pending.extend(records)
+
+    def _check_cursor(self, first: Record) -> None:
+        """The record after the cursor must link to the cursor's hash: otherwise this is not the
+        journal the cursor was written for (restored from another table, rewritten)."""
+        self._checked_cursor = True
+        if first.seq == self.cursor.seq + 1 and self.cursor.hash is not None \
+                and first.prev_hash != self.cursor.hash:
+            raise CursorError(f"journal record {first.seq} does not follow the cursor's record "
+                              f"{self.cursor.seq} (hash {self.cursor.hash[:12]}...)")
+
+    def _send(self) -> None:
+        if self.link is not Link.UP or not self.pending:
+            return
+        room = self.config.window - len(self.in_flight)
+        if room <= 0:
+            return
+        ready = self.horizon.releasable(list(self.pending))
+        for _ in range(min(room, ready)):
+            record = self.pending.popleft()
+            properties = user_properties({"seq": str(record.seq), "hash": record.hash,
+                                          "sent_ns": str(time.time_ns())})
+            info = self.client.publish(self.topic, record.line().encode(), qos=1,
+                                       properties=properties)
+            self.in_flight[info.mid] = record
+            self.sent.append(record)
+            if self.status.note(record):
+                self.client.publish(topic_status(self.config.site, self.config.table_id),
+                                    self.status.payload(online=True), qos=1, retain=True)
+
+    def _handle(self, event: _Ack | _LinkChange) -> None:
+        if isinstance(event, _LinkChange):
+            if event.link is not self.link:
+                log.info("broker link", link=event.link.value, reason=event.reason,
+                         in_flight=len(self.in_flight))
+            if event.link is Link.DOWN and self.link is Link.UP and self.in_flight:
+                self.drops += 1
+                if self.drops >= DROPS_WITHOUT_ACK:
+                    raise BrokerError(
+                        f"the broker closed the connection {self.drops} times in a row before "
+                        f"acknowledging record {self.sent[0].seq} ({event.reason}): is this "
+                        f"table's identity allowed to publish on {self.topic}? (broker ACL)")
+            self.link, self.link_since = event.link, time.monotonic()
+            if event.link is Link.UP:
+                self.client.publish(topic_status(self.config.site, self.config.table_id),
+                                    self.status.payload(online=True), qos=1, retain=True)
+            return
+        record = self.in_flight.pop(event.mid, None)
+        if record is None:
+            return  # a status message's PUBACK
+        if event.refused is not None:
+            raise BrokerError(f"the broker refused record {record.seq} on {self.topic}: "
+                              f"{event.refused} (check the ACL and this table's identity)")
+        self.acked.add(record.seq)
+        self.last_ack = time.monotonic()
+        self.drops = 0
+
+    def _advance(self) -> None:
+        moved = False
+        while self.sent and self.sent[0].seq in self.acked:
+            record = self.sent.popleft()
+            self.acked.discard(record.seq)
+            self.cursor = Cursor(self.config.table_id, record.seq, record.hash)
+            moved = True
+        if moved:
+            self._cursor_dirty = True
+        self._save_cursor(force=not self.sent and not self.pending)
+
+    def _save_cursor(self, *, force: bool) -> None:
+        now = time.monotonic()
+        if self._cursor_dirty and (force or now - self._cursor_saved >= CURSOR_EVERY_S):
+            save_cursor(self.config.state_dir, self.cursor)
+            self._cursor_saved, self._cursor_dirty = now, False
+
+    def _check_stuck(self) -> None:
+        now = time.monotonic()
+        if self.link is Link.UP and self.in_flight and \
+                now - max(self.link_since, self.last_ack) > ACK_TIMEOUT_S:
+            raise BrokerError(f"record {self.sent[0].seq} not acknowledged for "
+                              f"{ACK_TIMEOUT_S:.0f} s on a live connection")
+
+
+EXIT_RESTART = 1
+"""The broker refused or stalled us: systemd starts the feed again from its cursor
+(``Restart=always``, bounded by ``StartLimitBurst``). A bad config or a cursor that does not
+match the journal exits 2 instead, which the unit does not restart: a person must look."""
+
+
+def run_feed(config: FeedConfig) -> int:
+    feed = Feed(config)
+    stop_on_signals(feed.stop)
+    try:
+        feed.run()
+    except BrokerError as error:
+        log.error("feed stopped", problem=str(error))
+        print(f"tablectl feed: {error}", file=sys.stderr)
+        return EXIT_RESTART
+    return 0

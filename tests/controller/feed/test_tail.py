@@ -1,0 +1,50 @@
+"""Following the journal as it is written: complete lines only, across files, from a cursor."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.journalgen import rehome
+from controller.bench import Bench
+from controller.feed.tail import JournalTail
+from controller.journal.files import file_name
+
+
+@pytest.fixture(name="lines", scope="module")
+def fixture_lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
+    directory = tmp_path_factory.mktemp("tail")
+    Bench("rws-three-card-poker", 1, seed=2, journal_dir=directory).run()
+    return rehome(directory, "T1")
+
+
+def test_half_written_line_waits_and_the_next_file_follows(tmp_path: Path,
+                                                           lines: list[bytes]) -> None:
+    """A line without its newline is not read until it is complete; after the current file's
+    last line the tail moves to the next file; nothing is read twice or skipped."""
+    journal = tmp_path / "journal"
+    tail = JournalTail(journal, 0)
+    assert tail.read(100) == []  # no directory yet: the service has not started
+    journal.mkdir()
+    first = journal / file_name(1)
+    first.write_bytes(b"".join(lines[:10]) + lines[10][:20])
+    assert [r.seq for r in tail.read(100)] == list(range(1, 11))
+    with first.open("ab") as handle:
+        handle.write(lines[10][20:] + b"".join(lines[11:20]))
+    (journal / file_name(2)).write_bytes(b"".join(lines[20:]))
+    assert [r.seq for r in tail.read(5)] == list(range(11, 16))
+    assert [r.seq for r in tail.read(10_000)] == list(range(16, len(lines) + 1))
+    assert tail.read(100) == []
+
+
+def test_starts_after_the_cursor_in_the_right_file(tmp_path: Path, lines: list[bytes]) -> None:
+    """From a cursor at seq 25: the first file (seqs 1-20) is not read again."""
+    journal = tmp_path / "journal"
+    journal.mkdir()
+    (journal / file_name(1)).write_bytes(b"".join(lines[:20]))
+    (journal / file_name(2)).write_bytes(b"".join(lines[20:]))
+    records = JournalTail(journal, 25).read(10_000)
+    assert records[0].seq == 26 and records[-1].seq == len(lines)
+    assert records[0].prev_hash == json.loads(lines[24])["hash"]
