@@ -191,4 +191,4 @@ def test_the_lock_installs_with_require_hashes(tmp_path: Path) -> None:
          "--only-binary=:all:", "--no-deps", "-r", str(LOCK), "-d", str(tmp_path)],
         capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert len(list(tmp_path.glob("*.whl"))) == 8
+    assert len(list(tmp_path.glob("*.whl"))) == 9
