@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from functools import cache
 from itertools import combinations
+from statistics import NormalDist
 
 from controller.games.cards import FULL_DECK
 from controller.games.poker import PokerCategory, evaluate
@@ -76,6 +77,31 @@ def eulerian_moments(n: int) -> tuple[float, float]:
     if n < 2:
         return 0.0, 1.0
     return (n - 1) / 2, math.sqrt((n + 1) / 12)
+
+
+@cache
+def _eulerian_row(n: int) -> tuple[int, ...]:
+    """Eulerian numbers A(n, k), k = 0..n-1: permutations of ``n`` with ``k`` descents."""
+    row = (1,)
+    for m in range(2, n + 1):
+        row = tuple((k + 1) * (row[k] if k < len(row) else 0)
+                    + (m - k) * (row[k - 1] if 0 < k <= len(row) else 0) for k in range(m))
+    return row
+
+
+def descent_z(n: int, d: int) -> float:
+    """How few ``d`` descents of ``n`` cards are, as a standard normal score: the exact
+    (Eulerian) mid-p lower tail mapped through the normal quantile. The plain z-score
+    ``(mean - d) / sd`` has a heavier lower tail than the normal for a small ``n`` (too many
+    false alarms at a table with few players); this one is calibrated at every ``n``."""
+    if n < 2:
+        return 0.0
+    row = _eulerian_row(n)
+    total = sum(row)
+    below = sum(row[:d])
+    at = row[d] if 0 <= d < len(row) else 0
+    tail = min(max((below + at / 2) / total, 1e-300), 1 - 1e-16)
+    return -NormalDist().inv_cdf(tail)
 
 
 def valleys(seq: list[int]) -> int:
