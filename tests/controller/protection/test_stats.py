@@ -65,3 +65,23 @@ def test_chi_square_critical_against_scipy(df: int, alpha: float) -> None:
     """The Wilson-Hilferty critical values used on the Pi are within 1.5% of scipy's."""
     stats = pytest.importorskip("scipy.stats")
     assert chi_square_critical(df, alpha) == pytest.approx(stats.chi2.isf(alpha, df), rel=0.015)
+
+
+def test_eulerian_rows_and_the_calibrated_descent_score() -> None:
+    """A(4, k) = 1, 11, 11, 1 (permutations of 4 with k descents); the mid-p normal score of
+    the descents falls as the count rises, is 0 at the median of a symmetric row, and under the
+    exact distribution has mean 0 and variance close to 1 at every table size (what keeps the
+    CUSUM's false-alarm rate the same for 9 cards as for 21)."""
+    from controller.protection.stats import _eulerian_row, descent_z
+
+    assert _eulerian_row(4) == (1, 11, 11, 1)
+    assert sum(_eulerian_row(9)) == 362880
+    scores = [descent_z(18, d) for d in range(18)]
+    assert scores == sorted(scores, reverse=True)
+    assert abs(descent_z(5, 2)) < 1e-12
+    for n in (9, 12, 18, 21):
+        row = _eulerian_row(n)
+        total = sum(row)
+        mean = sum(w * descent_z(n, d) for d, w in enumerate(row)) / total
+        var = sum(w * (descent_z(n, d) - mean) ** 2 for d, w in enumerate(row)) / total
+        assert abs(mean) < 0.01 and 0.8 < var < 1.01, (n, mean, var)  # mid-p: at most 1
