@@ -174,10 +174,26 @@ class ServiceUnderFaults(RuleBasedStateMachine):
         operator = status["device"]["operator"]
         if operator["state"] in ("fault", "held") and attempt < 4:
             rig.send(cmd.ClearDeviceFault(**SUPERVISOR, reason="fixed"))
-        action = cmd.SupervisorAction.CONTINUE if attempt < 3 else cmd.SupervisorAction.VOID
         if status["state"] == "hold" or attempt >= 3:
-            rig.send(cmd.SupervisorDecision(**SUPERVISOR, action=action, reason="liveness"))
+            rig.send(cmd.SupervisorDecision(**SUPERVISOR, action=self._choice(attempt),
+                                            reason="liveness"))
         self._progress(status["state"])
+
+    def _choice(self, attempt: int) -> cmd.SupervisorAction:
+        """What the held ruling offers (its SupervisorRequired options, which status names as
+        the way out): continue while that is offered, void from the third attempt; a hold that
+        asks a fact and offers neither (where a card was seen, whether a jam stops the round)
+        is answered with its first answer, as a supervisor who looked would."""
+        options: tuple[str, ...] = ()
+        for event in reversed(self.rig.published):
+            if event.get("type") == "SupervisorRequired":
+                options = tuple(event.get("options") or ())
+                break
+        wanted = "continue" if attempt < 3 else "void"
+        if not options or wanted in options:
+            return cmd.SupervisorAction(wanted)
+        answers = [o for o in options if o not in ("reconstruct", "order")]
+        return cmd.SupervisorAction(answers[0] if answers else wanted)
 
     def _progress(self, state: str) -> None:
         """Wait (bounded) for the round or the operator to move on."""
