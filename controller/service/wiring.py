@@ -269,13 +269,15 @@ class Wiring:
             return {}
         driver = device.driver
         online = bool(getattr(driver, "online", False))
+        operator = self.operator.status() if self.operator else None
         return {"name": device.name, "kind": self.config.device.kind.value,
                 "dialect": self.config.device.dialect.value if self.config.device.dialect
                 else None, "url": device.where, "online": online,
                 "last_error": getattr(driver, "last_error", "") or None,
                 "operator_error": (self.operator.last_error or None) if self.operator
                 else None,
-                "operator": self.operator.status() if self.operator else None}
+                "operator": operator,
+                "cards_left": operator.get("cards_left") if operator else None}
 
     def status(self) -> dict[str, Any]:
         """Extra fields of ``round.status``: the table, the device, the journal, recovery."""

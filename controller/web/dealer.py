@@ -111,6 +111,7 @@ def dealer_view(status: Mapping[str, Any] | None, *, problem: str | None = None
         "words": STATE_WORDS.get(state, state), "next": next_step(shown), "hold": hold,
         "device": {"name": device.get("name"), "online": bool(device.get("online")),
                    "state": operator.get("state"), "error": device.get("last_error"),
+                   "faults": list(operator.get("faults") or []),
                    "cards_left": device.get("cards_left")},
         "hands": hands, "revealed": state in REVEALED_STATES,
         "wagers": [{"position": w.get("position"), "bet": w.get("bet"),

@@ -81,6 +81,9 @@ def test_dealer_follows_a_round_and_never_sees_the_face_down_hand(
         assert f'title="{code}"' not in html, f"face-down {code} on the dealer's screen"
     for code in status["hands"]["1"]:
         expect(page.locator(f'#hands .card[title="{code}"]')).to_have_count(1)
+    # the shuffler's own count, less the two sets it dispensed (box 1, dealer)
+    assert status["device"]["cards_left"] == 52 - 2 * 3
+    expect(page.locator("#device")).to_contain_text("online, 46 cards left", timeout=WAIT_MS)
     _shot(page, "web-dealer.png", tmp_path)
     service.call("decide", {"position": "1", "choice": "play"})
     expect(page.locator("#next")).to_have_text("Reveal the dealer's hand", timeout=WAIT_MS)

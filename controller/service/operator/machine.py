@@ -81,6 +81,10 @@ class DeviceMachine:
         self.deadline: float | None = None
         self.backoff_until: float | None = None
         self.last_error = ""
+        self.cards_left: int | None = None
+        """Cards in the shuffler's deck, for the dealer's screen: the device's own count from
+        STATUS or SHUFFLE_DONE, less each set dispensed since; ``None`` while unknown (offline,
+        after a reboot). A count only, never which cards (docs/protocols.md, STATUS)."""
         self.machine = Machine(model=self, states=Op, initial=Op.OFFLINE, queued=True,
                                auto_transitions=False, model_attribute="state",
                                after_state_change="_entered", ignore_invalid_triggers=True)
@@ -138,17 +142,22 @@ class DeviceMachine:
         """A device event, after the table took it in."""
         self._now = now
         if isinstance(event, dev.DeviceOffline):
+            self.cards_left = None
             self.went_offline()
         elif isinstance(event, (dev.DeviceOnline, dev.DeviceRebooted)):
+            self.cards_left = None  # until STATUS says
             if isinstance(event, dev.DeviceRebooted):
                 self.faults = frozenset()  # a new boot: every fault and hand is forgotten
             self._release()
             self.order = Action.STATUS
         elif isinstance(event, dev.ShuffleDone):
+            self.cards_left = event.counted
             self.streak.end()
             if self.state is not Op.HELD:
                 self.shuffle_done()
         elif isinstance(event, dev.CardSetDispensed):
+            if self.cards_left is not None:
+                self.cards_left = max(0, self.cards_left - len(event.cards))
             self.streak.end()
             if self.state is not Op.HELD:
                 self.hand_ready()
@@ -253,6 +262,8 @@ class DeviceMachine:
         self.last_error = ""
         if action is Action.STATUS:
             self.faults = frozenset(getattr(reply, "faults", self.faults))
+            remaining = getattr(reply, "cards_remaining", None)
+            self.cards_left = remaining if isinstance(remaining, int) else self.cards_left
             self._reported = getattr(reply, "state", None)
             self.sync()
         elif action is Action.SHUFFLE:
@@ -262,6 +273,7 @@ class DeviceMachine:
             self.costs.hands += 1
             self.hand_acked()
         elif action is Action.END_ROUND:
+            self.cards_left = 0  # the device collects what is left; a shuffle comes next
             self.round_ended()
         elif action is Action.CLEAR_FAULT:
             self.order = Action.STATUS  # FAULT_CLEARED may come before or after the ACK

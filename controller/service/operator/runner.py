@@ -144,4 +144,4 @@ class DeviceOperator:
                 "hold": machine.hold_reason.value if machine.hold_reason else None,
                 "faults": sorted(f.value for f in machine.faults),
                 "waits_for": waits_for, "way_out": way_out, "role": role,
-                "failures": machine.streak.count}
+                "failures": machine.streak.count, "cards_left": machine.cards_left}

@@ -43,6 +43,7 @@ function render(view) {
   document.getElementById("next").textContent = view.next;
   const dev = view.device;
   document.getElementById("device").textContent = dev ? dev.name + ": " + (dev.online ? "online" : "OFFLINE") +
+    (dev.faults && dev.faults.length ? ", FAULT (" + dev.faults.join(", ") + ")" : "") +
     (dev.cards_left !== null && dev.cards_left !== undefined ? ", " + dev.cards_left + " cards left" : "") : "";
   show("hold", view.hold ? "HOLD: " + view.hold.what + " \u2014 " + view.hold.verb + " (" + view.hold.role + ")" : "");
   show("problem", view.problem);

@@ -25,6 +25,7 @@ from controller.selfcheck.inventory import locked_names
 
 ROOT = Path(__file__).resolve().parents[3]
 LOCK = ROOT / "requirements.lock"
+WEB_LOCK = ROOT / "requirements-web.lock"
 OPENSSL = shutil.which("openssl")
 
 
@@ -155,15 +156,19 @@ def test_an_unreadable_key_is_one_line_exit_2(release: dict[str, Path], tmp_path
     assert len(err.splitlines()) == 1
 
 
-def _runtime_closure(name: str) -> set[str]:
+def _runtime_closure(name: str, extra: str = "") -> set[str]:
+    """The distributions ``name`` (with ``extra`` on itself) needs at run time."""
     from packaging.requirements import Requirement
 
     seen: set[str] = set()
     todo = [name]
     while todo:
-        for text in metadata.requires(todo.pop()) or []:
+        current = todo.pop()
+        wanted = extra if current == name else ""
+        for text in metadata.requires(current) or []:
             requirement = Requirement(text)
-            if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            if requirement.marker is not None and \
+                    not requirement.marker.evaluate({"extra": wanted}):
                 continue
             dep = re.sub(r"[-_.]+", "-", requirement.name).lower()
             if dep not in seen:
@@ -181,6 +186,20 @@ def test_the_lock_pins_exactly_the_runtime_dependencies() -> None:
     for name, version in pins.items():
         assert metadata.version(name) == version, name
     assert text.count("--hash=sha256:") >= len(pins)
+
+
+def test_the_web_lock_pins_what_the_web_extra_adds() -> None:
+    """requirements-web.lock names what ``tablectl[web]`` needs beyond requirements.lock (the
+    Pi's web process installs both, hash-checked), each at the installed version, with an
+    x86_64 and an aarch64 hash for every compiled wheel."""
+    text = WEB_LOCK.read_text()
+    pins = dict(re.findall(r"(?m)^([a-z0-9-]+)==(\S+) \\", text))
+    assert set(pins) == _runtime_closure("tablectl", "web") - _runtime_closure("tablectl")
+    for name, version in pins.items():
+        assert metadata.version(name) == version, name
+    for compiled in ("argon2-cffi-bindings", "markupsafe"):
+        block = text.split(f"{compiled}==", 1)[1].split("# via", 1)[0]
+        assert block.count("--hash=sha256:") == 2, compiled
 
 
 def test_the_lock_installs_with_require_hashes(tmp_path: Path) -> None:

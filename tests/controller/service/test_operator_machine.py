@@ -151,3 +151,26 @@ def test_a_hand_presented_when_the_round_ends_is_collected() -> None:
     assert machine.next_action() is Action.END_ROUND
     machine.succeeded(Action.END_ROUND, 2.0)
     assert machine.state is Op.IDLE
+
+
+def test_cards_left_follow_the_device_count_and_each_set() -> None:
+    """The dealer's screen shows the shuffler's cards left (issue 13): STATUS and SHUFFLE_DONE
+    give the device's own count, each dispensed set takes its cards off, END_ROUND collects the
+    rest, and a link that drops or a device that reboots makes the count unknown, not stale."""
+    machine = closed(online())
+    assert machine.cards_left == 52  # STATUS said so
+    machine.succeeded(Action.SHUFFLE, 1.0)
+    machine.device(dev.ShuffleDone("shuffler", 1.1, counted=51, expected=52), 1.1)
+    assert machine.cards_left == 51  # a short deck shows as short
+    machine.round_events([ev.ShuffleConfirmed(round=1, source="shuffler")], 1.1)
+    machine.succeeded(Action.DISPENSE_HAND, 1.2)
+    machine.device(dev.CardSetDispensed("shuffler", 1.3, cards=HAND, hand_number=1), 1.3)
+    assert machine.cards_left == 48
+    machine.device(dev.DeviceRebooted("shuffler", 1.4), 1.4)
+    assert machine.cards_left is None
+    machine.succeeded(Action.STATUS, 1.5, DeviceStatus(DeviceState.READY, frozenset(), 2, 0, 40))
+    assert machine.cards_left == 40
+    machine.succeeded(Action.END_ROUND, 2.0)
+    assert machine.cards_left == 0
+    machine.device(dev.DeviceOffline("shuffler", 2.1), 2.1)
+    assert machine.cards_left is None
