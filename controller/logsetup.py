@@ -24,9 +24,8 @@ from typing import Any
 
 import structlog
 
-_SYSLOG_PRIORITY = {"debug": 7, "info": 6, "warning": 4, "warn": 4, "error": 3,
-                    "exception": 3, "critical": 2, "fatal": 2}
-"""structlog method name -> syslog priority (sd-daemon(3): SD_DEBUG <7> ... SD_CRIT <2>)."""
+from controller.journald import SYSLOG_PRIORITY, under_journald
+
 _CLEAR_LINE = "\r\x1b[K"
 
 
@@ -76,21 +75,9 @@ def status_line(text: str, *, final: bool = False) -> None:
     _STDERR.show(text, final)
 
 
-def under_journald(environ: dict[str, str] | None = None) -> bool:
-    """True when stderr is the journal stream systemd connected (``JOURNAL_STREAM`` is
-    ``DEVICE:INODE`` of that stream; a child whose stderr was redirected does not match)."""
-    value = (os.environ if environ is None else environ).get("JOURNAL_STREAM", "")
-    device, _, inode = value.partition(":")
-    try:
-        info = os.fstat(sys.stderr.fileno())
-        return (int(device), int(inode)) == (info.st_dev, info.st_ino)
-    except (ValueError, OSError, AttributeError):
-        return False
-
-
 def _syslog_prefix(logger: Any, method_name: str, rendered: Any) -> Any:
     """After the renderer: ``<N>`` before the line, N the syslog priority of its level."""
-    return f"<{_SYSLOG_PRIORITY.get(method_name, 6)}>{rendered}"
+    return f"<{SYSLOG_PRIORITY.get(method_name, 6)}>{rendered}"
 
 
 def configure_logging(level: str = "WARNING", *, json: bool | None = None,

@@ -20,6 +20,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from controller.feed.config import load_feed_config
+    from controller.feed.log import configure
     from controller.feed.run import run_feed
 
+    configure(args.log_level)
     return run_feed(load_feed_config(args.config))

@@ -1,6 +1,6 @@
 """``python -m controller.feed --config PATH``: the feed alone, without loading every other
-``tablectl`` command (the systemd unit runs this: about 15 MB less RSS on the table than
-``tablectl feed``, which is the same program behind the full command line)."""
+``tablectl`` command (the systemd unit runs this: far less memory on the table than
+``tablectl feed``, which is the same program behind the full command line; docs/feed.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import argparse
 import sys
 
 from controller.errors import TablectlError
-from controller.logsetup import configure_logging
+from controller.feed.log import configure
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -16,7 +16,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default="/etc/tablectl/tablectl.toml")
     parser.add_argument("--log-level", default="WARNING", type=str.upper)
     args = parser.parse_args(argv)
-    configure_logging(args.log_level)
+    configure(args.log_level)  # not structlog: see controller.feed.log
     from controller.feed.config import load_feed_config
     from controller.feed.run import run_feed
 

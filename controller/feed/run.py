@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-import structlog
-
 from controller.feed.config import FeedConfig
 from controller.feed.cursor import Cursor, load_cursor, save_cursor
 from controller.feed.errors import BrokerError, CursorError
 from controller.feed.horizon import Horizon
+from controller.feed.log import log
 from controller.feed.mqtt import (
     make_client,
     start,
@@ -39,12 +38,15 @@ from controller.feed.status import TableStatus
 from controller.feed.tail import JournalTail
 from controller.journal.record import Record
 
-log = structlog.get_logger("tablectl.feed")
-
 POLL_S = 0.05
 """How often the journal is looked at when there is nothing new: the floor's latency floor."""
 PENDING_MAX = 4000
-"""Records read ahead of the broker: more than a round, so the hold rule can see the reveal."""
+"""Records read ahead of the broker at most: more than a round, so the hold rule can see the
+reveal."""
+READ_AHEAD = 256
+"""Records read ahead while some of them may go: catching up after an outage reads in steps
+of this, so the feed's memory stays small (docs/feed.md, memory); it reads on towards
+:data:`PENDING_MAX` only while the first record waits for a reveal further on."""
 ACK_TIMEOUT_S = 60.0
 DROPS_WITHOUT_ACK = 5
 """Connections in a row that the broker closed with our records unacknowledged: Mosquitto
@@ -167,7 +169,9 @@ class Feed:
         room = PENDING_MAX - len(self.pending)
         if room <= 0:
             return
-        records = self.tail.read(room)
+        if len(self.pending) >= READ_AHEAD and self.horizon.releasable(list(self.pending)):
+            return  # enough to send; read more once these have gone
+        records = self.tail.read(min(room, READ_AHEAD))
         if not self._checked_cursor and records:
             self._check_cursor(records[0])
         self.pending.extend(records)

@@ -8,6 +8,9 @@ files without breaking verification. See ``docs/journal.md``.
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from controller.journal.damage import Damage
 from controller.journal.errors import (
     JournalClosedError,
@@ -28,10 +31,27 @@ from controller.journal.record import (
     event_type_of,
     to_jsonable,
 )
-from controller.journal.retention import DEFAULT_RETENTION_DAYS, apply_retention
 from controller.journal.verify import Anchor, Problem, VerifyReport, verify
-from controller.journal.writer import JournalWriter
 from controller.journal.policy import MONEY_EVENT_TYPES, Durability, JournalEvent
+
+if TYPE_CHECKING:
+    from controller.journal.retention import DEFAULT_RETENTION_DAYS, apply_retention
+    from controller.journal.writer import JournalWriter
+
+_LAZY = {"JournalWriter": "writer", "DEFAULT_RETENTION_DAYS": "retention",
+         "apply_retention": "retention"}
+"""The writer (and retention, which uses it) load on first use (PEP 562): a process that only
+reads records (the floor feed, on a table with a memory budget) does not load structlog and
+the writer's machinery with them."""
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_RETENTION_DAYS", "GENESIS_HASH", "MONEY_EVENT_TYPES", "Anchor", "Damage",

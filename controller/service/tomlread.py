@@ -9,7 +9,6 @@ close). Every error is a :class:`ConfigError` naming the file, the dotted key an
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -55,6 +54,8 @@ class Section:
             return self._data[name]
         if default is _MISSING:
             unread = [key for key in self._data if key not in self._used]
+            import difflib  # only for a typo: the feed keeps its memory small
+
             typo = difflib.get_close_matches(name, unread, n=1, cutoff=0.7)
             if typo:  # "gmae" is the better report than "game: missing"
                 raise self.error(typo[0], f"unknown key (did you mean {name!r}?)")
@@ -108,6 +109,8 @@ class Section:
         if not unknown:
             return
         name = unknown[0]
+        import difflib
+
         close = difflib.get_close_matches(name, sorted(self._used), n=1)
         hint = f"did you mean {close[0]!r}?" if close else \
             f"known keys here: {', '.join(sorted(self._used)) or 'none'}"
