@@ -12,7 +12,14 @@ Measured: records/s applied, journal-write-to-applied and publish-to-applied lat
 (the floor keeps ``sent_ns`` from the feed's message and its own ``applied_ns``), the floor's
 CPU (share of one core) and peak RSS, the feed process's peak RSS.
 
-Run: ``python benchmarks/feed.py --tables 20 --pace live --seconds 60 [--processes] [--json]``.
+``--direct K``: no journals and no feeds; K generator processes publish every table's records
+(its own TLS identity, the feed's topic and message: the line, ``seq``, ``hash``, ``sent_ns``,
+QoS 1) at the pace, straight to the broker. This is how 200 tables at 50x (10,000 records/s)
+is offered to one broker and one floor on a 2-core machine, where 200 feeds cannot run; the
+hold rule is skipped (the floor's work is the same), so there is no write-to-applied figure.
+
+Run: ``python benchmarks/feed.py --tables 20 --pace live --seconds 60 [--processes|--direct K]
+[--json]``.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.journalgen import rehome  # noqa: E402
 from controller.bench import Bench  # noqa: E402
+from controller.logsetup import configure_logging  # noqa: E402
 from controller.feed.config import load_feed_config  # noqa: E402
 from controller.feed.horizon import Horizon  # noqa: E402
 from controller.journal.damage import check_line  # noqa: E402
@@ -100,9 +108,99 @@ def _pct(values: list[float], q: float) -> float:
         if len(values) > 1 else (values[0] if values else float("nan"))
 
 
-def run(tables: int, pace: float, seconds: float, work: Path, processes: bool = False
-        ) -> dict[str, Any]:
+def _generate(names: list[str], lines: list[list[bytes]], interval: float, seconds: float,
+              work: Path, pki: Path, broker: Mosquitto, published: Any) -> None:
+    """One generator process: a client per table, each record published at its due time
+    (tables spread over the interval), as the table's feed would publish it."""
+    from controller.feed.mqtt import make_client, start, topic_events, user_properties
+    from controller.feed.mqtt import stop as stop_client
+
+    clients = []
+    for name in names:
+        config = load_feed_config(feed_config(work, pki, broker, name, work / "unused"))
+        client = make_client(config.broker, f"bench-direct-{name}")
+        client.max_queued_messages_set(0)  # unbounded: a generator that falls behind queues
+        start(client, config.broker)
+        clients.append((client, topic_events(config.site, name)))
+    deadline = time.monotonic() + 30
+    while not all(client.is_connected() for client, _ in clients):
+        if time.monotonic() > deadline:
+            raise RuntimeError("generator clients did not connect")
+        time.sleep(0.05)
+    records = [[check_line(line.rstrip(b"\n"), None) for line in table] for table in lines]
+    count, began, step = len(clients), time.monotonic(), 0
+    while step < len(records[0]) and time.monotonic() - began < seconds:
+        for index, (client, topic) in enumerate(clients):
+            delay = began + (step + index / count) * interval - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            record = records[index][step]
+            client.publish(topic, lines[index][step].rstrip(b"\n"), qos=1,
+                           properties=user_properties({
+                               "seq": str(record.seq), "hash": record.hash,  # type: ignore[union-attr]
+                               "sent_ns": str(time.time_ns())}))
+            published.value += 1
+        step += 1
+    time.sleep(5)  # let the last PUBACKs in
+    for client, _ in clients:
+        stop_client(client)
+
+
+def run_direct(tables: int, pace: float, seconds: float, work: Path, generators: int
+               ) -> dict[str, Any]:
+    import multiprocessing
+
     names = [f"T{i:03d}" for i in range(tables)]
+    lines, pki, broker, database, floor_proc = _lab(work, names)
+    context = multiprocessing.get_context("fork")
+    counters = [context.Value("q", 0, lock=False) for _ in range(generators)]
+    chunks = [list(range(tables))[g::generators] for g in range(generators)]
+    procs = [context.Process(target=_generate, args=(
+        [names[i] for i in chunk], [lines[i] for i in chunk], 1.0 / pace, seconds, work, pki,
+        broker, counters[g]))
+        for g, chunk in enumerate(chunks)]
+    floor_before = _proc(floor_proc.pid)
+    began = time.monotonic()
+    for proc in procs:
+        proc.start()
+    time.sleep(seconds + 8)  # the run, with the generators' connecting time
+    floor_after = _proc(floor_proc.pid)
+    for proc in procs:
+        proc.join(timeout=120)
+    elapsed = min(seconds, time.monotonic() - began)
+    expected = sum(counter.value for counter in counters)
+    applied, drained = _wait_applied(database, expected, began + seconds + 8)
+    floor_done = _proc(floor_proc.pid)
+    floor_proc.send_signal(signal.SIGTERM)
+    floor_proc.wait(timeout=30)
+    broker.stop()
+    with sqlite3.connect(database) as db:
+        rows = db.execute("SELECT sent_ns, applied_ns FROM records").fetchall()
+        problems = db.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
+    publish_ms = [(a - s) / 1e6 for s, a in rows if s]
+    return {
+        "tables": tables, "feeds": f"none: {generators} generator processes publish directly",
+        "pace_records_per_s_per_table": pace, "seconds": round(elapsed, 1),
+        "records_offered_per_s": round(tables * pace, 1),
+        "records_published": expected, "records_applied": applied, "problems": problems,
+        "records_per_s_published": round(expected / elapsed, 1),
+        "catch_up_s_after_stop": round(drained, 1),
+        "publish_to_applied_ms": {"p50": _pct(publish_ms, 50), "p99": _pct(publish_ms, 99),
+                                  "max": round(max(publish_ms, default=0), 1)},
+        "floor_cpu_share_of_one_core": round((floor_after["cpu_s"] - floor_before["cpu_s"])
+                                             / (seconds + 8), 3),
+        "floor_cpu_seconds_until_all_applied": round(floor_done["cpu_s"] - floor_before["cpu_s"],
+                                                     1),
+        "floor_records_per_cpu_second": round(applied / max(
+            floor_done["cpu_s"] - floor_before["cpu_s"], 1e-9)),
+        "floor_rss_mb": round(floor_done["hwm_mb"], 1),
+    }
+
+
+def _lab(work: Path, names: list[str]
+         ) -> tuple[list[list[bytes]], Path, Mosquitto, Path, subprocess.Popen[bytes]]:
+    """A 60-round bench journal re-sealed for each table, the PKI, a started Mosquitto, and a
+    subscribed floor process: (lines per table, pki, broker, database, floor process)."""
     source = work / "bench-journal"
     Bench("rws-three-card-poker", 60, seed=7, faults="0.1", journal_dir=source).run()
     lines = [rehome(source, name) for name in names]
@@ -111,6 +209,11 @@ def run(tables: int, pace: float, seconds: float, work: Path, processes: bool = 
     broker = Mosquitto(work / "broker", pki)
     broker.start()
     database = work / "floor.sqlite3"
+    return lines, pki, broker, database, _start_floor(work, pki, broker, database)
+
+
+def _start_floor(work: Path, pki: Path, broker: Mosquitto, database: Path
+                 ) -> subprocess.Popen[bytes]:
     floor_proc = subprocess.Popen([sys.executable, "-m", "controller", "--log-level", "INFO",
                                    "floor", "--config",
                                    str(floor_config(work, pki, broker, str(database)))],
@@ -121,6 +224,27 @@ def run(tables: int, pace: float, seconds: float, work: Path, processes: bool = 
             raise RuntimeError("the floor did not subscribe: "
                                + (work / "floor.log").read_text()[-2000:])
         time.sleep(0.1)
+    return floor_proc
+
+
+def _wait_applied(database: Path, expected: int, since: float) -> tuple[int, float]:
+    """Wait (at most 120 s) for the floor to apply ``expected`` records: (applied, seconds
+    it took after ``since``)."""
+    deadline = time.monotonic() + 120
+    applied = 0
+    while time.monotonic() < deadline:  # let the floor catch up, bounded
+        with sqlite3.connect(database) as db:
+            applied = db.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+        if applied >= expected:
+            break
+        time.sleep(0.5)
+    return applied, max(0.0, time.monotonic() - since)
+
+
+def run(tables: int, pace: float, seconds: float, work: Path, processes: bool = False
+        ) -> dict[str, Any]:
+    names = [f"T{i:03d}" for i in range(tables)]
+    lines, pki, broker, database, floor_proc = _lab(work, names)
     dirs = [work / f"journal-{name}" for name in names]
     for directory in dirs:
         directory.mkdir()
@@ -152,16 +276,8 @@ def run(tables: int, pace: float, seconds: float, work: Path, processes: bool = 
     elapsed = time.monotonic() - began
     floor_after = _proc(floor_proc.pid)
     feed_mem = _proc(feed_proc.pid)
-    deadline = time.monotonic() + 120
     expected = len(written)
-    applied = 0
-    while time.monotonic() < deadline:  # let the floor catch up, bounded
-        with sqlite3.connect(database) as db:
-            applied = db.execute("SELECT COUNT(*) FROM records").fetchone()[0]
-        if applied >= expected:
-            break
-        time.sleep(0.5)
-    drained = time.monotonic() - began - elapsed
+    applied, drained = _wait_applied(database, expected, began + elapsed)
     for feed in feeds:
         feed.stop.set()
     for thread in threads:
@@ -219,11 +335,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--processes", action="store_true",
                         help="every feed its own process (as on the tables), not threads")
+    parser.add_argument("--direct", type=int, default=0, metavar="K",
+                        help="no feeds: K generator processes publish straight to the broker")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    configure_logging("WARNING")  # the bench tables' device chatter stays out of the figures
     pace = 1.0 if args.pace == "live" else float(args.pace)
     with tempfile.TemporaryDirectory(prefix="tablectl-feed-bench-") as work:
-        result = run(args.tables, pace, args.seconds, Path(work), args.processes)
+        result = run_direct(args.tables, pace, args.seconds, Path(work), args.direct) \
+            if args.direct else run(args.tables, pace, args.seconds, Path(work), args.processes)
     if args.json:
         print(json.dumps(result))
     else:

@@ -9,10 +9,16 @@ Decks are dealt straight from :mod:`firmware_sim.shuffle_models` into the monito
   the share of runs flagged within 1, 2, 5, 50 and ``horizon`` decks (by the deck the finding
   is about: a deck's scores are decided when the next shuffle closes it) and the median deck of
   the first finding.
-* ``calibrate``: the CUSUM limits (numpy: fair decks' scores drawn exactly, 2,000,000 decks).
+* ``calibrate``: the CUSUM limits from the monitors' own scores (``--decks`` fair decks).
+* ``false-alarms-by-hands``: the same for every number of hands a deck deals (2 to 9), since
+  a table's number of players changes the length of what is scored.
+* ``sortedness-variance``: the table ``limits.SORTEDNESS_VARIANCE`` (200,000 decks a length).
 * ``cost``: the live guard's time per card (``TableGuard`` on ``CardSetDispensed`` events).
-* ``report``: ``integrity report`` over 1,000,000 hands (decoded inputs; journal reading
-  measured separately per record).
+* ``report``: the report's monitors and plots over 1,000,000 hands (decoded inputs; journal
+  reading measured separately per record).
+* ``report-journal``: ``tablectl integrity report`` as a process over a real-shaped journal of
+  ``--hands`` hands (1,000,000: about 15 million records), and the report's way of reading
+  against a full parse, side by side.
 
 Run: ``python benchmarks/protection.py [--json] [--only power,cost] [--runs N] [--decks N]``.
 """
@@ -33,6 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from controller.games.cards import FULL_DECK  # noqa: E402
+from controller.logsetup import configure_logging  # noqa: E402
 from controller.protection import Guard, MonitorId, TableGuard  # noqa: E402
 from drivers import events as dev  # noqa: E402
 from firmware_sim.shuffle_models import ShuffleModel, Shuffler  # noqa: E402
@@ -84,28 +91,56 @@ def power(model: ShuffleModel, runs: int, horizon: int, seed: int) -> dict[str, 
 
 
 def calibrate(decks: int, seed: int) -> dict[str, Any]:
-    import numpy as np
+    """CUSUM false alarms per deck for a grid of drifts and limits, from the monitors' own
+    scores (``OnePass.score``, ``SortednessMonitor.score``) of ``decks`` fair 21-card decks."""
+    from controller.protection.monitors import OnePass, SortednessMonitor
 
-    from controller.protection.stats import eulerian_moments, valley_moments, valley_pmf
-
-    rng = np.random.default_rng(seed)
+    rng = random.Random(seed)
     d = 3 * HANDS
-    pmf = np.array(valley_pmf(d))
-    mean, sd = valley_moments(d)
-    one_pass = (mean - rng.choice(len(pmf), size=decks, p=pmf)) / sd
-    perms = np.argsort(rng.random((decks, d)), axis=1)
-    inverse = np.argsort(perms, axis=1)
-    total = (perms[:, 1:] < perms[:, :-1]).sum(1) + (inverse[:, 1:] < inverse[:, :-1]).sum(1)
-    emean, esd = eulerian_moments(d)
-    sortedness = (2 * emean - total) / (esd * math.sqrt(2))
+    one_pass, sortedness = OnePass(), SortednessMonitor()
+    scores: dict[str, list[float]] = {"one_pass": [], "sortedness": []}
+    for _ in range(decks):
+        cards = rng.sample(range(52), d)
+        scores["one_pass"].append(one_pass.score(cards))
+        scores["sortedness"].append(sortedness.score(cards))
     out: dict[str, Any] = {"decks": decks, "cards": d}
-    for name, scores in (("one_pass", one_pass), ("sortedness", sortedness)):
-        rows = []
-        for drift in (0.5, 1.0):
-            for limit in (3.0, 4.0, 5.0, 6.0, 8.0):
-                rows.append({"drift": drift, "limit": limit,
-                             "per_deck": _cusum_rate(scores.tolist(), drift, limit)})
-        out[name] = rows
+    for name, values in scores.items():
+        out[name] = [{"drift": drift, "limit": limit,
+                      "per_deck": _cusum_rate(values, drift, limit)}
+                     for drift in (0.5, 1.0) for limit in (3.0, 4.0, 5.0, 6.0, 8.0)]
+    return out
+
+
+def sortedness_variance(decks: int) -> dict[int, float]:
+    """limits.SORTEDNESS_VARIANCE: the variance of the sortedness score's summed halves over
+    ``decks`` fair decks of each length from 9 to 52 cards (seeded per length)."""
+    from controller.protection.stats import descent_z, descents, rising_sequences
+
+    table = {}
+    for n in range(9, 53):
+        rng = random.Random(1000 + n)
+        scores = []
+        for _ in range(decks):
+            cards = rng.sample(range(52), n)
+            scores.append((descent_z(n, descents(cards))
+                           + descent_z(n, rising_sequences(cards) - 1)) / math.sqrt(2))
+        table[n] = round(statistics.pvariance(scores), 3)
+    return table
+
+
+def false_alarms_by_hands(decks: int, seed: int) -> dict[int, dict[str, Any]]:
+    """False alarms per fair deck for each number of hands a table deals (2 to 9 three-card
+    sets a deck: 6 to 27 cards), ``decks`` decks each."""
+    out = {}
+    for hands in range(2, 10):
+        rng = random.Random(seed * 100 + hands)
+        shuffler, guard = Shuffler(ShuffleModel.FAIR, rng.randrange), Guard()
+        alarms = dict.fromkeys((m.value for m in MonitorId), 0)
+        for _ in range(decks):
+            for found in guard.deal(shuffler.order(), hands, shuffler.form):
+                alarms[found.monitor.value] += 1
+        out[hands] = {"decks": decks, "cards": 3 * hands,
+                      "per_deck": {m: round(n / decks, 7) for m, n in alarms.items()}}
     return out
 
 
@@ -167,6 +202,87 @@ def report_time(hands: int, seed: int) -> dict[str, Any]:
                                              reading, 1) if reading else None}
 
 
+def report_journal(hands: int, seed: int, keep: Path | None = None) -> dict[str, Any]:
+    """``tablectl integrity report`` itself (a child process) over a journal of ``hands``
+    hands: the records of a real 200-round RWS-3CP bench journal, round after round again,
+    re-sealed in one chain and rotated at 64 MiB like the writer's files, each round's card sets
+    taken in order from a fresh fair shuffle. Also, side by side on the first file: records per
+    second read the report's way (``only=`` its kinds) and by a full parse."""
+    import resource
+    import subprocess
+
+    from controller.bench import Bench
+    from controller.journal.files import file_name
+    from controller.journal.reader import iter_records
+    from controller.analysis.integrity import SURVEYED_EVENTS
+    from controller.journal.record import GENESIS_HASH, canonical_json, seal, to_jsonable
+
+    with tempfile.TemporaryDirectory() as scratch:
+        work = keep or Path(scratch)
+        source = work / "source"
+        Bench("rws-three-card-poker", 200, seed=seed, journal_dir=source).run()
+        rounds: dict[str, list[dict[str, Any]]] = {}
+        for record in iter_records([source]):
+            if record.round_id is not None:
+                rounds.setdefault(record.round_id, []).append(record.body())
+        templates = list(rounds.values())
+        journal = work / "journal"
+        journal.mkdir()
+        rng = random.Random(seed)
+        started = time.perf_counter()
+        prev, seq, written_hands, files, size = GENESIS_HASH, 0, 0, 1, 0
+        out = (journal / file_name(files)).open("wb")
+        records = 0
+        while written_hands < hands:
+            deck = list(FULL_DECK)
+            rng.shuffle(deck)
+            dealt = 0
+            for body in templates[records % len(templates)]:
+                body = dict(body)
+                payload = body["payload"]
+                if body["event"] == "input_device" and payload.get("type") == "CardSetDispensed":
+                    fields = dict(payload["fields"])
+                    fields["cards"] = [to_jsonable(card) for card in deck[dealt:dealt + 3]]
+                    dealt += 3
+                    written_hands += 1
+                    body["payload"] = {**payload, "fields": fields}
+                seq += 1
+                body["seq"], body["prev"] = seq, prev
+                sealed = seal(body, None)
+                prev = sealed["hash"]
+                line = canonical_json(sealed).encode() + b"\n"
+                if size + len(line) > 64 * 1024 * 1024:
+                    out.close()
+                    files, size = files + 1, 0
+                    out = (journal / file_name(files)).open("wb")
+                out.write(line)
+                size += len(line)
+            records += 1
+        out.close()
+        generated = time.perf_counter() - started
+        first = journal / file_name(1)
+        started = time.perf_counter()
+        full = sum(1 for _ in iter_records([first]))
+        full_s = time.perf_counter() - started
+        started = time.perf_counter()
+        sum(1 for _ in iter_records([first], only=SURVEYED_EVENTS))
+        only_s = time.perf_counter() - started
+        started = time.perf_counter()
+        result = subprocess.run([sys.executable, "-m", "controller", "integrity", "report",
+                                 str(journal), "--out", str(work / "report")],
+                                capture_output=True, text=True, check=True)
+        report_s = time.perf_counter() - started
+        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        total_bytes = sum(p.stat().st_size for p in journal.iterdir())
+    return {"hands": written_hands, "records": seq, "rounds": records, "files": files,
+            "journal_mb": round(total_bytes / 2**20), "generated_seconds": round(generated, 1),
+            "report_seconds": round(report_s, 1), "report_peak_rss_mb": round(peak_mb),
+            "report_said": result.stdout.splitlines(),
+            "first_file_records_per_second": {
+                "full_parse": round(full / full_s), "report_kinds_only": round(full / only_s),
+                "ratio": round(full_s / only_s, 1)}}
+
+
 def _journal_read_rate() -> float | None:
     """Records per second read and decoded from a bench journal (a real one, 30 rounds)."""
     from controller.bench import Bench
@@ -192,22 +308,31 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=200, help="runs per faulty model")
     parser.add_argument("--horizon", type=int, default=600, help="decks per run")
     parser.add_argument("--seed", type=int, default=15)
+    parser.add_argument("--hands", type=int, default=1_000_000,
+                        help="hands in the report-journal journal")
     parser.add_argument("--models", default=",".join(m.value for m in ShuffleModel
                                                      if m is not ShuffleModel.FAIR))
     args = parser.parse_args()
+    configure_logging("WARNING")  # the bench tables' device chatter stays out of the figures
     only = set(args.only.split(","))
     results: dict[str, Any] = {}
     if "calibrate" in only:
-        results["calibrate"] = calibrate(2_000_000, args.seed)
+        results["calibrate"] = calibrate(args.decks, args.seed)
     if "false-alarms" in only:
         results["false_alarms"] = false_alarms(args.decks, args.seed)
     if "power" in only:
         results["power"] = {model: power(ShuffleModel(model), args.runs, args.horizon,
                                          args.seed) for model in args.models.split(",")}
+    if "sortedness-variance" in only:
+        results["sortedness_variance"] = sortedness_variance(200_000)
+    if "false-alarms-by-hands" in only:
+        results["false_alarms_by_hands"] = false_alarms_by_hands(args.decks, args.seed)
     if "cost" in only:
         results["cost"] = cost(20_000, args.seed)
     if "report" in only:
         results["report"] = report_time(1_000_000, args.seed)
+    if "report-journal" in only:
+        results["report_journal"] = report_journal(args.hands, args.seed)
     print(json.dumps(results, indent=1) if args.json else _text(results))
     return 0
 
@@ -223,7 +348,8 @@ def _text(results: dict[str, Any]) -> str:
         lines.append(f"{model}: {row['runs']} runs x {row['horizon']} decks")
         for monitor, r in row["monitors"].items():
             lines.append(f"  {monitor:<12} " + " ".join(f"{k}={v}" for k, v in r.items()))
-    for key in ("cost", "report", "calibrate"):
+    for key in ("cost", "report", "report_journal", "calibrate", "false_alarms_by_hands",
+                "sortedness_variance"):
         if key in results:
             lines.append(f"{key}: {json.dumps(results[key])}")
     return "\n".join(lines)

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from controller.analysis.integrity import render, survey
+from controller.analysis.integrity import SURVEYED_EVENTS, render, survey
 from controller.journal.errors import JournalFormatError
 from controller.journal.reader import iter_records
 
@@ -26,7 +26,7 @@ def register(subparsers: Any) -> None:
 
 def run_report(args: argparse.Namespace) -> int:
     try:
-        data = survey(iter_records(args.paths))
+        data = survey(iter_records(args.paths, only=SURVEYED_EVENTS))
     except JournalFormatError as error:
         raise JournalFormatError(f"{error} (run `tablectl journal verify`)") from error
     written = render(data, Path(args.out))

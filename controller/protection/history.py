@@ -3,9 +3,9 @@ guard before the table thread starts.
 
 Without it a restart would start every sequential test afresh (a stuck card would need its 26
 decks again, the repeat window would be empty). Only the card inputs of the newest files are
-read, up to the last :data:`WARM_DECKS` shuffles: a few thousand records, not the journal's
-months (the start-up journal check has already verified the bytes). Findings the warm-up
-reaches again are not reported again: they are in the journal already.
+read, up to the last :data:`WARM_DECKS` shuffles: some tens of thousands of records, not the
+journal's months (the start-up journal check has already verified the bytes). Findings the
+warm-up reaches again are not reported again: they are in the journal already.
 """
 
 from __future__ import annotations
@@ -17,10 +17,14 @@ from controller.journal.codec import decode_input
 from controller.journal.errors import JournalFormatError
 from controller.journal.files import journal_files
 from controller.protection.guard import TableGuard
+from controller.protection.limits import REPEAT_WINDOW
 
-WARM_DECKS = 200
-"""Enough for the CUSUMs, the stuck-card run (26 decks) and four packet batches; the position
-and category batches and the repeat window refill as the table deals."""
+WARM_DECKS = REPEAT_WINDOW
+"""The repeat monitor's whole window (2,000 decks, about two days of one table), which also
+covers the CUSUMs, the stuck-card run (26 decks) and the position (520) and category (400)
+batches in progress: a restart loses no evidence. About 0.75 s on the development machine
+from a journal of 64 MiB files (docs/game-protection.md); the batches after a restart are
+counted from the first deck fed here, so a batch may share decks with one decided before."""
 _SHUFFLES = (b'"ShuffleDone"', b'"ConfirmShuffle"')
 _CARDS = (*_SHUFFLES, b'"CardSetDispensed"', b'"CardRead"')
 

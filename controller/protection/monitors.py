@@ -29,6 +29,7 @@ from controller.protection.stats import (
     eulerian_moments,
     rising_sequences,
     valley_moments,
+    valley_z,
     valleys,
 )
 
@@ -221,6 +222,11 @@ class _Scored(Monitor):
         raise NotImplementedError
 
 
+def _sortedness_variance(n: int) -> float:
+    table, first = limits.SORTEDNESS_VARIANCE, limits.SORTEDNESS_VARIANCE_FROM
+    return table[min(max(n - first, 0), len(table) - 1)]
+
+
 class SortednessMonitor(_Scored):
     """An unshuffled or partly sorted deck: too few descents and rising sequences against pack
     order (each Eulerian under a fair shuffle: mean (d-1)/2, variance (d+1)/12)."""
@@ -229,11 +235,15 @@ class SortednessMonitor(_Scored):
     drift, limit = limits.SORTEDNESS_DRIFT, limits.SORTEDNESS_LIMIT
 
     def score(self, cards: list[int]) -> float:
-        # descents of the deck and of its inverse (rising sequences - 1) are each Eulerian and
-        # nearly independent: two calibrated normal scores, summed and rescaled
+        # descents of the deck and of its inverse (rising sequences - 1) are each Eulerian: two
+        # calibrated normal scores, summed, and scaled to the spread the sum has at the deck
+        # length the CUSUM limit was calibrated at (the two are correlated, the more so the
+        # fewer the cards: limits.SORTEDNESS_VARIANCE)
         n = len(cards)
-        return (descent_z(n, descents(cards))
-                + descent_z(n, rising_sequences(cards) - 1)) / math.sqrt(2)
+        raw = (descent_z(n, descents(cards))
+               + descent_z(n, rising_sequences(cards) - 1)) / math.sqrt(2)
+        return raw * math.sqrt(_sortedness_variance(limits.SORTEDNESS_CALIBRATED_AT)
+                               / _sortedness_variance(n))
 
     def describe(self, cards: list[int]) -> str:
         mean, _ = eulerian_moments(len(cards))
@@ -251,8 +261,7 @@ class OnePass(_Scored):
     drift, limit = limits.ONE_PASS_DRIFT, limits.ONE_PASS_LIMIT
 
     def score(self, cards: list[int]) -> float:
-        mean, sd = valley_moments(len(cards))
-        return (mean - valleys(cards)) / sd
+        return valley_z(len(cards), valleys(cards))
 
     def describe(self, cards: list[int]) -> str:
         mean, _ = valley_moments(len(cards))

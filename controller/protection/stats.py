@@ -10,6 +10,7 @@ the exact counts of the 22,100 three-card hands.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import cache
 from itertools import combinations
 from statistics import NormalDist
@@ -89,6 +90,18 @@ def _eulerian_row(n: int) -> tuple[int, ...]:
     return row
 
 
+def _lower_tail_z(weights: Sequence[float], k: int) -> float:
+    """The mid-p lower tail of ``k`` under the exact distribution ``weights`` (counts or
+    probabilities of 0, 1, ...), as a standard normal score: large when ``k`` is improbably
+    small."""
+    total = sum(weights)
+    below = sum(weights[:max(k, 0)])
+    at = weights[k] if 0 <= k < len(weights) else 0
+    tail = min(max((below + at / 2) / total, 1e-300), 1 - 1e-16)
+    return -NormalDist().inv_cdf(tail)
+
+
+@cache
 def descent_z(n: int, d: int) -> float:
     """How few ``d`` descents of ``n`` cards are, as a standard normal score: the exact
     (Eulerian) mid-p lower tail mapped through the normal quantile. The plain z-score
@@ -96,12 +109,17 @@ def descent_z(n: int, d: int) -> float:
     false alarms at a table with few players); this one is calibrated at every ``n``."""
     if n < 2:
         return 0.0
-    row = _eulerian_row(n)
-    total = sum(row)
-    below = sum(row[:d])
-    at = row[d] if 0 <= d < len(row) else 0
-    tail = min(max((below + at / 2) / total, 1e-300), 1 - 1e-16)
-    return -NormalDist().inv_cdf(tail)
+    return _lower_tail_z(_eulerian_row(n), d)
+
+
+@cache
+def valley_z(n: int, v: int) -> float:
+    """How few ``v`` valleys of ``n`` cards are, as a standard normal score, calibrated at
+    every ``n`` the same way as :func:`descent_z` (exact distribution, mid-p, normal
+    quantile): the plain z-score over-alarmed at 9 and 27 dispensed cards."""
+    if n < 3:
+        return 0.0
+    return _lower_tail_z(valley_pmf(n), v)
 
 
 def valleys(seq: list[int]) -> int:

@@ -85,3 +85,20 @@ def test_eulerian_rows_and_the_calibrated_descent_score() -> None:
         mean = sum(w * descent_z(n, d) for d, w in enumerate(row)) / total
         var = sum(w * (descent_z(n, d) - mean) ** 2 for d, w in enumerate(row)) / total
         assert abs(mean) < 0.01 and 0.8 < var < 1.01, (n, mean, var)  # mid-p: at most 1
+
+
+def test_valley_score_is_calibrated_at_every_table_size() -> None:
+    """The one-pass monitor's score: falls as valleys rise, and under the exact valley
+    distribution has mean close to 0 and variance at most 1 at every number of cards a table
+    deals (the plain z-score's false alarms varied with it: 2.5e-4 per deck at 27 cards)."""
+    from controller.protection.stats import valley_z
+
+    scores = [valley_z(21, v) for v in range(10)]
+    assert scores == sorted(scores, reverse=True)
+    for n in (9, 12, 15, 18, 21, 24, 27):
+        pmf = valley_pmf(n)
+        mean = sum(p * valley_z(n, v) for v, p in enumerate(pmf))
+        var = sum(p * (valley_z(n, v) - mean) ** 2 for v, p in enumerate(pmf))
+        assert abs(mean) < 0.05 and 0.65 < var <= 1.0, (n, mean, var)  # 9 cards: 4 values
+        # a tail the normal would call 1 in 1,000 is at most twice as likely here (mid-p)
+        assert sum(p for v, p in enumerate(pmf) if valley_z(n, v) >= 3.09) <= 2e-3, n

@@ -118,3 +118,39 @@ def test_a_restart_keeps_the_evidence(
     alerts = [r.payload for r in iter_records([journal_dir])
               if r.event_type == "protection_alert"]
     assert [a["monitor"] for a in alerts] == ["repeat"] and alerts[0]["round"] == 2
+
+
+def test_a_restart_keeps_the_batches_in_progress_and_the_whole_repeat_window(
+        tmp_path: Path) -> None:
+    """Warmed from 700 decks of card inputs, the new guard holds the repeat window's decks and
+    the position batch in progress (699 decks closed, the last is open until the next shuffle:
+    699 - 520 = 179 since the batch's last decision): a
+    restart no longer starts the regulators' chi-square afresh (the warm-up used to stop at
+    200 decks)."""
+    import json
+    import random
+
+    from controller.games.cards import FULL_DECK
+    from controller.journal.codec import encode_input
+    from controller.protection.monitors import Position, Repeat
+
+    rng = random.Random(3)
+    lines = []
+    for _ in range(700):
+        deck = list(FULL_DECK)
+        rng.shuffle(deck)
+        items: list[object] = [dev.ShuffleDone("shuffler", counted=52)]
+        items += [dev.CardSetDispensed("shuffler", cards=tuple(deck[3 * h:3 * h + 3]))
+                  for h in range(7)]
+        for item in items:
+            event, payload = encode_input(item)
+            lines.append(json.dumps({"event": event, "payload": payload}))
+    (tmp_path / "journal-000001.jsonl").write_text("\n".join(lines) + "\n")
+    guard = TableGuard()
+    assert warm_from_journal(guard, tmp_path) == 700 and guard.reports == 0
+    monitors = {type(m): m for m in guard.guard.monitors}
+    position = monitors[Position]
+    assert isinstance(position, Position) and position.decks == 699
+    assert position.test.seen == 179 and sum(position.test.observed) == 179 * 18
+    repeat = monitors[Repeat]
+    assert isinstance(repeat, Repeat) and len(repeat.kept) >= 699
