@@ -42,9 +42,11 @@ def test_one_pass_shuffler_alert_in_journal_watch_and_report(
         for suffix in ("png", "svg"):
             assert (out / f"{name}.{suffix}").stat().st_size > 1000
     data = json.loads((out / "report.json").read_text())
-    assert [f["decks"] for f in data["findings"] if f["monitor"] == "one_pass"] == \
-        [a["decks"] for a in alerts]
     assert data["totals"]["decks"] == 12
+    # live, a deck is decided when the next shuffle closes it; the report also closes the
+    # journal's last deck (12) at its end, so it may find one more there
+    offline = [f["decks"] for f in data["findings"] if f["monitor"] == "one_pass"]
+    assert [d for d in offline if d < 12] == [a["decks"] for a in alerts]
 
 
 def test_missing_card_alert_at_the_first_count(capsys: pytest.CaptureFixture[str]) -> None:
