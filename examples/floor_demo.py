@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.journalgen import rehome, write_all  # noqa: E402
 from controller.bench import Bench  # noqa: E402
+from controller.logsetup import configure_logging  # noqa: E402
 from benchmarks.floorlab import Mosquitto, feed_config, floor_config, make_pki  # noqa: E402
 
 TABLES = {"T1": "rws-three-card-poker", "T2": "mbs-three-pictures"}
@@ -78,6 +79,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", default=None, help="work in this directory and keep it")
     args = parser.parse_args()
+    configure_logging("WARNING")  # the bench tables' device chatter would bury the floor view
     if args.keep:
         Path(args.keep).mkdir(parents=True, exist_ok=True)
         return demo(Path(args.keep))
