@@ -221,23 +221,23 @@ def report_journal(hands: int, seed: int, keep: Path | None = None) -> dict[str,
         work = keep or Path(scratch)
         source = work / "source"
         Bench("rws-three-card-poker", 200, seed=seed, journal_dir=source).run()
-        rounds: dict[str, list[dict[str, Any]]] = {}
+        by_round: dict[str, list[dict[str, Any]]] = {}
         for record in iter_records([source]):
             if record.round_id is not None:
-                rounds.setdefault(record.round_id, []).append(record.body())
-        templates = list(rounds.values())
+                by_round.setdefault(record.round_id, []).append(record.body())
+        templates = list(by_round.values())
         journal = work / "journal"
         journal.mkdir()
         rng = random.Random(seed)
         started = time.perf_counter()
         prev, seq, written_hands, files, size = GENESIS_HASH, 0, 0, 1, 0
         out = (journal / file_name(files)).open("wb")
-        records = 0
+        rounds = 0
         while written_hands < hands:
             deck = list(FULL_DECK)
             rng.shuffle(deck)
             dealt = 0
-            for body in templates[records % len(templates)]:
+            for body in templates[rounds % len(templates)]:
                 body = dict(body)
                 payload = body["payload"]
                 if body["event"] == "input_device" and payload.get("type") == "CardSetDispensed":
@@ -257,7 +257,7 @@ def report_journal(hands: int, seed: int, keep: Path | None = None) -> dict[str,
                     out = (journal / file_name(files)).open("wb")
                 out.write(line)
                 size += len(line)
-            records += 1
+            rounds += 1
         out.close()
         generated = time.perf_counter() - started
         first = journal / file_name(1)
@@ -274,7 +274,7 @@ def report_journal(hands: int, seed: int, keep: Path | None = None) -> dict[str,
         report_s = time.perf_counter() - started
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         total_bytes = sum(p.stat().st_size for p in journal.iterdir())
-    return {"hands": written_hands, "records": seq, "rounds": records, "files": files,
+    return {"hands": written_hands, "records": seq, "rounds": rounds, "files": files,
             "journal_mb": round(total_bytes / 2**20), "generated_seconds": round(generated, 1),
             "report_seconds": round(report_s, 1), "report_peak_rss_mb": round(peak_mb),
             "report_said": result.stdout.splitlines(),

@@ -91,6 +91,11 @@ class Feed:
         self._cursor_saved = time.monotonic()
         self._cursor_dirty = False
         self._checked_cursor = self.cursor.seq == 0
+        self._may_go = 0
+        """Records at the head of ``pending`` the hold rule released when last asked and not
+        sent yet: a lower bound (records read since can only add), so the read-ahead is judged
+        again only when it is full or none of it may go, not every turn."""
+        self._full_logged = False
         self.topic = topic_events(config.site, config.table_id)
         self.client = make_client(config.broker, f"tablectl-feed-{config.site}-{config.table_id}")
         self.client.will_set(topic_status(config.site, config.table_id),
@@ -166,15 +171,31 @@ class Feed:
         self._check_stuck()
 
     def _read(self) -> None:
+        if len(self.pending) >= READ_AHEAD and not self._may_go:
+            self._may_go = self.horizon.releasable(list(self.pending))
         room = PENDING_MAX - len(self.pending)
         if room <= 0:
+            self._log_full()
             return
-        if len(self.pending) >= READ_AHEAD and self.horizon.releasable(list(self.pending)):
+        self._full_logged = False
+        if len(self.pending) >= READ_AHEAD and self._may_go:
             return  # enough to send; read more once these have gone
         records = self.tail.read(min(room, READ_AHEAD))
         if not self._checked_cursor and records:
             self._check_cursor(records[0])
         self.pending.extend(records)
+
+    def _log_full(self) -> None:
+        """The read-ahead is full: normal while the broker is away, but if not one record may
+        go, a round holds a face-down card with more than PENDING_MAX records after it and no
+        reveal in sight. The feed cannot publish the card, so it says so, once, and waits for
+        a person (the table is not affected)."""
+        if self._full_logged or self._may_go:
+            return
+        self._full_logged = True
+        head = self.pending[0]
+        log.error("feed held: the read-ahead is full and its first record waits for a reveal",
+                  seq=head.seq, round=head.round_id, records=len(self.pending))
 
     def _check_cursor(self, first: Record) -> None:
         """The record after the cursor must link to the cursor's hash: otherwise this is not the
@@ -192,6 +213,7 @@ class Feed:
         if room <= 0:
             return
         ready = self.horizon.releasable(list(self.pending))
+        self._may_go = ready - min(room, ready)
         for _ in range(min(room, ready)):
             record = self.pending.popleft()
             properties = user_properties({"seq": str(record.seq), "hash": record.hash,

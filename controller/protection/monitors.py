@@ -16,6 +16,7 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cache
 
 from controller.games.cards import FULL_DECK
 from controller.games.poker import PokerCategory, evaluate
@@ -227,6 +228,14 @@ def _sortedness_variance(n: int) -> float:
     return table[min(max(n - first, 0), len(table) - 1)]
 
 
+@cache
+def _sortedness_scale(n: int) -> float:
+    """The factor that gives the score at ``n`` cards the spread it has at the length the
+    CUSUM limit was calibrated at."""
+    return math.sqrt(_sortedness_variance(limits.SORTEDNESS_CALIBRATED_AT)
+                     / _sortedness_variance(n))
+
+
 class SortednessMonitor(_Scored):
     """An unshuffled or partly sorted deck: too few descents and rising sequences against pack
     order (each Eulerian under a fair shuffle: mean (d-1)/2, variance (d+1)/12)."""
@@ -242,8 +251,7 @@ class SortednessMonitor(_Scored):
         n = len(cards)
         raw = (descent_z(n, descents(cards))
                + descent_z(n, rising_sequences(cards) - 1)) / math.sqrt(2)
-        return raw * math.sqrt(_sortedness_variance(limits.SORTEDNESS_CALIBRATED_AT)
-                               / _sortedness_variance(n))
+        return raw * _sortedness_scale(n)
 
     def describe(self, cards: list[int]) -> str:
         mean, _ = eulerian_moments(len(cards))
