@@ -114,8 +114,9 @@ class Mosquitto:
 
 
 def feed_config(tmp_path: Path, pki: Path, broker: Mosquitto, table: str,
-                journal: Path, identity: str | None = None) -> Path:
-    """A table config file holding what the feed reads: [table], [journal] and [feed]."""
+                journal: Path, identity: str | None = None, window: int | None = None) -> Path:
+    """A table config file holding what the feed reads: [table], [journal] and [feed]
+    (``window``: the records in flight, the feed's default if None)."""
     who = identity or table
     path = tmp_path / f"{table}.toml"
     path.write_text(
@@ -124,7 +125,8 @@ def feed_config(tmp_path: Path, pki: Path, broker: Mosquitto, table: str,
         f'[feed]\nbroker = "mqtts://127.0.0.1:{broker.port}"\nsite = "{SITE}"\n'
         f'ca_file = "{pki / "ca.pem"}"\ncert_file = "{pki / f"{who}.pem"}"\n'
         f'key_file = "{pki / f"{who}.key"}"\n'
-        f'state_directory = "{tmp_path / f"feed-{table}"}"\n')
+        f'state_directory = "{tmp_path / f"feed-{table}"}"\n'
+        + (f"window = {window}\n" if window is not None else ""))
     return path
 
 

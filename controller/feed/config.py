@@ -133,7 +133,7 @@ def load_feed_config(path: str | Path) -> FeedConfig:
     site = _site(feed)
     broker = read_broker(feed, base)
     state_dir = _path(feed, base, "state_directory") or journal_dir.parent / "feed"
-    window = feed.integer("window", 64, minimum=1, maximum=1000)
+    window = feed.integer("window", 32, minimum=1, maximum=1000)
     feed.finish()
     return FeedConfig(source=str(path), table_id=table_id, site=site, journal_dir=journal_dir,
                       state_dir=state_dir, broker=broker, window=window)

@@ -19,6 +19,7 @@ from typing import Any
 from controller.journald import SYSLOG_PRIORITY, under_journald
 
 _RANK = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
+LEVELS = tuple(name.upper() for name in _RANK)
 
 
 class FeedLog:

@@ -43,7 +43,7 @@ POLL_S = 0.05
 PENDING_MAX = 4000
 """Records read ahead of the broker at most: more than a round, so the hold rule can see the
 reveal."""
-READ_AHEAD = 256
+READ_AHEAD = 64
 """Records read ahead while some of them may go: catching up after an outage reads in steps
 of this, so the feed's memory stays small (docs/feed.md, memory); it reads on towards
 :data:`PENDING_MAX` only while the first record waits for a reveal further on."""
@@ -67,6 +67,15 @@ class _Ack:
 
 
 @dataclass(frozen=True, slots=True)
+class _Sent:
+    """What the feed keeps of a published record until its PUBACK: enough to move the cursor.
+    The record itself (some 1.7 kB parsed) is let go; paho holds the bytes for a resend."""
+
+    seq: int
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
 class _LinkChange:
     link: Link
     reason: str
@@ -80,8 +89,8 @@ class Feed:
         self.horizon = Horizon()
         self.status = TableStatus(config.site, config.table_id)
         self.pending: deque[Record] = deque()
-        self.in_flight: dict[int, Record] = {}
-        self.sent: deque[Record] = deque()
+        self.in_flight: dict[int, _Sent] = {}
+        self.sent: deque[_Sent] = deque()
         self.acked: set[int] = set()
         self.events: queue.Queue[_Ack | _LinkChange] = queue.Queue()
         self.link = Link.DOWN
@@ -220,8 +229,9 @@ class Feed:
                                           "sent_ns": str(time.time_ns())})
             info = self.client.publish(self.topic, record.line().encode(), qos=1,
                                        properties=properties)
-            self.in_flight[info.mid] = record
-            self.sent.append(record)
+            sent = _Sent(record.seq, record.hash)
+            self.in_flight[info.mid] = sent
+            self.sent.append(sent)
             if self.status.note(record):
                 self.client.publish(topic_status(self.config.site, self.config.table_id),
                                     self.status.payload(online=True), qos=1, retain=True)
@@ -243,22 +253,22 @@ class Feed:
                 self.client.publish(topic_status(self.config.site, self.config.table_id),
                                     self.status.payload(online=True), qos=1, retain=True)
             return
-        record = self.in_flight.pop(event.mid, None)
-        if record is None:
+        sent = self.in_flight.pop(event.mid, None)
+        if sent is None:
             return  # a status message's PUBACK
         if event.refused is not None:
-            raise BrokerError(f"the broker refused record {record.seq} on {self.topic}: "
+            raise BrokerError(f"the broker refused record {sent.seq} on {self.topic}: "
                               f"{event.refused} (check the ACL and this table's identity)")
-        self.acked.add(record.seq)
+        self.acked.add(sent.seq)
         self.last_ack = time.monotonic()
         self.drops = 0
 
     def _advance(self) -> None:
         moved = False
         while self.sent and self.sent[0].seq in self.acked:
-            record = self.sent.popleft()
-            self.acked.discard(record.seq)
-            self.cursor = Cursor(self.config.table_id, record.seq, record.hash)
+            sent = self.sent.popleft()
+            self.acked.discard(sent.seq)
+            self.cursor = Cursor(self.config.table_id, sent.seq, sent.hash)
             moved = True
         if moved:
             self._cursor_dirty = True

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from controller.journal.damage import check_line
 from controller.journal.files import journal_files
 from controller.journal.record import Record
 
-READ_CHUNK = 1 << 20
+READ_CHUNK = 64 << 10
+"""Bytes read at a time: some 130 records, more than a turn's read-ahead. A line longer than
+this (no record is) is read on to its end rather than waited on for ever."""
 
 
 @dataclass(slots=True)
@@ -29,8 +32,9 @@ class _Position:
 class JournalTail:
     """Records of one journal directory after ``after_seq``, as they are written."""
 
-    def __init__(self, directory: Path, after_seq: int) -> None:
+    def __init__(self, directory: Path, after_seq: int, *, chunk: int = READ_CHUNK) -> None:
         self.directory = directory
+        self.chunk = chunk
         self.next_seq = after_seq + 1
         self._position: _Position | None = None
         self.problem: str | None = None
@@ -73,7 +77,7 @@ class JournalTail:
                 position.offset = 0
             with position.path.open("rb") as handle:
                 handle.seek(position.offset)
-                data = handle.read(READ_CHUNK)
+                data = _read_to_a_newline(handle, self.chunk)
         except FileNotFoundError:
             return []  # retention deleted it: _advance_file moves on
         out: list[Record] = []
@@ -111,6 +115,14 @@ class JournalTail:
             pass
         self._position = _Position(later[0], 0)
         return True
+
+
+def _read_to_a_newline(handle: BinaryIO, chunk: int) -> bytes:
+    """``chunk`` bytes, or more until the first newline or the end of the file."""
+    chunks = [handle.read(chunk)]
+    while len(chunks[-1]) == chunk and b"\n" not in chunks[-1]:
+        chunks.append(handle.read(chunk))
+    return b"".join(chunks)
 
 
 def _first_seq(path: Path) -> int | None:

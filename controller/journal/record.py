@@ -15,12 +15,12 @@ import hashlib
 import hmac as hmac_lib
 import json
 import math
+import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
-from decimal import Decimal
 from enum import Enum
-from fractions import Fraction
 from pathlib import PurePath
 from typing import Any
 
@@ -74,6 +74,21 @@ def _key(key: Any) -> str:
     raise JournalValueError(f"mapping key {key!r} is not a string, an int or an Enum")
 
 
+def _exact_number(value: Any) -> str | None:
+    """A ``Fraction`` as ``"n/d"``, a ``Decimal`` as its string, anything else None.
+
+    The classes are looked up among the loaded modules instead of imported: a value can only
+    be a Fraction if ``fractions`` is loaded. So a process that only reads records (the feed on
+    the table, docs/feed.md "Memory") does not load ``fractions`` and ``decimal`` for them."""
+    fractions = sys.modules.get("fractions")
+    if fractions is not None and isinstance(value, fractions.Fraction):
+        return f"{value.numerator}/{value.denominator}"
+    decimal = sys.modules.get("decimal")
+    if decimal is not None and isinstance(value, decimal.Decimal):
+        return str(value)
+    return None
+
+
 def to_jsonable(value: Any) -> Any:
     """Turn a payload value into plain JSON values, deterministically.
 
@@ -114,10 +129,9 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         items = [to_jsonable(item) for item in value]
         return sorted(items, key=canonical_json)
-    if isinstance(value, Fraction):
-        return f"{value.numerator}/{value.denominator}"
-    if isinstance(value, Decimal):
-        return str(value)
+    exact = _exact_number(value)
+    if exact is not None:
+        return exact
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, date):
@@ -145,8 +159,20 @@ def format_ts(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+_TS = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\.([0-9]{6})Z")
+
+
 def parse_ts(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    """The inverse of :func:`format_ts`, which is the only form accepted (ValueError otherwise).
+
+    Not ``datetime.strptime``: its first call loads ``locale`` and ``calendar`` (0.5 MB of the
+    feed's memory on the table, docs/feed.md "Memory"), and each call costs several times this
+    one on every record read."""
+    match = _TS.fullmatch(text)
+    if match is None:
+        raise ValueError(f"{text!r} is not of the form YYYY-MM-DDTHH:MM:SS.ffffffZ")
+    year, month, day, hour, minute, second, micro = map(int, match.groups())
+    return datetime(year, month, day, hour, minute, second, micro, tzinfo=timezone.utc)
 
 
 def compute_hash(body: Mapping[str, Any]) -> str:

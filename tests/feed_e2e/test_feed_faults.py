@@ -24,8 +24,9 @@ KILLS = 20 if os.environ.get("TABLECTL_FEED_SOAK") else 5
 
 
 def _start_feed(config: Path, log: Path) -> subprocess.Popen[bytes]:
+    """The program the systemd unit runs (``python -m controller.feed``)."""
     with log.open("ab") as sink:
-        return subprocess.Popen([sys.executable, "-m", "controller", "feed", "--config",
+        return subprocess.Popen([sys.executable, "-m", "controller.feed", "--config",
                                  str(config)], cwd=REPO, stdout=sink, stderr=sink)
 
 

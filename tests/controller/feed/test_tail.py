@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmarks.journalgen import rehome
 from controller.bench import Bench
@@ -48,3 +51,27 @@ def test_starts_after_the_cursor_in_the_right_file(tmp_path: Path, lines: list[b
     records = JournalTail(journal, 25).read(10_000)
     assert records[0].seq == 26 and records[-1].seq == len(lines)
     assert records[0].prev_hash == json.loads(lines[24])["hash"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(chunk=st.integers(min_value=1, max_value=3000),
+       limits=st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=20))
+def test_any_chunk_size_reads_every_record_once_in_order(lines: list[bytes], chunk: int,
+                                                          limits: list[int]) -> None:
+    """However the file is cut into reads (a chunk far shorter than a line included, which is
+    then read on to its newline) and however many records each call asks for, the tail gives
+    each written record once, in order, equal to the line written, and nothing else."""
+    with tempfile.TemporaryDirectory() as work:
+        journal = Path(work)
+        (journal / file_name(1)).write_bytes(b"".join(lines[:30]))
+        (journal / file_name(31)).write_bytes(b"".join(lines[30:]))
+        tail = JournalTail(journal, 0, chunk=chunk)
+        got = []
+        for limit in limits * (len(lines) // len(limits) + 1):
+            batch = tail.read(limit)
+            assert len(batch) <= limit
+            got += batch
+        got += tail.read(len(lines))
+    assert [record.seq for record in got] == list(range(1, len(lines) + 1))
+    assert [record.line().encode() + b"\n" for record in got] == lines
+    assert tail.problem is None

@@ -7,15 +7,25 @@ import hashlib
 import hmac
 import json
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from decimal import Decimal
 from enum import Enum
 from fractions import Fraction
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from controller.games.cards import parse_card, parse_cards
 from controller.journal import JournalValueError, canonical_json, to_jsonable
-from controller.journal.record import GENESIS_HASH, Record, compute_hash, format_ts, seal
+from controller.journal.record import (
+    GENESIS_HASH,
+    Record,
+    compute_hash,
+    format_ts,
+    parse_ts,
+    seal,
+)
 from drivers.events import Fault
 
 from .conftest import KEY, START
@@ -77,3 +87,30 @@ def test_naive_timestamps_are_refused() -> None:
     """A time without a zone cannot be put on the UTC axis surveillance reads."""
     with pytest.raises(JournalValueError):
         format_ts(START.replace(tzinfo=None))
+
+
+@given(st.datetimes(min_value=datetime(1000, 1, 1), max_value=datetime(9999, 12, 31),
+                    timezones=st.just(timezone.utc)))
+def test_timestamps_read_back_as_written_and_as_strptime_reads_them(moment: datetime) -> None:
+    """parse_ts is format_ts's inverse, and agrees with the strptime pattern it replaced."""
+    text = format_ts(moment)
+    assert parse_ts(text) == moment
+    assert parse_ts(text) == datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ") \
+        .replace(tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("text", [
+    "2026-11-25T19:04:39Z",  # no microseconds
+    "2026-11-25T19:04:39.2150Z",  # not six digits
+    "2026-1-25T19:04:39.215055Z",  # one-digit month (strptime took it; format_ts never writes it)
+    "2026-11-25 19:04:39.215055Z",
+    "2026-11-25T19:04:39.215055+00:00",
+    "2026-11-25T19:04:39.215055",
+    "2026-02-30T19:04:39.215055Z",  # no such day
+    "2026-11-25T24:04:39.215055Z",
+    "\uff12026-11-25T19:04:39.215055Z",  # a fullwidth digit
+    " 2026-11-25T19:04:39.215055Z",
+])
+def test_anything_but_the_written_timestamp_form_is_refused(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_ts(text)
