@@ -47,6 +47,14 @@ def card_codes(value: Any) -> Iterator[str]:
             yield from card_codes(item)
 
 
+def ends_round(record: Record, round_id: str) -> bool:
+    """After ``record`` no card of ``round_id`` is face down: the round's reveal or end, or a
+    record of a later round (rounds are sequential)."""
+    if record.round_id == round_id:
+        return record.event_type in REVEAL_EVENTS
+    return record.round_id is not None
+
+
 def _placed(record: Record) -> tuple[str | None, set[str]]:
     if record.event_type not in _PLACING_EVENTS:
         return None, set()
@@ -60,6 +68,14 @@ class Horizon:
 
     def __init__(self) -> None:
         self._games: dict[str, str] = {}
+        self._ended: dict[str, None] = {}
+        """Rounds whose end the feed found in the journal beyond its read-ahead
+        (:mod:`controller.feed.lookahead`): none of their cards is face down any more."""
+
+    def mark_ended(self, round_id: str) -> None:
+        self._ended[round_id] = None
+        if len(self._ended) > 64:
+            self._ended.pop(next(iter(self._ended)))
 
     def note(self, record: Record) -> None:
         """Learn from a record that is leaving (or was found already sent at start-up)."""
@@ -92,7 +108,7 @@ class Horizon:
 
     def _may_go(self, index: int, record: Record, pending: Sequence[Record]) -> bool:
         round_id = record.round_id
-        if round_id is None:
+        if round_id is None or round_id in self._ended:
             return True
         cards = set(card_codes(record.payload))
         if not cards or record.event_type in REVEAL_EVENTS:
@@ -103,12 +119,10 @@ class Horizon:
         hidden: set[str] = set()
         placed: set[str] = set()
         for later in pending[index:]:
-            if later.round_id != round_id:
-                if later.round_id is not None:
-                    return True  # the round is over: nothing of it is face down any more
-                continue
-            if later.event_type in REVEAL_EVENTS:
+            if ends_round(later, round_id):
                 return True
+            if later.round_id != round_id:
+                continue
             where, those = _placed(later)
             placed |= those
             if where == position:

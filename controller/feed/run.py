@@ -25,6 +25,7 @@ from controller.feed.cursor import Cursor, load_cursor, save_cursor
 from controller.feed.errors import BrokerError, CursorError
 from controller.feed.horizon import Horizon
 from controller.feed.log import log
+from controller.feed.lookahead import RoundEndSearch
 from controller.feed.mqtt import (
     make_client,
     start,
@@ -40,9 +41,10 @@ from controller.journal.record import Record
 
 POLL_S = 0.05
 """How often the journal is looked at when there is nothing new: the floor's latency floor."""
-PENDING_MAX = 4000
-"""Records read ahead of the broker at most: more than a round, so the hold rule can see the
-reveal."""
+PENDING_MAX = 512
+"""Records read ahead of the broker at most (some 0.9 MB parsed): several rounds, so the hold
+rule usually sees the reveal among them; when it does not, the feed looks on in the journal
+for the round's end without keeping what it reads (controller.feed.lookahead)."""
 READ_AHEAD = 64
 """Records read ahead while some of them may go: catching up after an outage reads in steps
 of this, so the feed's memory stays small (docs/feed.md, memory); it reads on towards
@@ -104,7 +106,8 @@ class Feed:
         """Records at the head of ``pending`` the hold rule released when last asked and not
         sent yet: a lower bound (records read since can only add), so the read-ahead is judged
         again only when it is full or none of it may go, not every turn."""
-        self._full_logged = False
+        self._search: RoundEndSearch | None = None
+        """Looking past a full read-ahead for the end of the round holding it."""
         self.topic = topic_events(config.site, config.table_id)
         self.client = make_client(config.broker, f"tablectl-feed-{config.site}-{config.table_id}")
         self.client.will_set(topic_status(config.site, config.table_id),
@@ -184,9 +187,9 @@ class Feed:
             self._may_go = self.horizon.releasable(list(self.pending))
         room = PENDING_MAX - len(self.pending)
         if room <= 0:
-            self._log_full()
+            self._look_past_the_read_ahead()
             return
-        self._full_logged = False
+        self._search = None
         if len(self.pending) >= READ_AHEAD and self._may_go:
             return  # enough to send; read more once these have gone
         records = self.tail.read(min(room, READ_AHEAD))
@@ -194,17 +197,27 @@ class Feed:
             self._check_cursor(records[0])
         self.pending.extend(records)
 
-    def _log_full(self) -> None:
-        """The read-ahead is full: normal while the broker is away, but if not one record may
-        go, a round holds a face-down card with more than PENDING_MAX records after it and no
-        reveal in sight. The feed cannot publish the card, so it says so, once, and waits for
-        a person (the table is not affected)."""
-        if self._full_logged or self._may_go:
+    def _look_past_the_read_ahead(self) -> None:
+        """The read-ahead is full: normal while the broker is away (some of it may go), but if
+        not one record may go, its first record shows a face-down card of a round with more
+        than PENDING_MAX records after it so far. The feed says so, once, and looks on in the
+        journal (a batch a turn, keeping nothing) for that round's end; once it is written,
+        the held records go (controller.feed.lookahead)."""
+        if self._may_go:
             return
-        self._full_logged = True
         head = self.pending[0]
-        log.error("feed held: the read-ahead is full and its first record waits for a reveal",
-                  seq=head.seq, round=head.round_id, records=len(self.pending))
+        assert head.round_id is not None  # a record without a round always may go
+        if self._search is None or self._search.round_id != head.round_id:
+            log.warning("feed held: the read-ahead is full and its first record waits for a "
+                        "reveal; looking further on in the journal for the round's end",
+                        seq=head.seq, round=head.round_id, records=len(self.pending))
+            self._search = RoundEndSearch(self.config.journal_dir, head.round_id,
+                                          self.pending[-1].seq)
+        if self._search.found():
+            log.info("feed released: the round's end is in the journal", round=head.round_id,
+                     looked_past=self._search.looked_at)
+            self.horizon.mark_ended(head.round_id)
+            self._search = None
 
     def _check_cursor(self, first: Record) -> None:
         """The record after the cursor must link to the cursor's hash: otherwise this is not the

@@ -6,13 +6,18 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from benchmarks.journalgen import rehome, write_all, write_live
 from controller.bench import Bench
 from controller.cli import main
 from controller.feed.config import load_feed_config
 from controller.feed.horizon import card_codes
+from controller.feed import run as feed_run
 from controller.feed.run import Feed
 from controller.floor.chain import Verdict
 from controller.floor.store import Store
@@ -75,26 +80,63 @@ def test_two_tables_every_record_once_in_order(tmp_path: Path, pki: Path, broker
     assert "T2" in capsys.readouterr().out
 
 
+def _step_until(feed: Feed, done: Callable[[], bool], most_held: list[int]) -> None:
+    """Turn the feed until ``done``, bounded; the most records it held at once go in
+    ``most_held``."""
+    deadline = time.monotonic() + WAIT_S
+    while not done():
+        assert time.monotonic() < deadline, f"the feed is stuck at seq {feed.cursor.seq}"
+        feed.step()
+        most_held[0] = max(most_held[0], len(feed.pending))
+
+
+def _held_for_good(feed: Feed, round_id: str, turns: int = 20) -> bool:
+    """The feed holds a record of ``round_id`` and, turned ``turns`` more times, still holds
+    the same one with nothing in flight: held for the reveal, not for a turn's reading."""
+    if not (feed.idle and feed.pending and feed.pending[0].round_id == round_id):
+        return False
+    head = feed.pending[0]
+    for _ in range(turns):
+        feed.step()
+        if not (feed.idle and feed.pending and feed.pending[0] is head):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("read_ahead", ["default", "shorter than the round"])
 def test_face_down_card_is_never_on_the_wire_before_the_reveal(
-        tmp_path: Path, pki: Path, broker: Mosquitto, journal_3cp: Path) -> None:
+        tmp_path: Path, pki: Path, broker: Mosquitto, journal_3cp: Path, read_ahead: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """RWS-3CP 3.6: with the journal written up to just before the dealer's reveal, the wire
     (a subscriber to everything) carries every record before the dealer's hand and none of
-    the dealer's cards; once the reveal is written the held records follow, in order."""
+    the dealer's cards; once the reveal is written the held records follow, in order. Also
+    when the feed may hold fewer records than lie between the dealer's card and the reveal:
+    it holds from the first record it cannot judge within its limit, looks on in the journal
+    for the round's end instead of waiting for ever, and never holds more than its limit."""
     lines = rehome(journal_3cp, "T1")
     records = [json.loads(line) for line in lines]
     reveal = next(i for i, r in enumerate(records) if r["event"] == "dealer_revealed")
     dealer = set(records[reveal]["payload"]["cards"])
     round_id = records[reveal]["round"]
+    first_shown = next(i for i, r in enumerate(records)
+                       if r["round"] == round_id and set(card_codes(r["payload"])) & dealer)
+    if read_ahead != "default":
+        assert reveal - first_shown >= 6
+        monkeypatch.setattr(feed_run, "PENDING_MAX", (reveal - first_shown) // 3)
+        monkeypatch.setattr(feed_run, "READ_AHEAD", 2)
     journal = write_all(tmp_path / "journal-T1", lines[:reveal])
     sniffer = Client(pki, broker.port, "sniffer")
     sniffer.subscribe("tablectl/#")
     feed = Feed(load_feed_config(feed_config(tmp_path, pki, broker, "T1", journal.parent)))
+    most_held = [0]
     feed.open()
     try:
-        while not (feed.idle and feed.cursor.seq > 0):
-            feed.step()
+        _step_until(feed, lambda: _held_for_good(feed, round_id), most_held)
         held = feed.pending[0]
-        assert held.round_id == round_id and set(card_codes(held.payload)) & dealer
+        if read_ahead == "default":
+            assert held.seq == first_shown + 1 and set(card_codes(held.payload)) & dealer
+        else:  # a set whose placing lies beyond the shorter read-ahead waits too: earlier
+            assert held.seq <= first_shown + 1
         wire = sniffer.records_until("T1", feed.cursor.seq)
         assert [r["seq"] for r in wire] == list(range(1, held.seq))
         for record in wire:
@@ -102,13 +144,13 @@ def test_face_down_card_is_never_on_the_wire_before_the_reveal(
                         & dealer), f"dealer card on the wire in seq {record['seq']}"
         with journal.open("ab") as handle:
             handle.writelines(lines[reveal:])
-        while not (feed.idle and feed.cursor.seq == len(lines)):
-            feed.step()
+        _step_until(feed, lambda: feed.idle and feed.cursor.seq == len(lines), most_held)
         rest = sniffer.records_until("T1", len(lines))
         assert [r["seq"] for r in rest] == list(range(held.seq, len(lines) + 1))
     finally:
         feed.close()
         sniffer.close()
+    assert most_held[0] <= feed_run.PENDING_MAX
     saved = json.loads((tmp_path / "feed-T1" / "feed.cursor").read_text())
     assert saved["seq"] == len(lines) and saved["hash"] == records[-1]["hash"]
 

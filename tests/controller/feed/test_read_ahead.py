@@ -4,6 +4,7 @@ waits for a reveal is logged once instead of stalling in silence."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections import deque
 from pathlib import Path
@@ -16,9 +17,11 @@ from benchmarks.journalgen import rehome, write_all
 from controller.bench import Bench
 from controller.feed import run as feed_run
 from controller.feed.config import load_feed_config
-from controller.feed.horizon import Horizon
+from controller.feed import lookahead
+from controller.feed.horizon import Horizon, ends_round
 from controller.feed.run import Feed
 from controller.journal.reader import iter_records
+from controller.journal.record import Record
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None,
                                 reason="openssl makes the feed's TLS files")
@@ -42,17 +45,43 @@ def test_reads_in_steps_while_what_it_holds_may_go(feed: Feed,
     assert len(feed.pending) == 8 and feed._may_go > 0  # the journal's first records may go
 
 
-def test_a_full_read_ahead_waiting_for_a_reveal_is_logged_once(
+def test_a_full_read_ahead_waiting_for_a_reveal_looks_on_for_the_round_end(
         feed: Feed, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
+    """A read-ahead full of records behind a face-down card is logged once; the feed then
+    looks on in the journal, a batch a turn, reads nothing more into memory, and once the
+    round's end is found the held record may go (it is never dropped)."""
     records = list(iter_records([feed.config.journal_dir]))
     held = next(i for i in range(len(records))
                 if Horizon().releasable(records[:i + 1]) <= i)  # a face-down card, unrevealed
+    end = next(i for i in range(held + 1, len(records))
+               if ends_round(records[i], records[held].round_id))
     monkeypatch.setattr(feed_run, "PENDING_MAX", 1)
+    monkeypatch.setattr(lookahead, "BATCH", 2)
     feed.pending = deque(records[held:held + 1])
     capsys.readouterr()
-    for _ in range(3):
+    turns = 0
+    while feed.horizon.releasable(list(feed.pending)) == 0:
+        assert turns <= (end - held) // 2 + 1, "the round's end was not found"
         feed._read()
+        turns += 1
+        assert list(feed.pending) == records[held:held + 1]  # nothing read in, nothing dropped
+    assert turns == (end - held + 1) // 2  # a batch of 2 a turn, up to the end
     lines = [line for line in capsys.readouterr().err.splitlines() if "feed held" in line]
     assert len(lines) == 1 and f'"seq": {records[held].seq}' in lines[0]
-    assert len(feed.pending) == 1  # nothing read past the limit, nothing dropped
+
+
+def test_the_round_end_search_waits_for_the_end_to_be_written(tmp_path: Path) -> None:
+    """Looking on from a record whose round has not ended in the journal yet: not found, turn
+    after turn; found once the table writes the end."""
+    Bench("rws-three-card-poker", 2, seed=5, journal_dir=tmp_path / "bench").run()
+    lines = rehome(tmp_path / "bench", "T1")
+    records = [Record.from_dict(json.loads(line)) for line in lines]
+    reveal = next(i for i, r in enumerate(records) if r.event_type == "dealer_revealed")
+    journal = tmp_path / "journal"
+    write_all(journal, lines[:reveal])
+    search = lookahead.RoundEndSearch(journal, records[reveal].round_id or "", reveal - 3)
+    assert [search.found() for _ in range(3)] == [False, False, False]
+    with next(journal.iterdir()).open("ab") as handle:
+        handle.write(lines[reveal])
+    assert search.found() and search.looked_at == 4  # seqs reveal-2 .. reveal+1
