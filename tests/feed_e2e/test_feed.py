@@ -90,7 +90,7 @@ def _step_until(feed: Feed, done: Callable[[], bool], most_held: list[int]) -> N
         most_held[0] = max(most_held[0], len(feed.pending))
 
 
-def _held_for_good(feed: Feed, round_id: str, turns: int = 20) -> bool:
+def _held_for_good(feed: Feed, round_id: str, most_held: list[int], turns: int = 20) -> bool:
     """The feed holds a record of ``round_id`` and, turned ``turns`` more times, still holds
     the same one with nothing in flight: held for the reveal, not for a turn's reading."""
     if not (feed.idle and feed.pending and feed.pending[0].round_id == round_id):
@@ -98,6 +98,7 @@ def _held_for_good(feed: Feed, round_id: str, turns: int = 20) -> bool:
     head = feed.pending[0]
     for _ in range(turns):
         feed.step()
+        most_held[0] = max(most_held[0], len(feed.pending))
         if not (feed.idle and feed.pending and feed.pending[0] is head):
             return False
     return True
@@ -131,7 +132,7 @@ def test_face_down_card_is_never_on_the_wire_before_the_reveal(
     most_held = [0]
     feed.open()
     try:
-        _step_until(feed, lambda: _held_for_good(feed, round_id), most_held)
+        _step_until(feed, lambda: _held_for_good(feed, round_id, most_held), most_held)
         held = feed.pending[0]
         if read_ahead == "default":
             assert held.seq == first_shown + 1 and set(card_codes(held.payload)) & dealer
