@@ -14,7 +14,7 @@ import json
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from controller.journal.errors import JournalError
 from controller.web.auth import Authenticator, Role, Session
 from controller.web.errors import ExportError
 from controller.web.export import MAX_EXPORT_RECORDS, build_export, export_seqs, verify_export
+from controller.web.facedown import withheld_from, withheld_round
 from controller.web.index import JournalIndex
 from controller.web.integrity import JournalWatcher
 from controller.web.live import Broadcast, TableFollower
@@ -74,6 +75,14 @@ def money(value: Any) -> str:
         return "" if value is None else str(value)
     sign = "-" if value < 0 else ""
     return f"{sign}{abs(value) // 100:,}.{abs(value) % 100:02d}"
+
+
+def _before(entries: Iterable[Any], withheld: int) -> Iterator[Any]:
+    """The entries before seq ``withheld`` (they come in seq order)."""
+    for entry in entries:
+        if entry.seq >= withheld:
+            return
+        yield entry
 
 
 class SecurityHeaders:
@@ -165,6 +174,13 @@ class WebApp:
             return self.page("denied.html", viewer, status=403)
         return viewer
 
+    async def _withheld_from(self, viewer: Session) -> int | None:
+        """The first journal seq ``viewer`` may not see now (a face-down card before its
+        reveal, and all after it: :mod:`controller.web.facedown`), or ``None``."""
+        if viewer.role.sees_face_down:
+            return None
+        return await asyncio.to_thread(withheld_from, self.index, self.key)
+
     def _catch_up(self) -> None:
         """Index what the journal gained since the last pass, so a search sees the round that
         just ended; skipped while the background thread is building (no page waits for it).
@@ -253,7 +269,10 @@ class WebApp:
             return viewer
         wanted, problems = RoundFilter.from_query(request.query_params)
         await asyncio.to_thread(self._catch_up)
-        rows, before = await asyncio.to_thread(search_rounds, self.index, wanted)
+        withheld = await self._withheld_from(viewer)
+        rows, before = await asyncio.to_thread(
+            search_rounds, self.index, wanted,
+            hide_cards_of=withheld_round(self.index, withheld) if wanted.card else None)
         next_link = None if before is None else \
             "/console?" + urlencode(wanted.query_string(before=before))
         export_link = "/console/export?" + urlencode(
@@ -273,7 +292,10 @@ class WebApp:
         summary = self.index.query("SELECT * FROM rounds WHERE id = ?", (round_id,))
         if not entries:
             return self.page("missing.html", viewer, status=404, what=f"round {round_id}")
-        return self.page("round.html", viewer, round_id=round_id, entries=entries,
+        withheld = await self._withheld_from(viewer)
+        shown = [e for e in entries if withheld is None or e.seq < withheld]
+        return self.page("round.html", viewer, round_id=round_id, entries=shown,
+                         withheld=len(entries) - len(shown),
                          summary=dict(summary[0]) if summary else None, hex_fields=hex_fields,
                          integrity=self.integrity(),
                          mismatches=[e for e in entries if e.problem])
@@ -289,7 +311,10 @@ class WebApp:
         viewer = self._guard(request, console=True)
         if not isinstance(viewer, Session):
             return viewer
-        return self.page("overrides.html", viewer, rows=overrides(self.index),
+        withheld = await self._withheld_from(viewer)
+        rows = [row for row in await asyncio.to_thread(overrides, self.index)
+                if withheld is None or row["seq"] < withheld]
+        return self.page("overrides.html", viewer, rows=rows,
                          integrity=self.integrity())
 
     async def export(self, request: Request) -> Response:
@@ -297,12 +322,19 @@ class WebApp:
         if not isinstance(viewer, Session):
             return viewer
         query = request.query_params
+        withheld = await self._withheld_from(viewer)
         try:
             entries, selection, name = await asyncio.to_thread(self._select, query)
+            if withheld is not None:
+                entries = _before(entries, withheld)
+                selection = {**selection, "withheld_from_seq": withheld}
             report = self.watcher.integrity.report
+            verified_hash = None if report is None or (
+                withheld is not None and (report.last_seq or 0) >= withheld) \
+                else report.last_hash
             document = build_export(entries, selection, {
                 "verified_to_seq": None if report is None else report.last_seq,
-                "verified_hash": None if report is None else report.last_hash,
+                "verified_hash": verified_hash,
                 "hmac_checked": bool(report and report.hmac_checked),
                 "damage": None if report is None or report.problem is None
                 else report.problem.describe()})
@@ -342,11 +374,14 @@ class WebApp:
             data += chunk
             if len(data) > MAX_UPLOAD:
                 return JSONResponse({"ok": False, "text": "too large"}, status_code=413)
-        check = await asyncio.to_thread(self._verify_upload, data)
+        withheld = await self._withheld_from(viewer)
+        check = await asyncio.to_thread(self._verify_upload, data, withheld)
         return JSONResponse({"ok": check.ok, "text": check.describe()})
 
-    def _verify_upload(self, data: bytes) -> Any:
+    def _verify_upload(self, data: bytes, withheld: int | None) -> Any:
+        """A record at or past ``withheld`` is not looked up: its hash would confirm or deny a
+        guess at a face-down card (it is then "not in the journal" for this viewer)."""
         hashes = {entry.seq: entry.record.hash
                   for entry in read_listed(self.index, self.key, export_seqs(data))
-                  if entry.record is not None}
+                  if entry.record is not None and (withheld is None or entry.seq < withheld)}
         return verify_export(data, hashes, self.key)

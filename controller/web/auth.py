@@ -56,6 +56,13 @@ class Role(str, Enum):
     def sees_console(self) -> bool:
         return self is not Role.DEALER
 
+    @property
+    def sees_face_down(self) -> bool:
+        """May see the dealer's face-down hand before the reveal, in the journal's records as on
+        the control socket (``controller.service.protocol.Role.sees_face_down``): surveillance,
+        which watches the table and is not at it. A Pit Supervisor is at the table."""
+        return self is Role.SURVEILLANCE
+
 
 @dataclass(frozen=True, slots=True)
 class Account:

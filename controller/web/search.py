@@ -76,11 +76,18 @@ class RoundFilter:
         return {k: v for k, v in values.items() if v}
 
 
-def search_rounds(index: JournalIndex, wanted: RoundFilter, limit: int = PAGE_SIZE
+def search_rounds(index: JournalIndex, wanted: RoundFilter, limit: int = PAGE_SIZE, *,
+                  hide_cards_of: str | None = None
                   ) -> tuple[list[dict[str, Any]], int | None]:
-    """One page of rounds, newest first, and the ``before`` of the next page (None: last)."""
+    """One page of rounds, newest first, and the ``before`` of the next page (None: last).
+
+    ``hide_cards_of``: a round a card search never finds, whatever its cards (the round whose
+    face-down hand the viewer may not see yet: finding it by a card would tell the card)."""
     where: list[str] = []
     args: list[Any] = []
+    if wanted.card and hide_cards_of is not None:
+        where.append("id != ?")
+        args.append(hide_cards_of)
     # Times and sequence numbers rise together (but for a clock step): the span becomes a seq
     # range found on the time index, then the time is checked on each row (unary + keeps the
     # planner on the seq order, so a wide span is not sorted).
