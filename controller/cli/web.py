@@ -44,13 +44,19 @@ def run(args: argparse.Namespace) -> int:
         return _passwd(args)
     if args.action == "verify-export":
         return _verify_export(args)
+    import sqlite3
+
     from controller.web.config import load_web_config
+    from controller.web.errors import WebConfigError
     from controller.web.server import serve
     config = load_web_config(args.config, journal=args.journal, socket=args.socket,
                              listen=args.listen, port=args.port, accounts=args.accounts,
                              local_role=args.local_role, index=args.index,
                              hmac_key_file=args.hmac_key_file)
-    return serve(config)
+    try:
+        return serve(config)
+    except sqlite3.Error as error:
+        raise WebConfigError(f"the index {config.index_path()}: {error}") from error
 
 
 def _passwd(args: argparse.Namespace) -> int:

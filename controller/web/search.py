@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from controller.service.protocol import MAX_MINOR_UNITS
 from controller.web.index import JournalIndex
 
 PAGE_SIZE = 50
@@ -47,8 +48,11 @@ class RoundFilter:
             value = text(name)
             if not value:
                 return None
-            if not value.isdigit():
-                problems.append(f"{name}: not a whole number of minor units: {value!r}")
+            # ASCII digits only ("²".isdigit() is true, int() refuses it) and no larger than the
+            # journal's largest amount (SQLite's integers end at 2**63; 1e26 was an HTTP 500).
+            if not (value.isascii() and value.isdigit()) or int(value) > MAX_MINOR_UNITS:
+                problems.append(f"{name}: not a whole number of minor units up to "
+                                f"{MAX_MINOR_UNITS}: {value[:40]!r}")
                 return None
             return int(value)
 
