@@ -26,6 +26,11 @@ def register(subparsers: Any) -> None:
                              "(web.local_role; default dealer)")
     parser.add_argument("--index", help="SQLite index file (web.index)")
     parser.add_argument("--hmac-key", dest="hmac_key_file", help="journal key (web.hmac_key_file)")
+    parser.add_argument("--timezone", help="local times beside UTC in this IANA zone "
+                        "(web.timezone; default the machine's)")
+    parser.add_argument("--video-url", dest="video_url",
+                        help="surveillance video link template with {table}, {utc}, {epoch} "
+                             "(web.video_url)")
     actions = parser.add_subparsers(dest="action", parser_class=type(parser))
     passwd = actions.add_parser("passwd", help="add or replace an account (password on stdin "
                                 "or asked for)")
@@ -52,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     config = load_web_config(args.config, journal=args.journal, socket=args.socket,
                              listen=args.listen, port=args.port, accounts=args.accounts,
                              local_role=args.local_role, index=args.index,
-                             hmac_key_file=args.hmac_key_file)
+                             hmac_key_file=args.hmac_key_file, timezone=args.timezone,
+                             video_url=args.video_url)
     try:
         return serve(config)
     except sqlite3.Error as error:

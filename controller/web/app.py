@@ -31,14 +31,18 @@ from starlette.staticfiles import StaticFiles
 
 from controller.journal.errors import JournalError
 from controller.web.auth import Authenticator, Role, Session
+from controller.web.damaged import damaged_rounds
 from controller.web.errors import ExportError
 from controller.web.export import MAX_EXPORT_RECORDS, build_export, export_seqs, verify_export
 from controller.web.facedown import withheld_from, withheld_round
 from controller.web.index import JournalIndex
 from controller.web.integrity import JournalWatcher
 from controller.web.live import Broadcast, TableFollower
+from controller.web.localtime import LocalZone
+from controller.web.roundscsv import rounds_csv
 from controller.web.search import RoundFilter, games, overrides, recall, search_rounds
 from controller.web.timeline import hex_fields, iter_seqs, read_listed, read_round
+from controller.web.video import VideoLink
 
 HERE = Path(__file__).parent
 COOKIE = "tablectl_session"
@@ -111,8 +115,9 @@ class WebApp:
 
     def __init__(self, *, journal_dir: Path, index_path: Path, socket_path: Path | None,
                  key: bytes | None, auth: Authenticator, local_role: Role | None,
-                 tls: bool = False, poll: float = 1.0) -> None:
-        self.index = JournalIndex(journal_dir, index_path)
+                 tls: bool = False, poll: float = 1.0, zone: LocalZone | None = None,
+                 video: VideoLink | None = None) -> None:
+        self.index = JournalIndex(journal_dir, index_path, key)
         self.key = key
         self.auth = auth
         self.local_role = local_role
@@ -123,6 +128,10 @@ class WebApp:
         self.templates = Environment(loader=FileSystemLoader(HERE / "templates"),
                                      autoescape=select_autoescape(["html"]))
         self.templates.filters.update(card=card_html, money=money)
+        self.zone = zone if zone is not None else LocalZone.system()
+        self.video = video
+        self.templates.filters.update(local=self.zone.local)
+        self.templates.globals.update(zone_name=self.zone.name, video_url=self.video_url)
         routes = [
             Route("/", self.home), Route("/login", self.login_page, methods=["GET", "POST"]),
             Route("/logout", self.logout, methods=["POST"]),
@@ -131,6 +140,7 @@ class WebApp:
             Route("/console", self.console), Route("/console/round/{round_id}", self.round),
             Route("/console/recall", self.recall), Route("/console/overrides", self.overrides),
             Route("/console/export", self.export),
+            Route("/console/rounds.csv", self.rounds_csv),
             Route("/console/verify", self.verify_page, methods=["GET", "POST"]),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ]
@@ -189,6 +199,15 @@ class WebApp:
             self.index.update(wait=False)
         except (OSError, JournalError, sqlite3.Error):
             pass
+
+    def video_url(self, table: str | None, utc_text: str | None) -> str | None:
+        """The surveillance video at a round's time (``web.video_url``), or None."""
+        return None if self.video is None else self.video.url(table, utc_text)
+
+    def _damaged(self, round_ids: list[str]) -> frozenset[str]:
+        report = self.watcher.integrity.report
+        problem = None if report is None or report.problem is None else report.problem.seq
+        return damaged_rounds(self.index, round_ids, problem)
 
     def integrity(self) -> dict[str, Any]:
         state = self.index.state()
@@ -273,14 +292,34 @@ class WebApp:
         rows, before = await asyncio.to_thread(
             search_rounds, self.index, wanted,
             hide_cards_of=withheld_round(self.index, withheld) if wanted.card else None)
+        damaged = await asyncio.to_thread(self._damaged, [row["id"] for row in rows])
         next_link = None if before is None else \
             "/console?" + urlencode(wanted.query_string(before=before))
+        csv_link = "/console/rounds.csv?" + urlencode(wanted.query_string())
         export_link = "/console/export?" + urlencode(
             {"since": wanted.since, "until": wanted.until}) if wanted.since or wanted.until \
             else None
         return self.page("console.html", viewer, rows=rows, wanted=wanted, problems=problems,
                          next_link=next_link, games=games(self.index), export_link=export_link,
-                         integrity=self.integrity())
+                         integrity=self.integrity(), tables=self.index.tables,
+                         damaged=damaged, csv_link=csv_link)
+
+    async def rounds_csv(self, request: Request) -> Response:
+        """The rounds list (the same filters) as CSV, streamed and bounded
+        (:mod:`controller.web.roundscsv`)."""
+        viewer = self._guard(request, console=True)
+        if not isinstance(viewer, Session):
+            return viewer
+        wanted, problems = RoundFilter.from_query(request.query_params)
+        if problems:
+            return self.page("missing.html", viewer, status=400, what="; ".join(problems))
+        await asyncio.to_thread(self._catch_up)
+        withheld = await self._withheld_from(viewer)
+        hidden = withheld_round(self.index, withheld) if wanted.card else None
+        return StreamingResponse(
+            rounds_csv(self.index, wanted, self.zone, self._damaged, hide_cards_of=hidden),
+            media_type="text/csv; charset=utf-8",
+            headers={"content-disposition": 'attachment; filename="rounds.csv"'})
 
     async def round(self, request: Request) -> Response:
         viewer = self._guard(request, console=True)

@@ -65,11 +65,13 @@ def _pages(round_id: str, cards: list[str]) -> list[str]:
     return ["/console", f"/console/round/{round_id}", f"/console/export?round={round_id}",
             f"/console/export?{span}", "/console/recall", "/console/overrides",
             "/console/verify", "/dealer", "/dealer/state",
-            *(f"/console?card={code}" for code in cards)]
+            *(f"/console?card={code}" for code in cards),
+            *(f"/console/rounds.csv?card={code}" for code in cards)]
 
 
 def _found_by_card(text: str, round_id: str) -> bool:
-    return f'href="/console/round/{round_id}"' in text
+    """A round in a search's results: its link on the page, or its id first in a CSV row."""
+    return f'href="/console/round/{round_id}"' in text or f"\r\n{round_id}," in text
 
 
 @pytest.fixture(name="in_decisions")
@@ -111,6 +113,7 @@ def test_no_face_down_card_on_any_page_or_export_before_the_reveal(
     full_export = surveillance.get(f"/console/export?round={round_id}")
     assert all(_shows(full_export, code) for code in dealer)
     assert _found_by_card(surveillance.get(f"/console?card={dealer[0]}"), round_id)
+    assert _found_by_card(surveillance.get(f"/console/rounds.csv?card={dealer[0]}"), round_id)
     for name in ("super1", "dealer1"):
         viewer = Browser(web, name)
         for path in _pages(round_id, dealer):
