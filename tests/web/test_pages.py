@@ -160,3 +160,33 @@ def test_device_bytes_are_shown_as_hex() -> None:
     payload = {"type": "FrameRejected", "fields": {"raw": "02a1ff03", "device": "shoe"},
                "dropped_hex": "7b22", "count": 2}
     assert hex_fields(payload) == [("fields.raw", "02a1ff03"), ("dropped_hex", "7b22")]
+
+
+def test_passwd_sets_a_supervisors_pin(tmp_path: Path) -> None:
+    """``tablectl web passwd FILE NAME supervisor --pin`` reads the password then the PIN from
+    stdin and stores both as Argon2 hashes; the PIN then lets that supervisor in at a dealer's
+    screen. A dealer's PIN, or a PIN that is not 6-12 digits, is refused in one line."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "accounts"
+
+    def passwd(*args: str, stdin: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "controller", "web", "passwd", str(path),
+                               *args], input=stdin, capture_output=True, text=True, timeout=60)
+
+    made = passwd("super1", "supervisor", "--pin", stdin="pit-boss-ok\n246810\n")
+    assert made.returncode == 0, made.stderr
+    assert "with a PIN" in made.stdout
+    account = load_accounts(path)["super1"]
+    assert account.pin_hash is not None and account.pin_hash.startswith("$argon2id$")
+    auth = Authenticator(load_accounts(path))
+    assert auth.check_pin("super1", "246810") == account
+    assert auth.check_pin("super1", "246811") is None
+    for args, stdin, why in ((("dealer1", "dealer", "--pin"), "deal-the-cards\n246810\n",
+                              "only a supervisor"),
+                             (("super2", "supervisor", "--pin"), "pit-boss-ok\n12ab\n",
+                              "6-12 digits")):
+        refused = passwd(*args, stdin=stdin)
+        assert refused.returncode != 0 and why in refused.stderr
+        assert "Traceback" not in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
