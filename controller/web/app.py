@@ -63,6 +63,7 @@ MAX_UPLOADS = 1
 MAX_COMMAND_BYTES = 16 * 1024
 """A command's JSON body (the socket's own line limit is 64 kB)."""
 HEARTBEAT_SECONDS = 15.0
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 WORKERS = 2
 _CARD_RE = re.compile(r"^([2-9TJQKA])([CDHS])$")
 _SUITS = {"C": ("\u2663", "black"), "D": ("\u2666", "red"), "H": ("\u2665", "red"),
@@ -169,7 +170,13 @@ class WebApp:
     # -- helpers --------------------------------------------------------------------------------
 
     def viewer(self, request: Request) -> Session | None:
+        """The session of this request. Without accounts every loopback viewer is the kiosk's
+        one session, but only when the request names a loopback host: a page on another name
+        that resolves to 127.0.0.1 (DNS rebinding) is its own origin, passes the origin check,
+        and carries no cookie to stop it."""
         if self.local_role is not None:
+            if (request.url.hostname or "").lower() not in LOOPBACK_HOSTS:
+                return None
             return self.auth.local(self.local_role)
         return self.auth.session(request.cookies.get(COOKIE))
 

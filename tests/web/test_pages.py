@@ -14,6 +14,8 @@ from controller.web.config import load_web_config
 from controller.web.dealer import dealer_view
 from controller.web.errors import AccountsError, WebConfigError
 
+LOOPBACK = "http://127.0.0.1"
+"""The kiosk (no accounts) answers only to a loopback host."""
 STATUS = {
     "round": 4, "state": "decisions", "game": "rws-three-card-poker",
     "wagers": [{"id": "a", "position": "1", "bet": "ante", "amount": 500}],
@@ -114,14 +116,14 @@ def test_time_span_export_reverifies_in_the_console(tmp_path: Path) -> None:
     write_synthetic_journal(journal, 4)
     app = WebApp(journal_dir=journal, index_path=tmp_path / "i.sqlite", socket_path=None,
                  key=None, auth=Authenticator({}), local_role=Role.SURVEILLANCE, poll=3600)
-    with TestClient(app.asgi) as client:
+    with TestClient(app.asgi, base_url=LOOPBACK) as client:
         assert app.watcher.ready.wait(30)
         exported = client.get("/console/export?since=2000-01-01&until=2100-01-01")
         assert exported.status_code == 200
         document = exported.json()
         assert document["count"] == app.index.state().records
         answer = client.post("/console/verify", content=exported.content,
-                             headers={"origin": "http://testserver"}).json()
+                             headers={"origin": LOOPBACK}).json()
         assert answer["ok"], answer
         empty = client.get("/console/export?since=1990-01-01&until=1990-01-02")
         assert empty.status_code == 400 and "nothing to export" in empty.text
@@ -130,7 +132,7 @@ def test_time_span_export_reverifies_in_the_console(tmp_path: Path) -> None:
 def _console(tmp_path: Path, journal: Path, key: bytes | None) -> str:
     app = WebApp(journal_dir=journal, index_path=tmp_path / "k.sqlite", socket_path=None,
                  key=key, auth=Authenticator({}), local_role=Role.SURVEILLANCE, poll=3600)
-    with TestClient(app.asgi) as client:
+    with TestClient(app.asgi, base_url=LOOPBACK) as client:
         assert app.watcher.ready.wait(30)
         return client.get("/console").text
 
