@@ -161,7 +161,7 @@ class Wiring:
             self.sim_dealer = SimulatedDealer(self.device, self.table.put, live=live)
             self.table.subscribe_batches(self.sim_dealer.see)
         self.handler = TableHandler(self.table, lambda: self._base, status=self.status,
-                                    open_refusal=self._open_refusal)
+                                    open_refusal=self._open_refusal, device=self.operator)
         self.table.start()
         self.clock.start(self.table.put)  # its first report is queued before any command
         if report.round is not None:
