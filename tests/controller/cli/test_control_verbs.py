@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,16 @@ def test_an_answer_outside_the_choices_is_a_usage_error(capsys: pytest.CaptureFi
         build_parser().parse_args(["supervisor", "answer", "somewhere", *SOCKET])
     assert exited.value.code == 2
     assert "in_device" in capsys.readouterr().err
+
+
+def test_the_pi_guide_drives_the_table_with_tablectl_verbs() -> None:
+    """docs/install-raspberry-pi.md has no ``python -c`` one-liners (issue 22), and every
+    ``tablectl`` command line in it parses with the real parser, as printed."""
+    guide = (ROOT / "docs" / "install-raspberry-pi.md").read_text(encoding="utf-8")
+    assert not re.search(r"python3? -c", guide)
+    lines = [line.strip() for line in guide.splitlines() if line.startswith("    tablectl ")]
+    assert len(lines) >= 10
+    parser = build_parser()
+    for line in lines:
+        argv = shlex.split(line, comments=True)[1:]
+        parser.parse_args(argv)  # a usage error exits 2 and fails the test
