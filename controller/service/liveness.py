@@ -62,6 +62,8 @@ HOLD_COMMANDS: Mapping[str, str] = {
     "not_reconstructable": "tablectl supervisor answer not_reconstructable",
 }
 """A held ruling's options as the commands that send them (``void`` is :data:`ANY_TIME`)."""
+WHOSE: Mapping[str, str] = {SUPERVISOR: "call a supervisor", DEALER: "the dealer acts"}
+"""What a peer who may not send a way out is told instead (the dealer's screen shows it)."""
 _MAY_SEND: Mapping[str, frozenset[Role]] = {
     DEALER: frozenset({Role.OPERATOR, Role.SUPERVISOR, Role.ROOT}),
     SUPERVISOR: frozenset({Role.SUPERVISOR, Role.ROOT}),
@@ -81,6 +83,10 @@ def _deck(snapshot: Mapping[str, Any]) -> list[Wait]:
 def _no_round(snapshot: Mapping[str, Any], state: S) -> list[Wait]:
     if snapshot.get("deck_blocked"):
         return _deck(snapshot)
+    if snapshot.get("open_refused"):  # software.verify = "required" and not verified
+        return _one(f"verified software ({snapshot['open_refused']})",
+                    "none at the table: install the signed release, then restart tablectl",
+                    NOBODY)
     if snapshot.get("clock_blocks"):
         return _one(f"a trusted clock, or a supervisor's override ({snapshot['clock_blocks']})",
                     "tablectl supervisor clock-override --reason REASON", SUPERVISOR)
@@ -202,7 +208,6 @@ def offered_to(waits_: list[dict[str, str]], role: Role) -> list[dict[str, str]]
     shown = []
     for wait in waits_:
         if wait["way_out"].startswith(COMMAND) and not may_send(role, wait["role"]):
-            wait = {**wait, "way_out": f"a {wait['role']}'s command (not one your role may "
-                                       f"send)"}
+            wait = {**wait, "way_out": WHOSE.get(wait["role"], f"the {wait['role']} acts")}
         shown.append(wait)
     return shown

@@ -286,7 +286,8 @@ class Wiring:
         snap = self.table.snapshot.to_json() if self.table is not None else None
         return {"table": self.config.table_id, "game": self.config.game.value,
                 "device": device,
-                "waits": waits(snap, device.get("operator")) if snap else [],
+                "waits": waits({**snap, "open_refused": self._open_refusal()},
+                               device.get("operator")) if snap else [],
                 "journal": {"directory": str(self.config.journal.directory),
                             "seq": writer.seq if writer else None,
                             "last_hash": writer.last_hash if writer else None,

@@ -132,6 +132,13 @@ def test_no_round_no_void_and_a_journal_hold_offers_only_the_acknowledgement() -
     assert sent_by(commands(held)[0]) == ("journal.acknowledge", {"reason": "REASON"})
 
 
+def test_no_round_open_is_offered_while_the_software_is_refused() -> None:
+    """``software.verify = "required"`` and not verified: ``round.open`` is refused, so it is
+    not offered; the wait says what would get the table out."""
+    shown = waits({"state": "idle", "open_refused": "software not verified (tampered)"}, None)
+    assert commands(shown) == [] and "verified software" in shown[0]["waits_for"]
+
+
 @pytest.mark.parametrize(("role", "expected"), [
     (Role.ROOT, ["tablectl supervisor continue", "tablectl supervisor void REASON"]),
     (Role.SUPERVISOR, ["tablectl supervisor continue", "tablectl supervisor void REASON"]),
@@ -265,5 +272,6 @@ def test_a_dealers_status_offers_no_supervisor_command(rig: Rig) -> None:
               what="the hold with the deck lost")
     shown = handler(Request(1, "round.status"), DEALER)["waits"]
     assert shown and commands(shown) == [], shown
-    assert all(w["role"] == "supervisor" for w in shown), shown
+    assert all(w["role"] == "supervisor" and w["way_out"] == "call a supervisor"
+               for w in shown), shown
     assert handler(Request(2, "round.status"), SURVEILLANCE_PEER)["waits"] == shown
