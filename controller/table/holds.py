@@ -33,18 +33,27 @@ wagers"), not only the box's."""
 class HoldsMixin(RoundCore):
     """Supervisor decisions on a held round, player options, and resuming."""
 
+    def hold_decisions(self) -> tuple[Act, ...]:
+        """What a supervisor may decide on the current hold: the ruling's options, and a
+        management void when the ruling offers none (a question of fact: where a card was seen,
+        whether a jam stops the round). A pit supervisor can always void a round in progress;
+        only a hold on a round already settled (a correction) has no void but its ruling's."""
+        hold = self.hold_info
+        if self.state is not S.HOLD or hold is None:
+            return ()
+        if Act.VOID in hold.ruling.options or self.source is S.SETTLED:
+            return tuple(hold.ruling.options)
+        return (*hold.ruling.options, Act.VOID)
+
     def _cmd_SupervisorDecision(self, command: cmd.SupervisorDecision) -> None:
         action = command.action
+        held = self.state is S.HOLD and self.hold_info is not None
+        ruling_void = held and Act.VOID in self.hold_info.ruling.options  # type: ignore[union-attr]
+        if action is Act.VOID and self.state in IN_ROUND and not ruling_void and (
+                not held or Act.VOID in self.hold_decisions()):
+            self._management_void(command)
+            return
         if self.state is not S.HOLD:
-            if action is cmd.SupervisorAction.VOID and self.state in IN_ROUND:
-                if not command.reason:
-                    raise Refused("a management void needs a reason")
-                clause = command.clause or general(self.rules, "management void").clause
-                self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor,
-                                               action=action.value, clause=clause,
-                                               reason=command.reason))
-                self._void(command.reason, clause)
-                return
             raise Refused(f"no supervisor decision is pending (state {self.state.value})")
         hold = self.hold_info
         assert hold is not None
@@ -103,6 +112,18 @@ class HoldsMixin(RoundCore):
             self._offer_options("RWS-NC3P 5.11.1, 5.7")
             return
         self._after_resume()
+
+    def _management_void(self, command: cmd.SupervisorDecision) -> None:
+        """A supervisor voids the round in progress, held or not, by the game's management-void
+        clause (or the one given)."""
+        if not command.reason:
+            raise Refused("a management void needs a reason")
+        clause = command.clause or general(self.rules, "management void").clause
+        self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor,
+                                       action=command.action.value, clause=clause,
+                                       reason=command.reason))
+        self.hold_info = None
+        self._void(command.reason, clause)
 
     def _answered(self, hold: Hold, command: cmd.SupervisorDecision) -> None:
         """The supervisor answered the fact the ruling asked for: rule again knowing it."""
