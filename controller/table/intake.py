@@ -214,7 +214,7 @@ class IntakeMixin(RoundCore):
             return False
         deal = self.deal
         assert deal is not None
-        if state is S.CLOSED:
+        if state is S.CLOSED or (state is S.SHUFFLED and self.deck_blocked is not None):
             if self.deck_blocked is not None:
                 self._irregularity(Kind.DECK_COUNT, detail=f"card dealt from a blocked deck: "
                                    f"{self.deck_blocked}")
