@@ -23,18 +23,21 @@ from controller.table import commands as cmd
 from firmware_sim.shuffler import ShufflerSim
 from tests.controller.service.operator_rig import DEALER, Rig
 
-GAME = "mbs-royal-three-pictures"
-"""Eight boxes and the dealer take 27 cards a deck: the stuck card's run of unseen decks
-crosses the ledger's limit (1e-4 / 52) at the 18th deck, decided at the 19th round's shuffle."""
+COUNT_CLAUSE = {"rws-nc-three-pictures": "RWS-NC3P 5.5.2", "mbs-three-pictures": "MBS-3P 5.2",
+                "mbs-royal-three-pictures": "MBS-R3P 5.1, 5.9",
+                "rws-three-card-poker": "RWS-3CP 5.1.3"}
+"""The four games a shuffler deals (the audit's four), each with its deck-count clause."""
 MAX_ROUNDS = 40
-"""Bound on the rounds dealt before the finding (it comes at round 19 on this machine's model)."""
+"""Bound on the rounds dealt before the finding. A wager at every box: eight boxes and the
+dealer take 27 cards a deck (RWS-3CP: seven, 24), so the stuck card's run of unseen decks
+crosses the ledger's limit (1e-4 / 52) at the 18th deck (22nd), decided at the next shuffle."""
 
 
 @pytest.fixture(name="rig")
-def fixture_rig(tmp_path: Path) -> Iterator[Rig]:
+def fixture_rig(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Rig]:
     sim = ShufflerSim(seed=5, shuffle_seconds=0.0, dispense_seconds=0.0, take_seconds=None,
                       shuffle_model="stuck-card")
-    rig = Rig(tmp_path, GAME, sim=sim)
+    rig = Rig(tmp_path, getattr(request, "param", "mbs-royal-three-pictures"), sim=sim)
     rig.start()
     try:
         rig.wait("DeviceNoted", where=lambda e: e["detail"] == "DeviceOnline")
@@ -45,10 +48,11 @@ def fixture_rig(tmp_path: Path) -> Iterator[Rig]:
 
 def _open_and_close(rig: Rig, number: int) -> None:
     """A round with a wager at every box, so each deck shows 27 of its cards."""
+    rules = get_game(rig.game)
     rig.send(cmd.OpenRound(**DEALER))
-    for box in get_game(GAME).positions:
+    for box in rules.positions:
         rig.send(cmd.PlaceWager(**DEALER, wager_id=f"r{number}-{box}", position=box,
-                                bet="main", amount=500))
+                                bet=rules.initial_bet or "ante", amount=500))
     rig.send(cmd.CloseBets(**DEALER))
 
 
@@ -64,17 +68,18 @@ def _deal_until_the_finding(rig: Rig) -> tuple[int, Mapping[str, Any]]:
     raise AssertionError(f"no ledger finding in {MAX_ROUNDS} rounds of a stuck-card shuffler")
 
 
+@pytest.mark.parametrize("rig", list(COUNT_CLAUSE), indirect=True)
 def test_stuck_card_finding_blocks_for_a_count_and_52_deals_the_round(rig: Rig) -> None:
-    """MBS-R3P 5.9: the statistical finding blocks the deck (``DeckBlocked`` naming the count
-    clause) and the round just closed, no card dealt, is NOT voided; nothing is dealt until the
-    count; ``deck counted 52`` releases it and the same round deals and settles. The journal
-    replays."""
+    """MBS-R3P 5.9, in the four shuffler games: the statistical finding blocks the deck
+    (``DeckBlocked`` naming the game's count clause) and the round just closed, no card dealt,
+    is NOT voided; nothing is dealt until the count; ``deck counted 52`` releases it and the
+    same round deals and settles. The journal replays."""
     number, alert = _deal_until_the_finding(rig)
-    assert (alert["monitor"], alert["held"], alert["clause"]) == (
-        "ledger", True, "MBS-R3P 5.1, 5.9")
+    clause = COUNT_CLAUSE[rig.game]
+    assert (alert["monitor"], alert["held"], alert["clause"]) == ("ledger", True, clause)
     assert "stuck inside or missing" in alert["detail"]
     blocked = rig.wait("DeckBlocked")
-    assert blocked["clause"] == "MBS-R3P 5.1, 5.9"
+    assert blocked["clause"] == clause
     rig.until(lambda: rig.operator()["waits_for"] == "a replaced or counted deck",
               what="the operator waiting for the count", timeout=30.0)
     status = rig.status()
