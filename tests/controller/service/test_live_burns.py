@@ -140,3 +140,16 @@ def test_a_scanner_that_cannot_mark_burns_burns_the_first_four(rig: ShoeRig) -> 
     assert [e["card"] for e in _of(rig, "BurnCard")] == [c.code for c in drawn[:4]]
     assert rig.status()["hands"]["p1"] == [c.code for c in drawn[4::4]]
     assert _of(rig, "SupervisorRequired") == []
+
+
+@pytest.mark.parametrize(("dialect", "url", "marked"), [
+    ("framed", "/dev/table-shoe", True), ("beetek", "/dev/table-shoe", True),
+    ("scanner", "/dev/table-shoe", False), ("hid", "usb:1209:5ca1:HID0001", False)])
+def test_the_dialect_says_whether_burns_are_marked(tmp_path: Path, dialect: str, url: str,
+                                                    marked: bool) -> None:
+    """The config's dialect sets the table's ``burns_marked``: the framed shoe and the Bee-Tek
+    mark burn cards, a barcode scanner (serial or HID) cannot."""
+    text = toml(tmp_path, GAME, url).replace(
+        'kind = "shuffler"', f'kind = "live"\ndialect = "{dialect}"')
+    config = parse_config(text, source=str(tmp_path / "tablectl.toml"))
+    assert config.layout().burns_marked is marked
