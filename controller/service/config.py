@@ -85,6 +85,13 @@ class ShoeDialect(str, Enum):
     BEETEK = "beetek"
     HID = "hid"
 
+    @property
+    def marks_burns(self) -> bool:
+        """The shoe marks a burn card as a burn: the framed protocol's CARD flag bit 0 and the
+        Bee-Tek's ``[Manual Burn Cards]`` section do; a barcode scanner (serial or HID) reads
+        only the card (docs/protocols-shoes.md)."""
+        return self in (ShoeDialect.FRAMED, ShoeDialect.BEETEK)
+
 
 _DECK_DIALECTS = frozenset({ShoeDialect.SCANNER, ShoeDialect.HID})
 
@@ -200,7 +207,9 @@ class ServiceConfig:
         return TableLayout(game=self.game, device=DealingDevice(self.device.kind.value),
                            boxes=self.boxes, limits=self.limits,
                            rounding_unit=self.rounding_unit, table_id=self.table_id,
-                           progressive=self.progressive or ProgressiveConfig())
+                           progressive=self.progressive or ProgressiveConfig(),
+                           burns_marked=self.device.dialect is None
+                           or self.device.dialect.marks_burns)
 
 
 def load_config(path: str | Path) -> ServiceConfig:

@@ -91,9 +91,10 @@ class HoldsMixin(RoundCore):
             self.emit(ev.HandsMoved(round=self.number, moves=command.moves,
                                     clause=hold.ruling.clause))
         rebuilt: list[Delivery] = []
+        burnt: list[Card] = []
         if action is cmd.SupervisorAction.RECONSTRUCT and hold.kind is Kind.BURN_ERROR:
             assert self.deal is not None
-            rebuilt = self.deal.rebuild_after_extra_burns()
+            burnt, rebuilt = self.deal.rebuild_burns()
             self.emit(ev.HandsMoved(round=self.number, moves=(), clause=hold.ruling.clause))
         if action is cmd.SupervisorAction.NOT_RECONSTRUCTABLE:
             declined = hold.ruling.declined or Action.VOID
@@ -105,6 +106,8 @@ class HoldsMixin(RoundCore):
             self._after_resume()
             return
         self.resume()
+        if burnt:
+            self._burnt_on_reconstruction(burnt)
         self._assigned(rebuilt)
         for event in ordered:
             self._device(event)
@@ -124,6 +127,17 @@ class HoldsMixin(RoundCore):
                                        reason=command.reason))
         self.hold_info = None
         self._void(command.reason, clause)
+
+    def _burnt_on_reconstruction(self, burnt: list[Card]) -> None:
+        """A short burn reconstructed (LIVE-3P T&C 1): the cards held out become the missing
+        burns, and the deal starts once the burns are complete."""
+        deal = self.deal
+        assert deal is not None
+        first = len(deal.burns) - len(burnt)
+        for offset, card in enumerate(burnt):
+            self.emit(ev.BurnCard(round=self.number, card=card, index=first + offset))
+        if self.state is S.BURN and not deal.burning:
+            self.start_deal()
 
     def _answered(self, hold: Hold, command: cmd.SupervisorDecision) -> None:
         """The supervisor answered the fact the ruling asked for: rule again knowing it."""
@@ -152,7 +166,10 @@ class HoldsMixin(RoundCore):
                 raise Refused(f"order names cards not drawn: {', '.join(missing)}")
             taken = [e for e in buffered if e.card in cards]
             self.buffer = [e for e in self.buffer if e not in taken]
-        return [dev.CardRead(device="supervisor", card=card) for card in cards]
+        # cards entered in the order drawn complete the burns still due before the deal
+        burns_due = self.deal.burn_target - len(self.deal.burns) if self.deal else 0
+        return [dev.CardRead(device="supervisor", card=card, burn=index < burns_due)
+                for index, card in enumerate(cards)]
 
     def _after_resume(self) -> None:
         """Replay device events that arrived while the round was held, in arrival order."""
