@@ -134,3 +134,47 @@ def test_a_void_after_the_reveal_does_not_return_a_decided_bet(rig: Rig) -> None
     assert set(decided) == {"w1-0", "w1-1"}
     assert all(outcome != "returned" for outcome, _ in decided.values()), decided
     assert rig.status()["state"] == "voided"
+
+
+# -- finding 5: options after the reveal ---------------------------------------------------
+
+@pytest.mark.parametrize(("rig", "kind", "clause"), [
+    ("rws-nc-three-pictures", K.OTHER_DEALING_ERROR, "RWS-NC3P 5.7, 5.8"),
+    ("rws-nc-three-pictures", K.DEALT_INCORRECTLY, "RWS-NC3P 5.7, 5.8"),
+    ("mbs-royal-three-pictures", K.DEALT_INCORRECTLY, "MBS-R3P 5.6, 5.7, 5.3"),
+], indirect=["rig"])
+def test_a_dealing_error_after_the_reveal_opens_no_options(rig: Rig, kind: K,
+                                                            clause: str) -> None:
+    """A dealing error reported after the reveal used to open the options (RWS-NC3P 5.7,
+    MBS-R3P 5.7) and the losing boxes withdrew their stakes. The options are a choice made
+    before the outcome, and no wager may be withdrawn after "No more bets" (RWS-NC3P 5.8,
+    MBS-R3P 5.3: "won or lost based on the outcomes"): after the reveal the round is settled as
+    dealt, and a withdrawal is refused."""
+    open_round(rig, [("1", "main", 500), ("2", "main", 1000)])
+    dealt_and_revealed(rig)
+    rig.send(cmd.ReportIrregularity(**DEALER, kind=kind, handled=True, details="audit"))
+    ruled = rig.wait("IrregularityRuled", where=lambda e: e["kind"] == kind.value)
+    assert (ruled["action"], ruled["clause"]) == ("continue", clause)
+    assert rig.status()["state"] == "revealed"
+    refusal(rig.send(cmd.PlayerOption(**DEALER, position="1", option=cmd.Option.WITHDRAW)))
+    rig.send(cmd.SettleRound(**DEALER))
+    settled = results(rig.wait("RoundSettled"))
+    assert all(outcome != "returned" for outcome, _ in settled.values()), settled
+
+
+@pytest.mark.parametrize("rig", ["mbs-royal-three-pictures"], indirect=True)
+def test_a_wrong_count_found_after_the_reveal_removes_the_hand_without_options(rig: Rig
+                                                                             ) -> None:
+    """MBS-R3P 5.5 still removes the hand after the reveal ("noticed before the commencement of
+    play of the next round"), but the 5.7 withdrawal for the others is not offered: their bets
+    are decided. Box 1 is returned under 5.5, box 2 settled."""
+    open_round(rig, [("1", "main", 500), ("2", "main", 1000)])
+    dealt_and_revealed(rig)
+    rig.send(cmd.ReportIrregularity(**DEALER, kind=K.WRONG_COUNT_PLAYER, position="1",
+                                    handled=True))
+    rig.wait("HandRemoved", where=lambda e: e["position"] == "1")
+    assert rig.status()["state"] == "revealed"
+    rig.send(cmd.SettleRound(**DEALER))
+    settled = results(rig.wait("RoundSettled"))
+    assert settled["w1-0"][0] == "returned" and settled["w1-0"][1].startswith("MBS-R3P 5.5")
+    assert settled["w1-1"][0] != "returned"
