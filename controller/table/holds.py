@@ -222,9 +222,24 @@ class HoldsMixin(RoundCore):
         return next(iter(players), None)
 
     def _cmd_CloseOptions(self, command: cmd.CloseOptions) -> None:
-        if self.state is not S.OPTIONS:
+        """The dealer closes the options: every box still to choose continues its hand
+        (RWS-NC3P 5.7.1/5.7.2; MBS-R3P 5.7, 5.13.1 only permit a withdrawal). Each is said in a
+        ``PlayerOptionTaken``, so whoever follows the round (the device operator, recovery)
+        sees the options end: with no event the operator waited for them for good (issue 23)."""
+        if self.state is not S.OPTIONS or self.offer is None:
             raise Refused("no options are offered now")
+        offer = self.offer
+        for position in sorted(offer.pending, key=self._seat_order):
+            self.emit(ev.PlayerOptionTaken(round=self.number, position=position,
+                                           option=cmd.Option.CONTINUE.value, wager_ids=(),
+                                           clause=offer.clause))
+        offer.pending.clear()
         self._close_options()
+
+    def _seat_order(self, position: str) -> tuple[bool, int]:
+        positions = self.rules.positions
+        return (position not in positions,
+                positions.index(position) if position in positions else 0)
 
     def _close_options(self) -> None:
         self.offer = None

@@ -176,8 +176,10 @@ class RulingsMixin(RoundCore):
                                           if p in self.rules.positions else 0))
         if not positions:
             return
+        reopened = self.state is S.OPTIONS
         self.offer = Offer(clause, set(positions))
-        self.offer_options()
+        if not reopened:  # a new dealing error while the options are open: every box in play
+            self.offer_options()  # chooses again, on the same open options (issue 23)
         self.emit(ev.PlayerOptionsOffered(round=self.number, clause=clause,
                                           positions=tuple(positions)))
 

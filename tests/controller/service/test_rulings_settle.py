@@ -178,3 +178,30 @@ def test_a_wrong_count_found_after_the_reveal_removes_the_hand_without_options(r
     settled = results(rig.wait("RoundSettled"))
     assert settled["w1-0"][0] == "returned" and settled["w1-0"][1].startswith("MBS-R3P 5.5")
     assert settled["w1-1"][0] != "returned"
+
+
+# -- found by the liveness property: options opened mid-deal --------------------------------
+
+def test_options_opened_twice_mid_deal_then_closed_let_the_deal_go_on(rig: Rig) -> None:
+    """RWS-NC3P 5.7 mid-deal: the dealer exposes a card (options), then another while the
+    options are open. The second error used to be refused ("Can't trigger offer_options from
+    OPTIONS") after being ruled; now every box chooses again on the same open options. Closing
+    them (``CloseOptions``) emitted nothing, so the device operator, which follows the round by
+    its events, kept waiting for the options and never dealt the rest: now each box still to
+    choose continues in a ``PlayerOptionTaken``, and the deal goes on to settlement."""
+    rig.auto_take = False  # box 1's hand stays presented: the deal waits for the dealer
+    rig.open_and_close(1)
+    rig.wait("HandComplete", where=lambda e: e["position"] == "1")
+    for _ in range(2):
+        out = rig.send(cmd.ReportIrregularity(**DEALER, kind=K.EXPOSED_CARD,
+                                              source=cmd.Source.DEALER, details="dealer"))
+        assert [e["type"] for e in out][-1] == "PlayerOptionsOffered", out
+        assert rig.status()["state"] == "options"
+    rig.auto_take = True
+    rig.sim.take_hand()
+    closed = rig.send(cmd.CloseOptions(**DEALER))
+    assert [(e["type"], e["option"]) for e in closed] == [("PlayerOptionTaken", "continue")] * 2
+    rig.wait("DealComplete")
+    rig.finish()
+    settled = results(rig.wait("RoundSettled"))
+    assert all(outcome != "returned" for outcome, _ in settled.values()), settled
