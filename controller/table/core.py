@@ -27,6 +27,9 @@ from drivers import events as dev
 
 log = structlog.get_logger("controller.table")
 
+SettledHands = tuple[tuple[str, tuple[Card, ...]], ...]
+"""The hands a settlement was made on, by position."""
+
 
 class RoundCore:
     """One table's round data. Not thread-safe by design: only the table thread calls it."""
@@ -65,7 +68,7 @@ class RoundCore:
     _after_resume: Callable[[], None]  # holds
     _after_settlement: Callable[[cmd.ReportIrregularity], None]  # settling
     _decide_correction: Callable[[Hold, cmd.SupervisorDecision], None]  # settling
-    _settlement: Callable[..., tuple[Settlement, tuple[tuple[str, tuple[Card, ...]], ...]]]  # settling
+    _settlement: Callable[..., tuple[Settlement, SettledHands]]  # settling
 
     def __init__(self, layout: TableLayout, emit: Callable[[ev.RoundEvent], None],
                  memory: TableMemory = TableMemory()) -> None:

@@ -140,11 +140,11 @@ class HoldsMixin(RoundCore):
                     else "`hands` (cards seen this round) or `moves` (complete hands)")
             ways.append(f"reconstruct with {what} that leave every box in play and the dealer "
                         f"three cards")
-        ways += [option.value for option in hold.ruling.options
+        ways += [f"decide {option.value}" for option in hold.ruling.options
                  if option not in (action, Act.RECONSTRUCT)]
         raise Refused(f"{action.value} would leave {held}, where a hand is three cards "
-                      f"({hold.ruling.clause}); the round can be neither played nor settled "
-                      f"so: {' or '.join(ways) if ways else 'a supervisor voids the round'}")
+                      f"({hold.ruling.clause}), and the round could be neither played nor "
+                      f"settled; instead {'; or '.join(ways) if ways else 'void the round'}")
 
     def _answered(self, hold: Hold, command: cmd.SupervisorDecision) -> None:
         """The supervisor answered the fact the ruling asked for: rule again knowing it."""

@@ -207,6 +207,7 @@ class RulingsMixin(RoundCore):
         self.hold_info = None
         self.offer = None
         self.buffer = []
+        self.memory = settlement.memory  # a void returns it unchanged; settled bets move it
         self.last_settlement = settlement
         self.emit(ev.RoundVoided(round=self.number, reason=reason, clause=clause,
                                  settlement=settlement))
