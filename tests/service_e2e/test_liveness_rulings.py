@@ -276,7 +276,8 @@ class RulingsUnderTest(RuleBasedStateMachine):
 
     def _answer_the_hold(self, tried: int) -> int:
         """The next of the hold's own options in :data:`PREFERENCE` order; a refused answer
-        (a continue that would leave a short box) moves on to the next."""
+        (a continue that would leave a short box) moves on to the next, round the list (the
+        status can show the hold a moment before its ``SupervisorRequired`` is published)."""
         rig = self.table
         offered: tuple[str, ...] = ()
         for event in reversed(rig.published):
@@ -284,7 +285,7 @@ class RulingsUnderTest(RuleBasedStateMachine):
                 offered = tuple(event.get("options") or ())
                 break
         ordered = [o for o in PREFERENCE if o in offered] or ["void"]
-        choice = ordered[min(tried, len(ordered) - 1)]
+        choice = ordered[tried % len(ordered)]
         cards: tuple[Any, ...] = ()
         if choice == "order":  # nothing was drawn that the property did not deal: void
             choice = "void"
