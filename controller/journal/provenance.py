@@ -67,7 +67,8 @@ def layout_from_json(data: dict[str, Any]) -> TableLayout:
         game=GameId(data["game"]), device=DealingDevice(data["device"]), boxes=tuple(data["boxes"]),
         limits={bet: BetLimit(**limit) for bet, limit in data["limits"].items()},
         rounding_unit=data["rounding_unit"], table_id=data["table_id"],
-        progressive=ProgressiveConfig(**data["progressive"]))
+        progressive=ProgressiveConfig(**data["progressive"]),
+        options_deadline_s=data.get("options_deadline_s", TableLayout.options_deadline_s))
 
 
 def memory_from_json(data: dict[str, Any]) -> TableMemory:
