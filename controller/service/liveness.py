@@ -38,8 +38,8 @@ ROUND_WAYS: Mapping[S, Wait] = {
                     "a shoe", "dealer"),
     S.HOLD: Wait("a supervisor's decision", "tablectl supervisor continue | void | "
                  "reconstruct | order (as the ruling allows)", "supervisor"),
-    S.OPTIONS: Wait("the players' options", "tablectl option POS continue|withdraw, or "
-                    "tablectl options close", "dealer"),
+    S.OPTIONS: Wait("the players' options", "tablectl option POS continue|withdraw "
+                    "[--player P], or tablectl options close", "dealer"),
     S.DECISIONS: Wait("the players' decisions", "tablectl decide POS play|fold", "dealer"),
     S.DEALT: Wait("the reveal", "tablectl round reveal", "dealer"),
     S.REVEALED: Wait("settlement", "tablectl round settle", "dealer"),
@@ -60,8 +60,13 @@ def round_wait(snapshot: Mapping[str, Any]) -> Wait:
         return Wait(f"a supervisor's decision on {snapshot['held_for']}", wait.way_out,
                     wait.role)
     if state is S.OPTIONS and snapshot.get("options_pending"):
-        return Wait(f"the options of {' '.join(snapshot['options_pending'])}", wait.way_out,
-                    wait.role)
+        players = snapshot.get("options_pending_players") or []
+        who = " ".join(f"{p['position']}:{p['player']}" if p.get("player") else p["position"]
+                       for p in players) or " ".join(snapshot["options_pending"])
+        deadline = snapshot.get("options_deadline_s")
+        return Wait(f"the options of {who}" + (f" (players who do not answer continue after "
+                                               f"{deadline} s)" if deadline else ""),
+                    wait.way_out, wait.role)
     if state is S.DECISIONS and snapshot.get("decisions_due"):
         return Wait(f"the decisions of {' '.join(snapshot['decisions_due'])}", wait.way_out,
                     wait.role)

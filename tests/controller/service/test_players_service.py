@@ -8,6 +8,7 @@ box took one answer only (3), and a hold during the options wiped them (6)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,8 @@ from typing import Any
 import pytest
 
 from controller.journal import iter_records
+from controller.service.access import Peer
+from controller.service.protocol import Role, decode_request
 from controller.table import commands as cmd
 from firmware_sim.faults import FaultKind, FaultSpec
 from tests.controller.service.operator_rig import DEALER, SUPERVISOR, Rig
@@ -100,9 +103,16 @@ def test_finding_2_rws_options_belong_to_each_player(start: Any) -> None:
     assert status["options_pending_players"] == [
         {"position": "1", "player": "ann"}, {"position": "1", "player": "bob"},
         {"position": "2", "player": "bob"}, {"position": "2", "player": "cat"}]
-    taken = option(rig, "1", "bob", cmd.Option.WITHDRAW)
-    assert [e["type"] for e in taken] == ["PlayerOptionTaken"]
-    assert taken[0]["wager_ids"] == ("bob-1",)
+    assert "1:ann 1:bob 2:bob 2:cat" in status["waits"][0]["waits_for"]
+    # the dealer's `option 1 withdraw --player bob` as the control socket decodes it
+    request = decode_request(json.dumps({"id": 1, "verb": "option", "actor": "dealer:dana",
+                                         "args": {"position": "1", "choice": "withdraw",
+                                                  "player": "bob"}}).encode())
+    assert rig.wiring is not None and rig.wiring.handler is not None
+    answer = rig.wiring.handler(request, Peer(None, 0, 0, Role.OPERATOR))
+    taken = [e for e in answer["events"] if e["type"] == "PlayerOptionTaken"]
+    assert [(e["player"], e["wager_ids"]) for e in taken] == [("bob", ["bob-1"])]
+    assert not any(e["type"] == "HandRemoved" for e in answer["events"])
     assert option(rig, "1", "ann", cmd.Option.CONTINUE)[0]["type"] == "PlayerOptionTaken"
     option(rig, "2", "bob", cmd.Option.CONTINUE)
     option(rig, "2", "cat", cmd.Option.CONTINUE)
