@@ -103,7 +103,7 @@ class BettingMixin(RoundCore):
                           f"{needing[0].id} ({self.rules.bet(needing[0].bet).requires_clause}); "
                           f"withdraw that first")
         del self.wagers[wager.id]
-        self.emit(ev.WagerWithdrawn(round=self.number, wager_id=wager.id))
+        self.emit(ev.WagerWithdrawn(round=self.number, wager_id=wager.id, player=wager.player))
 
     def _cmd_CloseBets(self, command: cmd.CloseBets) -> None:
         if self.state is not S.BETTING:

@@ -32,6 +32,7 @@ class WagerAccepted(RoundEvent):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WagerWithdrawn(RoundEvent):
     wager_id: str
+    player: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

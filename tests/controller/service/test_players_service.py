@@ -17,10 +17,12 @@ import pytest
 
 from controller.journal import iter_records
 from controller.service.access import Peer
+from controller.service.config import parse_config
+from controller.service.errors import ConfigError
 from controller.service.protocol import Role, decode_request
 from controller.table import commands as cmd
 from firmware_sim.faults import FaultKind, FaultSpec
-from tests.controller.service.operator_rig import DEALER, SUPERVISOR, Rig
+from tests.controller.service.operator_rig import DEALER, SUPERVISOR, Rig, toml
 
 LIMITS = "\n[limits.main]\nmin = 500\nmax = 10000\n"
 
@@ -212,3 +214,15 @@ def test_finding_6_options_deadline_continues_the_unanswered(start: Any) -> None
     assert settled["cat-2"].outcome.value in ("win", "lose", "push")
     inputs = [r for r in journal(rig, "input_command") if r["type"] == "OptionsDeadline"]
     assert len(inputs) == 1 and inputs[0]["fields"]["deadline_s"] == 1
+
+
+@pytest.mark.parametrize(("value", "error"), [("0", "at least 1"), ('"soon"', "integer")])
+def test_options_deadline_config_errors_name_the_key(tmp_path: Path, value: str,
+                                                     error: str) -> None:
+    """``[table] options_deadline_s`` is a whole number of seconds, at least 1; anything else
+    is refused with a one-line error naming the key; left out it is 120."""
+    good = parse_config(toml(tmp_path, "rws-nc-three-pictures", "sim"), source="t.toml")
+    assert good.layout().options_deadline_s == 120
+    with pytest.raises(ConfigError, match=f"options_deadline_s.*{error}"):
+        parse_config(toml(tmp_path, "rws-nc-three-pictures", "sim",
+                          table=f"options_deadline_s = {value}\n"), source="t.toml")

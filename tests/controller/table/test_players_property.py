@@ -151,3 +151,45 @@ def test_no_player_pays_for_another_players_choice(
             assert settled_one[wid][:3] == settled_two[wid][:3], (
                 f"{player}'s {wid} settled {settled_one[wid]} with choices {first}, "
                 f"{settled_two[wid]} with {second}")
+
+
+_PLACEMENT = st.tuples(st.sampled_from(PLAYERS), st.booleans(),
+                       st.sampled_from((300, 500, 1_000, 2_500, 4_000, 6_000, 8_000)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(placements=st.lists(_PLACEMENT, min_size=1, max_size=8))
+def test_seated_priority_whatever_the_order_of_placement(
+        placements: list[tuple[str, bool, int]]) -> None:
+    """RWS-NC3P 5.1 at placement, box maximum 10,000, minimum 500: the box never holds more
+    than the maximum; a Seated Player's wager is refused only for his own excess (never
+    because a Standing Player bet first); every cut to a Standing Player's wager is journaled
+    with the clause and returns exactly what it takes; no cut touches a Seated Player."""
+    from controller.settlement.model import BetLimit
+
+    layout = TableLayout.for_game("rws-nc-three-pictures", "shoe",
+                                  limits={"main": BetLimit(500, 10_000)})
+    events: list[ev.RoundEvent] = []
+    table = Harness(RoundMachine(layout, events.append), events)
+    table.open()
+    seated_player = next((player for player, seated, _ in placements if seated), None)
+    for index, (player, seated, amount) in enumerate(placements):
+        seated = player == seated_player  # one Seated Player at the box (RWS-NC3P 1.15)
+        before = {w.id: w for w in table.machine.active_wagers()}
+        own = sum(w.amount for w in before.values() if w.player == seated_player)
+        out = table.send(cmd.PlaceWager(**DEALER, wager_id=f"w{index}", position="1",
+                                        bet="main", amount=amount, player=player,
+                                        seated=seated or None))
+        after = {w.id: w for w in table.machine.active_wagers()}
+        assert sum(w.amount for w in after.values()) <= 10_000
+        if seated:
+            accepted = own + amount <= 10_000
+            assert (f"w{index}" in after) is accepted, out
+        for cut in (e for e in out if isinstance(e, ev.WagerReduced)):
+            assert cut.clause == "RWS-NC3P 5.1" and cut.player != seated_player
+            assert cut.amount + cut.returned == before[cut.wager_id].amount
+            assert cut.amount == (after[cut.wager_id].amount if cut.amount else 0)
+        cut_ids = {e.wager_id for e in out if isinstance(e, ev.WagerReduced)}
+        for wager_id, wager in before.items():
+            if wager_id not in cut_ids:
+                assert after[wager_id] == wager
