@@ -39,6 +39,7 @@ from controller.table.holds import HoldsMixin
 from controller.table.intake import IntakeMixin
 from controller.table.irregularities import Source
 from controller.table.layout import TableLayout
+from controller.table.options import Offer
 from controller.table.protection import ProtectionMixin
 from controller.table.rulings import RulingsMixin
 from controller.table.settling import SettlingMixin
@@ -48,7 +49,6 @@ from controller.table.states import (
     RESUMABLE,
     Hold,
     Kind,
-    Offer,
     Refused,
     RoundState,
     S,
