@@ -102,7 +102,8 @@ class WebApp:
 
     def __init__(self, *, journal_dir: Path, index_path: Path, socket_path: Path | None,
                  key: bytes | None, auth: Authenticator, local_role: Role | None,
-                 tls: bool = False, poll: float = 1.0) -> None:
+                 tls: bool = False, poll: float = 1.0,
+                 chips: tuple[int, ...] | None = None) -> None:
         self.index = JournalIndex(journal_dir, index_path)
         self.key = key
         self.auth = auth
@@ -110,7 +111,8 @@ class WebApp:
         self.tls = tls
         self.watcher = JournalWatcher(journal_dir, self.index, key, poll)
         self.broadcast = Broadcast()
-        self.follower = TableFollower(socket_path, self.broadcast) if socket_path else None
+        self.follower = TableFollower(socket_path, self.broadcast, **(
+            {"chips": chips} if chips else {})) if socket_path else None
         self.templates = Environment(loader=FileSystemLoader(HERE / "templates"),
                                      autoescape=select_autoescape(["html"]))
         self.templates.filters.update(card=card_html, money=money)

@@ -17,13 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from controller.web.auth import Role
+from controller.web.dealer import DEFAULT_CHIPS
 from controller.web.errors import WebConfigError
 
 DEFAULT_PORT = 8640
 DEFAULT_JOURNAL = "/var/lib/tablectl/journal"
 DEFAULT_SOCKET = "/run/tablectl/control.sock"
 _KEYS = {"listen", "port", "tls_cert", "tls_key", "accounts", "local_role", "journal",
-         "hmac_key_file", "socket", "index"}
+         "hmac_key_file", "socket", "index", "chips"}
+MAX_CHIPS = 12
+"""Chip buttons on the dealer's screen: more would not fit a row at 800x480 with 48 px targets."""
+MAX_CHIP = 10**12
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,9 @@ class WebConfig:
     index: Path | None = None
     """The SQLite index (rebuildable); default: ``web-index-<journal path digest>.sqlite`` in
     the state directory (one per journal, so pointing at another journal is no mismatch)."""
+    chips: tuple[int, ...] = DEFAULT_CHIPS
+    """The chip denominations on the dealer's screen, minor units, as this table's cage issues
+    them (the table's own limits still decide what a wager may be)."""
 
     @property
     def loopback(self) -> bool:
@@ -110,6 +117,8 @@ def _apply(config: WebConfig, values: dict[str, Any], base: Path) -> WebConfig:
             if not isinstance(value, int) or isinstance(value, bool):
                 raise WebConfigError(f"web.port: must be an integer, got {value!r}")
             changes[key] = value
+        elif key == "chips":
+            changes[key] = _chips(value)
         elif key == "listen":
             changes[key] = str(value)
         elif key == "local_role":
@@ -123,3 +132,13 @@ def _apply(config: WebConfig, values: dict[str, Any], base: Path) -> WebConfig:
                 raise WebConfigError(f"web.{key}: must be a path")
             changes[key] = None if str(value) == "" else (base / Path(value))
     return replace(config, **changes)
+
+
+def _chips(value: Any) -> tuple[int, ...]:
+    """``web.chips``: 1 to MAX_CHIPS distinct positive integers (minor units), shown sorted."""
+    if not isinstance(value, list) or not value or len(value) > MAX_CHIPS or any(
+            not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= MAX_CHIP
+            for v in value):
+        raise WebConfigError(f"web.chips: 1 to {MAX_CHIPS} positive whole amounts in minor "
+                             f"units (500 = 5.00), got {value!r}")
+    return tuple(sorted(set(value)))

@@ -2,8 +2,10 @@
 
 One thread subscribes with ``watch`` and, on every round event, asks ``round.status`` on a second
 connection and publishes the dealer view (:func:`controller.web.dealer.dealer_view`) to every
-open page (server-sent events). Only read verbs are sent: nothing here can change the table,
-and the table never waits for this process (the service drops a watcher that falls behind).
+open page (server-sent events). The follower sends only read verbs (the dealer's own commands
+go through ``POST /dealer/command``), and the table never waits for it (the service drops a
+watcher that falls behind). What the status does not carry (a fold, an option, the results)
+it keeps from the events as :class:`controller.web.dealer.RoundNotes`.
 When the service is not there the view says so and the thread retries with a bounded backoff
 (0.2 s doubling to 5 s); a repeated failure is logged once, with its count when it ends.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ import structlog
 from controller.service.client import ControlClient
 from controller.service.errors import ControlError
 from controller.errors import TablectlError
-from controller.web.dealer import dealer_view
+from controller.web.dealer import DEFAULT_CHIPS, RoundNotes, dealer_view
 
 log = structlog.get_logger(__name__)
 BACKOFF_FIRST = 0.2
@@ -29,7 +31,6 @@ BACKOFF_MAX = 5.0
 STATUS_TIMEOUT = 2.0
 MAX_SUBSCRIBERS = 64
 QUEUE_DEPTH = 4
-_END_EVENTS = frozenset({"RoundSettled", "RoundVoided"})
 
 
 class Broadcast:
@@ -77,13 +78,15 @@ class TableFollower:
     """The thread that keeps :class:`Broadcast` current from the control socket."""
 
     def __init__(self, socket_path: Path, broadcast: Broadcast,
-                 client: Callable[..., ControlClient] = ControlClient) -> None:
+                 client: Callable[..., ControlClient] = ControlClient,
+                 chips: Sequence[int] = DEFAULT_CHIPS) -> None:
         self.socket_path = socket_path
         self.broadcast = broadcast
+        self.chips = tuple(chips)
         self._client = client
         self._stop = threading.Event()
         self._watcher: ControlClient | None = None
-        self._results: tuple[Any, list[dict[str, Any]]] = (None, [])
+        self._notes = RoundNotes()
         self._failures = 0
         self._thread = threading.Thread(target=self._run, name="web-follow", daemon=True)
 
@@ -117,7 +120,7 @@ class TableFollower:
         if self._failures == 1:
             log.warning("table service not reachable", socket=str(self.socket_path),
                         problem=problem)
-        self.broadcast.publish(dealer_view(None, problem=problem))
+        self.broadcast.publish(dealer_view(None, problem=problem, chips=self.chips))
 
     def _follow(self) -> None:
         with self._client(self.socket_path, timeout=None) as watcher:
@@ -138,19 +141,13 @@ class TableFollower:
         raise ControlError("the table service closed the connection")
 
     def _note(self, event: dict[str, Any]) -> None:
-        if event.get("type") in _END_EVENTS:
-            settlement = event.get("settlement") or {}
-            results = settlement.get("results") if isinstance(settlement, dict) else None
-            self._results = (event.get("round"), [
-                {"wager": r.get("wager_id"), "outcome": r.get("outcome"), "net": r.get("net"),
-                 "rule": r.get("rule")} for r in results or [] if isinstance(r, dict)])
+        """Folds the event into the round's notes (plays, folds, options, removed hands,
+        results: what ``round.status`` does not carry)."""
+        self._notes = self._notes.noted(event)
 
     def _show(self) -> None:
         """A fresh connection per status: one idle between events would be closed by the
         service's idle limit (docs/service.md), and a Unix connect costs microseconds."""
         with self._client(self.socket_path, timeout=STATUS_TIMEOUT) as status:
             answer = status.request("round.status")
-        view = dealer_view(answer)
-        if view["state"] in ("settled", "voided") and self._results[0] == answer.get("round"):
-            view["results"] = self._results[1]
-        self.broadcast.publish(view)
+        self.broadcast.publish(dealer_view(answer, notes=self._notes, chips=self.chips))
