@@ -396,7 +396,14 @@ function renderWager(view) {
   const box = boxOf(view, state.box);
   if (!box) { closeWager(); return; }
   byId("wager-panel").hidden = false;
-  byId("wager-box").textContent = box.label + (boxTotal(box) ? ": " + money(boxTotal(box)) : "");
+  byId("wager-boxes").replaceChildren(...view.boxes.map((b) => {
+    const node = el("button", "choose" + (b.position === box.position ? " chosen" : ""), b.label);
+    node.type = "button";
+    node.dataset.box = b.position;
+    node.addEventListener("click", () => openWager(b.position));
+    return node;
+  }));
+  byId("wager-box").textContent = boxTotal(box) ? box.label + ": " + money(boxTotal(box)) : "";
   const list = byId("wager-list");
   list.replaceChildren();
   for (const p of box.players) for (const w of p.wagers) {
