@@ -163,6 +163,11 @@ class ControlConfig:
     """Members command as Pit Supervisors; operators (dealers) may not take their decisions."""
     limits: ConnectionLimits = ConnectionLimits()
     """Connection slots (and those reserved for supervisors and root), idle timeout."""
+    web_group: str | None = None
+    """Members may act for the person logged in on their screen (the web process's account;
+    docs/service.md, "Delegation"); ``None``: nobody but root and the service's account."""
+    web_roles: frozenset[str] = frozenset({"operator", "supervisor"})
+    """The roles ``web_group`` may act in (of surveillance, operator, supervisor)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -470,10 +475,19 @@ class _Reader:
                                                minimum=5, maximum=86400)),
             per_account=section.integer("max_per_account", DEFAULT_PER_ACCOUNT, minimum=1,
                                         maximum=4096))
+        web_group = self._group(section, "web_group", None)
+        if web_group is not None and web_group in (operators, supervisors):
+            raise section.error("web_group", "must differ from operators_group and "
+                                "supervisors_group: its members act for others, who log in")
+        web_roles = section.strings("web_roles", ("operator", "supervisor"))
+        delegable = ("surveillance", "operator", "supervisor")
+        for role in web_roles:
+            if role not in delegable:
+                raise section.error("web_roles", f"{role!r}: one of {', '.join(delegable)}")
         section.finish()
         assert operators is not None and surveillance is not None and supervisors is not None
         return ControlConfig(socket_path, socket_group, operators, surveillance, supervisors,
-                             limits)
+                             limits, web_group, frozenset(web_roles))
 
 
 BENCH_CONFIG_TOML = """\

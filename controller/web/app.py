@@ -1,7 +1,12 @@
 """The Starlette application: the dealer's screen, the surveillance console, login.
 
-Read-only by construction: no route sends a command to the table (the follower sends only
-``watch`` and ``round.status``) and none writes the journal. Every page is rendered by Jinja2
+The dealer runs the round from the screen and a supervisor answers a hold there after a PIN:
+``POST /dealer/command`` sends one control verb through the socket in the name and role of the
+person who gave it (:mod:`.commander`, docs/web.md "Commands"); nothing here writes the journal.
+Every state-changing request must come from this app's own origin with the session's CSRF
+token (:mod:`.guard`); logins back off per name and per address; sessions, event streams and
+uploads are bounded per person, so one login cannot turn the others away. Every page is
+rendered by Jinja2
 with autoescaping, so journal text (an actor or player called ``<script>``) is text; the pages
 load one script file from this app (Content-Security-Policy ``script-src 'self'``, no inline
 script, nothing from another host).
@@ -14,7 +19,7 @@ import json
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -31,11 +36,16 @@ from starlette.staticfiles import StaticFiles
 
 from controller.journal.errors import JournalError
 from controller.web.auth import Authenticator, Role, Session
+from controller.web.commander import Actor, TableCommander, acting
 from controller.web.errors import ExportError
-from controller.web.export import MAX_EXPORT_RECORDS, build_export, export_seqs, verify_export
+from controller.web.export import (MAX_EXPORT_RECORDS, export_seqs, plan_export, stream_export,
+                                   verify_export)
+from controller.web.guard import (CSRF_FIELD, CSRF_HEADER, GuardRefusal, csrf_refusal,
+                                  origin_refusal)
+from controller.web.presence import DEFAULT_IDLE_SECONDS, SupervisorPresence
 from controller.web.index import JournalIndex
 from controller.web.integrity import JournalWatcher
-from controller.web.live import Broadcast, TableFollower
+from controller.web.live import Broadcast, StreamLimit, TableFollower
 from controller.web.search import RoundFilter, games, overrides, recall, search_rounds
 from controller.web.timeline import hex_fields, iter_seqs, read_listed, read_round
 
@@ -44,10 +54,14 @@ COOKIE = "tablectl_session"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
-           (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY"),
+           (b"referrer-policy", b"same-origin"), (b"x-frame-options", b"DENY"),
            (b"cache-control", b"no-store")]
 MAX_UPLOAD = 32 * 1024 * 1024
 """An export to verify: 50,000 records is about 25 MB (MAX_EXPORT_RECORDS)."""
+MAX_UPLOADS = 1
+"""Exports verified at once; another waits its turn (503), it is not read meanwhile."""
+MAX_COMMAND_BYTES = 16 * 1024
+"""A command's JSON body (the socket's own line limit is 64 kB)."""
 HEARTBEAT_SECONDS = 15.0
 WORKERS = 2
 _CARD_RE = re.compile(r"^([2-9TJQKA])([CDHS])$")
@@ -103,6 +117,7 @@ class WebApp:
     def __init__(self, *, journal_dir: Path, index_path: Path, socket_path: Path | None,
                  key: bytes | None, auth: Authenticator, local_role: Role | None,
                  tls: bool = False, poll: float = 1.0,
+                 supervisor_idle: float = DEFAULT_IDLE_SECONDS,
                  chips: tuple[int, ...] | None = None) -> None:
         self.index = JournalIndex(journal_dir, index_path)
         self.key = key
@@ -113,6 +128,9 @@ class WebApp:
         self.broadcast = Broadcast()
         self.follower = TableFollower(socket_path, self.broadcast, **(
             {"chips": chips} if chips else {})) if socket_path else None
+        self.commander = TableCommander(socket_path)
+        self.presence = SupervisorPresence(supervisor_idle)
+        self._uploads = 0
         self.templates = Environment(loader=FileSystemLoader(HERE / "templates"),
                                      autoescape=select_autoescape(["html"]))
         self.templates.filters.update(card=card_html, money=money)
@@ -121,6 +139,9 @@ class WebApp:
             Route("/logout", self.logout, methods=["POST"]),
             Route("/dealer", self.dealer), Route("/dealer/events", self.dealer_events),
             Route("/dealer/state", self.dealer_state),
+            Route("/dealer/command", self.dealer_command, methods=["POST"]),
+            Route("/dealer/supervisor", self.supervisor_login, methods=["POST"]),
+            Route("/dealer/supervisor/logout", self.supervisor_logout, methods=["POST"]),
             Route("/console", self.console), Route("/console/round/{round_id}", self.round),
             Route("/console/recall", self.recall), Route("/console/overrides", self.overrides),
             Route("/console/export", self.export),
@@ -151,8 +172,24 @@ class WebApp:
 
     def viewer(self, request: Request) -> Session | None:
         if self.local_role is not None:
-            return Session("local", self.local_role, float("inf"))
+            return self.auth.local(self.local_role)
         return self.auth.session(request.cookies.get(COOKIE))
+
+    def own_origin(self, request: Request) -> str:
+        return f"{request.url.scheme}://{request.url.netloc}"
+
+    def refused(self, request: Request, viewer: Session | None,
+                form_token: str | None = None) -> GuardRefusal | None:
+        """Why a state-changing request is refused: another origin, or no matching CSRF token
+        (``viewer`` None: the origin alone, for the login form)."""
+        found = origin_refusal(request.headers, self.own_origin(request))
+        if found is not None or viewer is None:
+            return found
+        return csrf_refusal(request.headers.get(CSRF_HEADER) or form_token, viewer.csrf)
+
+    @staticmethod
+    def _address(request: Request) -> str:
+        return request.client.host if request.client else ""
 
     def page(self, name: str, viewer: Session | None, status: int = 200, **values: Any
              ) -> HTMLResponse:
@@ -197,10 +234,11 @@ class WebApp:
     async def login_page(self, request: Request) -> Response:
         if request.method == "GET":
             return self.page("login.html", None, problem=None)
-        body = await request.body()
-        form = {k: v[0] for k, v in parse_qs(body[:4096].decode("utf-8", "replace")).items()}
+        if (refusal := self.refused(request, None)) is not None:
+            return self.page("login.html", None, status=403, problem=refusal.message)
+        form = await _small_form(request)
         token = await asyncio.to_thread(self.auth.login, form.get("name", ""),
-                                        form.get("password", ""))
+                                        form.get("password", ""), self._address(request))
         if token is None:
             return self.page("login.html", None, status=401,
                              problem="Wrong name or password (or too many tries: wait).")
@@ -210,7 +248,14 @@ class WebApp:
         return response
 
     async def logout(self, request: Request) -> Response:
-        self.auth.logout(request.cookies.get(COOKIE))
+        viewer = self.viewer(request)
+        if viewer is not None:
+            form = await _small_form(request)
+            refusal = self.refused(request, viewer, form.get(CSRF_FIELD))
+            if refusal is not None:
+                return self.page("denied.html", viewer, status=403, why=refusal.message)
+            self.presence.leave(viewer.id)
+            self.auth.logout(request.cookies.get(COOKIE))
         response = RedirectResponse("/login", status_code=303)
         response.delete_cookie(COOKIE, path="/")
         return response
@@ -222,16 +267,23 @@ class WebApp:
         return self.page("dealer.html", viewer, view=self.broadcast.latest)
 
     async def dealer_state(self, request: Request) -> Response:
-        if self.viewer(request) is None:
+        viewer = self.viewer(request)
+        if viewer is None:
             return JSONResponse({"error": "log in"}, status_code=401)
-        return JSONResponse(self.broadcast.latest)
+        return JSONResponse({**self.broadcast.latest,
+                             "supervisor": self.presence.describe(viewer.id)})
 
     async def dealer_events(self, request: Request) -> Response:
-        if self.viewer(request) is None:
+        viewer = self.viewer(request)
+        if viewer is None:
             return JSONResponse({"error": "log in"}, status_code=401)
-        queue = self.broadcast.subscribe()
-        if queue is None:
-            return JSONResponse({"error": "too many screens open"}, status_code=503)
+        queue = self.broadcast.subscribe(viewer.id, viewer.name)
+        if isinstance(queue, StreamLimit):
+            what = {StreamLimit.SESSION: "this login has too many screens open",
+                    StreamLimit.ACCOUNT: "this account has too many screens open",
+                    StreamLimit.TOTAL: "too many screens open"}[queue]
+            return JSONResponse({"error": what}, status_code=429 if queue is not
+                                StreamLimit.TOTAL else 503)
 
         async def stream() -> AsyncIterator[str]:
             try:
@@ -248,6 +300,79 @@ class WebApp:
 
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"x-accel-buffering": "no"})
+
+    # -- commands from the dealer's screen (docs/web.md, "Commands") -------------------------
+
+    async def _json_action(self, request: Request) -> tuple[Session, dict[str, Any]] | Response:
+        """The viewer and the JSON body of a state-changing request, or the refusal: 401 not
+        logged in, 403 another origin or no CSRF token, 400 not a small JSON object."""
+        viewer = self.viewer(request)
+        if viewer is None:
+            return _error(401, "login", "log in first")
+        if (refusal := self.refused(request, viewer)) is not None:
+            return _error(403, refusal.code.value, refusal.message)
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or
+                                     int(declared) > MAX_COMMAND_BYTES):
+            return _error(413, "too_large", f"a request is at most {MAX_COMMAND_BYTES} bytes")
+        data = await _read_bounded(request, MAX_COMMAND_BYTES)
+        if data is None:
+            return _error(413, "too_large", f"a request is at most {MAX_COMMAND_BYTES} bytes")
+        try:
+            body = json.loads(data or b"{}")
+        except (ValueError, RecursionError):
+            return _error(400, "bad_request", "the body is not JSON")
+        if not isinstance(body, dict):
+            return _error(400, "bad_request", "the body is a JSON object")
+        return viewer, body
+
+    async def dealer_command(self, request: Request) -> Response:
+        """``{"verb", "args"}`` -> the control socket, as the person who acts (a supervisor's
+        verb: the supervisor present at this screen). 200 with ``ok: false`` when the table
+        refuses; 403 for a role that may not; the socket judges it again."""
+        found = await self._json_action(request)
+        if isinstance(found, Response):
+            return found
+        viewer, body = found
+        verb, args = body.get("verb"), body.get("args", {})
+        if not isinstance(verb, str) or not isinstance(args, dict) or \
+                set(body) - {"verb", "args"}:
+            return _error(400, "bad_request", 'the body is {"verb": "...", "args": {...}}')
+        actor = acting(viewer, verb, self.presence)
+        if not isinstance(actor, Actor):
+            return _error(403 if actor.code == "role" else 400, actor.code, actor.message)
+        answer = await asyncio.to_thread(self.commander.send, verb, args, actor)
+        if answer.ok:
+            return JSONResponse({"ok": True, "result": answer.result})
+        status = 403 if answer.code == "forbidden" else 200
+        return _error(status, answer.code, answer.message)
+
+    async def supervisor_login(self, request: Request) -> Response:
+        """A supervisor's name and PIN at this screen: their verbs act as them until they log
+        out or stay idle ``supervisor_idle`` seconds."""
+        found = await self._json_action(request)
+        if isinstance(found, Response):
+            return found
+        viewer, body = found
+        name, pin = body.get("name"), body.get("pin")
+        if not isinstance(name, str) or not isinstance(pin, str) or len(name) > 64 \
+                or len(pin) > 64:
+            return _error(400, "bad_request", 'the body is {"name": "...", "pin": "..."}')
+        account = await asyncio.to_thread(self.auth.check_pin, name, pin,
+                                          self._address(request))
+        if account is None:
+            return _error(200, "denied", "wrong name or PIN (or too many tries: wait)")
+        presence = self.presence.arrive(viewer.id, account.name)
+        return JSONResponse({"ok": True, "supervisor": presence.name,
+                             "expires_in": round(self.presence.idle_seconds)})
+
+    async def supervisor_logout(self, request: Request) -> Response:
+        found = await self._json_action(request)
+        if isinstance(found, Response):
+            return found
+        viewer, _ = found
+        self.presence.leave(viewer.id)
+        return JSONResponse({"ok": True, "supervisor": None})
 
     async def console(self, request: Request) -> Response:
         viewer = self._guard(request, console=True)
@@ -301,24 +426,26 @@ class WebApp:
         query = request.query_params
         try:
             entries, selection, name = await asyncio.to_thread(self._select, query)
-            report = self.watcher.integrity.report
-            document = build_export(entries, selection, {
-                "verified_to_seq": None if report is None else report.last_seq,
-                "verified_hash": None if report is None else report.last_hash,
-                "hmac_checked": bool(report and report.hmac_checked),
-                "damage": None if report is None or report.problem is None
-                else report.problem.describe()})
+            plan = await asyncio.to_thread(plan_export, entries())
         except ExportError as error:
             return self.page("missing.html", viewer, status=400, what=str(error))
-        return Response(json.dumps(document, ensure_ascii=False, indent=1),
-                        media_type="application/json", headers={
-                            "content-disposition": f'attachment; filename="{name}"'})
+        report = self.watcher.integrity.report
+        chunks = stream_export(entries(), plan, selection, {
+            "verified_to_seq": None if report is None else report.last_seq,
+            "verified_hash": None if report is None else report.last_hash,
+            "hmac_checked": bool(report and report.hmac_checked),
+            "damage": None if report is None or report.problem is None
+            else report.problem.describe()})
+        return StreamingResponse(_in_threads(chunks), media_type="application/json", headers={
+            "content-disposition": f'attachment; filename="{name}"'})
 
-    def _select(self, query: Any) -> tuple[Iterable[Any], dict[str, Any], str]:
+    def _select(self, query: Any) -> tuple[Callable[[], Iterable[Any]], dict[str, Any], str]:
+        """What to export, as a function that reads it afresh: it is read twice, once to
+        check and count, once to stream (never held whole)."""
         if query.get("round"):
             round_id = str(query["round"])[:64]
             safe = re.sub(r"[^A-Za-z0-9._-]", "_", round_id)
-            return read_round(self.index, self.key, round_id), {"round": round_id}, \
+            return (lambda: read_round(self.index, self.key, round_id)), {"round": round_id}, \
                 f"round-{safe}.json"
         wanted, problems = RoundFilter.from_query(query)
         if problems or not (wanted.since and wanted.until):
@@ -330,7 +457,8 @@ class WebApp:
             raise ExportError("nothing to export: no record in that span")
         if found[0]["b"] - found[0]["a"] >= MAX_EXPORT_RECORDS:
             raise ExportError(f"export: more than {MAX_EXPORT_RECORDS} records; narrow the span")
-        return iter_seqs(self.index, self.key, found[0]["a"], found[0]["b"]), \
+        first, last = found[0]["a"], found[0]["b"]
+        return (lambda: iter_seqs(self.index, self.key, first, last)), \
             {"since": wanted.since, "until": wanted.until}, "span.json"
 
     async def verify_page(self, request: Request) -> Response:
@@ -339,12 +467,23 @@ class WebApp:
             return viewer
         if request.method == "GET":
             return self.page("verify.html", viewer, integrity=self.integrity())
-        data = b""
-        async for chunk in request.stream():
-            data += chunk
-            if len(data) > MAX_UPLOAD:
+        if (refusal := self.refused(request, None)) is not None:
+            return JSONResponse({"ok": False, "text": refusal.message}, status_code=403)
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > MAX_UPLOAD):
+            return JSONResponse({"ok": False, "text": f"too large: an export is at most "
+                                 f"{MAX_UPLOAD // (1024 * 1024)} MB"}, status_code=413)
+        if self._uploads >= MAX_UPLOADS:
+            return JSONResponse({"ok": False, "text": "another export is being verified; try "
+                                 "again in a moment"}, status_code=503)
+        self._uploads += 1
+        try:
+            data = await _read_bounded(request, MAX_UPLOAD)
+            if data is None:
                 return JSONResponse({"ok": False, "text": "too large"}, status_code=413)
-        check = await asyncio.to_thread(self._verify_upload, data)
+            check = await asyncio.to_thread(self._verify_upload, data)
+        finally:
+            self._uploads -= 1
         return JSONResponse({"ok": check.ok, "text": check.describe()})
 
     def _verify_upload(self, data: bytes) -> Any:
@@ -352,3 +491,37 @@ class WebApp:
                   for entry in read_listed(self.index, self.key, export_seqs(data))
                   if entry.record is not None}
         return verify_export(data, hashes, self.key)
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"ok": False, "error": {"code": code, "message": message}},
+                        status_code=status)
+
+
+async def _read_bounded(request: Request, limit: int) -> bytes | None:
+    """The body, or ``None`` as soon as it passes ``limit`` (a body without Content-Length is
+    read chunk by chunk and never kept past the limit)."""
+    data = bytearray()
+    async for chunk in request.stream():
+        data += chunk
+        if len(data) > limit:
+            return None
+    return bytes(data)
+
+
+async def _small_form(request: Request) -> dict[str, str]:
+    """A urlencoded form of at most 4 kB (a login, a logout): read no further than that."""
+    data = await _read_bounded(request, 4096)
+    text = (data or b"").decode("utf-8", "replace")
+    return {k: v[0] for k, v in parse_qs(text).items()}
+
+
+async def _in_threads(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """Each chunk of a streamed export read in a worker thread (the index and the journal files
+    block); an error stops the stream, so the client is left with a file that is not JSON."""
+    done = object()
+    while True:
+        chunk = await asyncio.to_thread(next, chunks, done)
+        if chunk is done:
+            return
+        yield chunk  # type: ignore[misc]

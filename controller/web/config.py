@@ -24,7 +24,9 @@ DEFAULT_PORT = 8640
 DEFAULT_JOURNAL = "/var/lib/tablectl/journal"
 DEFAULT_SOCKET = "/run/tablectl/control.sock"
 _KEYS = {"listen", "port", "tls_cert", "tls_key", "accounts", "local_role", "journal",
-         "hmac_key_file", "socket", "index", "chips"}
+         "hmac_key_file", "socket", "index", "supervisor_idle_seconds", "chips"}
+MIN_SUPERVISOR_IDLE = 10
+MAX_SUPERVISOR_IDLE = 3600
 MAX_CHIPS = 12
 """Chip buttons on the dealer's screen: more would not fit a row at 800x480 with 48 px targets."""
 MAX_CHIP = 10**12
@@ -47,6 +49,9 @@ class WebConfig:
     chips: tuple[int, ...] = DEFAULT_CHIPS
     """The chip denominations on the dealer's screen, minor units, as this table's cage issues
     them (the table's own limits still decide what a wager may be)."""
+    supervisor_idle_seconds: int = 120
+    """A supervisor logged in at the dealer's screen (PIN) is logged out after this long
+    without a supervisor action."""
 
     @property
     def loopback(self) -> bool:
@@ -116,6 +121,13 @@ def _apply(config: WebConfig, values: dict[str, Any], base: Path) -> WebConfig:
         if key == "port":
             if not isinstance(value, int) or isinstance(value, bool):
                 raise WebConfigError(f"web.port: must be an integer, got {value!r}")
+            changes[key] = value
+        elif key == "supervisor_idle_seconds":
+            if not isinstance(value, int) or isinstance(value, bool) \
+                    or not MIN_SUPERVISOR_IDLE <= value <= MAX_SUPERVISOR_IDLE:
+                raise WebConfigError(f"web.supervisor_idle_seconds: a whole number of seconds "
+                                     f"from {MIN_SUPERVISOR_IDLE} to {MAX_SUPERVISOR_IDLE}, "
+                                     f"got {value!r}")
             changes[key] = value
         elif key == "chips":
             changes[key] = _chips(value)

@@ -31,7 +31,7 @@ def build_app(config: WebConfig) -> WebApp:
     return WebApp(journal_dir=config.journal, index_path=config.index_path(),
                   socket_path=config.socket, key=key, auth=Authenticator(accounts),
                   local_role=None if config.accounts else config.local_role, tls=config.tls,
-                  chips=config.chips)
+                  supervisor_idle=float(config.supervisor_idle_seconds), chips=config.chips)
 
 
 def serve(config: WebConfig) -> int:

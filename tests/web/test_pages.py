@@ -121,7 +121,8 @@ def test_time_span_export_reverifies_in_the_console(tmp_path: Path) -> None:
         assert exported.status_code == 200
         document = exported.json()
         assert document["count"] == app.index.state().records
-        answer = client.post("/console/verify", content=exported.content).json()
+        answer = client.post("/console/verify", content=exported.content,
+                             headers={"origin": "http://testserver"}).json()
         assert answer["ok"], answer
         empty = client.get("/console/export?since=1990-01-01&until=1990-01-02")
         assert empty.status_code == 400 and "nothing to export" in empty.text
