@@ -10,7 +10,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 
-from tests.web.conftest import Service, Web
+from tests.web.conftest import PINS, Service, Web
 from tests.web.touch import (WAIT_MS, assert_results_on_screen, idle, log_in, money, place,
                              settle_watching, shot, tap_step, touch_page)
 
@@ -66,8 +66,9 @@ def test_a_whole_three_card_poker_round_by_taps(browser: Any, web: Web, service:
 
 def test_a_voided_round_shows_every_stake_returned(browser: Any, web: Web, service: Service,
                                                    tmp_path: Path) -> None:
-    """A round voided after the deal (RWS-3CP 5.1.4, a wrong count) returns every wager: the
-    screen says ``returned`` with each wager's own amount, never 0.00."""
+    """A round voided after the deal returns every wager: the supervisor taps Void on the
+    dealer's screen, logs in there (name, PIN on the pad), picks a reason; the journal names
+    the supervisor, and the screen says ``returned`` with each wager's own amount, never 0.00."""
     idle(service)
     with touch_page(browser) as page:
         log_in(page, web, "dealer1")
@@ -78,13 +79,27 @@ def test_a_voided_round_shows_every_stake_returned(browser: Any, web: Web, servi
         page.locator("#wager-done").tap()
         tap_step(page, "round.close")
         expect(page.locator("#next")).to_contain_text("play or fold", timeout=WAIT_MS)
+        page.locator('#void-row button[data-verb="supervisor.void"]').tap()
+        login = page.locator("#supervisor-login")
+        expect(login).to_be_visible()
+        page.locator("#supervisor-name").fill("super1")
+        for digit in PINS["super1"]:
+            page.locator("#pin-pad button", has_text=digit).tap()
+        page.locator("#supervisor-submit").tap()
+        expect(page.locator("#supervisor")).to_have_text("Supervisor super1", timeout=WAIT_MS)
+        page.locator("#ask-presets button", has_text="Deck count wrong").tap()
         with service.client() as watcher:
             events = watcher.watch()
-            service.call("supervisor.void", {"reason": "count wrong",
-                                             "clause": "RWS-3CP 5.1.4"})
-            end = next(e for e in events if e.get("type") == "RoundVoided")
+            page.locator("#ask-submit").tap()
+            seen = []
+            for event in events:
+                seen.append(event)
+                if event.get("type") == "RoundVoided":
+                    break
+        decided = next(e for e in seen if e.get("type") == "SupervisorDecided")
+        assert "super1" in str(decided.get("actor")) and decided["reason"] == "Deck count wrong"
         expect(page.locator("#state")).to_have_text("Round void", timeout=WAIT_MS)
-        assert_results_on_screen(page, service, end)
+        assert_results_on_screen(page, service, seen[-1])
         returned = page.locator("#boxes li.wager .result.returned")
         expect(returned).to_have_count(3)
         assert sorted(returned.all_inner_texts()) == sorted(

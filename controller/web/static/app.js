@@ -85,7 +85,7 @@ function say(text, good) {
   node.className = "answer " + (good ? "good" : "bad");
 }
 
-async function command(verb, args) {
+async function command(verb, args, button) {
   if (state.sending) return false;
   state.sending = true;
   document.body.classList.add("sending");
@@ -99,6 +99,13 @@ async function command(verb, args) {
       }
       say("", true);
       return true;
+    }
+    if (button && button.supervisor && answer.error && answer.error.code === "role") {
+      // the supervisor's presence ended (idle, or logged out elsewhere): ask again, then send
+      if (state.view) { state.view.supervisor = null; renderSupervisor(state.view); }
+      state.sending = false;
+      askSupervisor("\u201c" + button.label + "\u201d needs a supervisor", () => command(verb, args));
+      return false;
     }
     say("Refused: " + ((answer.error && answer.error.message) || "the table said no"), false);
     return false;
@@ -183,11 +190,11 @@ function argsFor(button, value) {
 
 function press(button) {
   const send = async () => {
-    if (!button.needs.length) return command(button.verb, button.args);
+    if (!button.needs.length) return command(button.verb, button.args, button);
     const need = button.needs[0];
     const words = { reason: ["Reason", REASONS], cards: ["Cards in the order drawn (e.g. QD 10H 4S)", []],
                     positions: ["The two boxes (e.g. 1 3)", []] }[need] || [need, []];
-    return ask(button.label, words[0], words[1], "", (value) => command(button.verb, argsFor(button, value)));
+    return ask(button.label, words[0], words[1], "", (value) => command(button.verb, argsFor(button, value), button));
   };
   return withSupervisor(button, send);
 }
@@ -503,6 +510,10 @@ function setUpDealer(dealer) {
   byId("ask-form").addEventListener("submit", askSubmit);
   byId("ask-cancel").addEventListener("click", () => { askThen = null; byId("ask").close(); });
   follow(dealer.dataset.live);
+  // who is logged in as supervisor at this screen: the state carries it, the stream may not
+  fetch("/dealer/state", { credentials: "same-origin" }).then((r) => r.ok ? r.json() : null).then((view) => {
+    if (view && state.view && "supervisor" in view) { state.view.supervisor = view.supervisor; renderSupervisor(state.view); }
+  }).catch(() => {});
 }
 
 async function verifyExport() {
