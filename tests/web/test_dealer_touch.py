@@ -32,6 +32,7 @@ def test_a_whole_three_card_poker_round_by_taps(browser: Any, web: Web, service:
         place(page, "2", [2500, 500])
         place(page, "3", [10000])
         place(page, "3", [500], player="Standing 1")
+        shot(page, "web-dealer-bets-800x480.png", tmp_path)
         wagers = service.call("round.status")["wagers"]
         assert sorted((w["position"], w["amount"], w["seated"]) for w in wagers) == [
             ("1", 500, True), ("2", 3000, True), ("3", 500, False), ("3", 10000, True)]
@@ -42,6 +43,7 @@ def test_a_whole_three_card_poker_round_by_taps(browser: Any, web: Web, service:
         dealer_cards = service.call("round.status")["hands"]["dealer"]  # root sees them
         assert len(dealer_cards) == 3 and all(dealer_cards)
         expect(page.locator("#dealer-hand .card.back")).to_have_count(3)
+        shot(page, "web-dealer-decide-800x480.png", tmp_path)
         for code in dealer_cards:
             assert f'title="{code}"' not in page.content(), f"face-down {code} on the screen"
         page.locator('#box-2 button[data-choice="fold"]').tap()
@@ -99,6 +101,7 @@ def test_a_voided_round_shows_every_stake_returned(browser: Any, web: Web, servi
         decided = next(e for e in seen if e.get("type") == "SupervisorDecided")
         assert "super1" in str(decided.get("actor")) and decided["reason"] == "Deck count wrong"
         expect(page.locator("#state")).to_have_text("Round void", timeout=WAIT_MS)
+        expect(page.locator("#round-note")).to_contain_text("every wager is returned")
         assert_results_on_screen(page, service, seen[-1])
         returned = page.locator("#boxes li.wager .result.returned")
         expect(returned).to_have_count(3)

@@ -361,6 +361,7 @@ function render(view) {
   renderSupervisor(view);
   renderHold(view);
   show("problem", view.problem);
+  show("round-note", view.void_clause ? "Void under " + view.void_clause + ": every wager is returned" : "");
   byId("actions").replaceChildren(...view.actions.map((b) => buttonNode(b, "big primary")));
   byId("void-row").replaceChildren(...(view.void && !view.hold ? [buttonNode(view.void, "small")] : []));
   renderTable(view);
@@ -404,7 +405,8 @@ function renderWager(view) {
   if (!box) { closeWager(); return; }
   byId("wager-panel").hidden = false;
   byId("wager-boxes").replaceChildren(...view.boxes.map((b) => {
-    const node = el("button", "choose" + (b.position === box.position ? " chosen" : ""), b.label);
+    const node = el("button", "choose" + (b.position === box.position ? " chosen" : ""), b.position);
+    node.setAttribute("aria-label", b.label);
     node.type = "button";
     node.dataset.box = b.position;
     node.addEventListener("click", () => openWager(b.position));
