@@ -193,7 +193,8 @@ def _hold(shown: Mapping[str, Any], buttons: list[Button]) -> dict[str, Any] | N
 
 
 def _boxes(shown: Mapping[str, Any], rules: GameRules | None, notes: RoundNotes,
-           layout_boxes: Sequence[str]) -> list[dict[str, Any]]:
+           layout_boxes: Sequence[str], waits: Sequence[Mapping[str, Any]]
+           ) -> list[dict[str, Any]]:
     """Each box of the cloth: its hand, its players' wagers with their results, marks."""
     state = str(shown.get("state"))
     hands: Mapping[str, list[Any]] = shown.get("hands") or {}
@@ -204,6 +205,8 @@ def _boxes(shown: Mapping[str, Any], rules: GameRules | None, notes: RoundNotes,
     removed = notes.removed if same_round else {}
     options = notes.options if same_round else {}
     due = {str(p) for p in shown.get("decisions_due") or []}
+    decide = box_choices(waits, "decide")
+    option = box_choices(waits, "option")
     pending = [_option_key(e) for e in shown.get("options_pending") or []]
     dealer = rules.dealer if rules else "dealer"
     positions = list(layout_boxes) or list(rules.positions if rules else ())
@@ -236,6 +239,11 @@ def _boxes(shown: Mapping[str, Any], rules: GameRules | None, notes: RoundNotes,
             "removed": removed.get(position),
             "decision_due": position in due and state == "decisions",
             "option_due": any(p == position for p, _q in pending) and state == "options",
+            "choices": {"decide": list(decide.get(position, decide.get("*", ())))
+                        if position in due and state == "decisions" else [],
+                        "option": list(option.get(position, option.get("*", ())))
+                        if state == "options" and any(p == position for p, _q in pending)
+                        else []},
             "empty": not own and not hands.get(position),
         })
     return boxes
@@ -281,7 +289,7 @@ def offline_view(problem: str | None, chips: Sequence[int] = DEFAULT_CHIPS) -> d
             "round": None, "game": None, "game_title": None, "hold": None, "device": None,
             "boxes": [], "dealer": None, "revealed": False, "actions": [], "void": None,
             "betting": False, "bets": [], "chips": list(chips), "wagers": [], "results": [],
-            "hands": [], "choices": {"decide": [], "option": []}}
+            "hands": []}
 
 
 def dealer_view(status: Mapping[str, Any] | None, *, problem: str | None = None,
@@ -326,15 +334,14 @@ def dealer_view(status: Mapping[str, Any] | None, *, problem: str | None = None,
                    "error": device.get("last_error"), "faults": list(operator.get("faults") or []),
                    "fault_words": fault_words(list(operator.get("faults") or [])),
                    "cards_left": device.get("cards_left") if state in DECK_STATES else None},
-        "boxes": _boxes(shown, rules, notes, [str(b) for b in layout.get("boxes") or []]),
+        "boxes": _boxes(shown, rules, notes, [str(b) for b in layout.get("boxes") or []],
+                        waits),
         "dealer": {"position": dealer, "cards": list(hands.get(dealer) or [])},
         "burn": list(hands.get("burn") or []),
         "revealed": state in REVEALED_STATES,
         "betting": state == "betting",
         "bets": _bets(rules, limits),
         "chips": list(chips),
-        "choices": {"decide": list(box_choices(waits, "decide")),
-                    "option": list(box_choices(waits, "option"))},
         "void_clause": notes.void_clause if same_round else None,
         "hands": [{"position": p, "cards": list(c or [])} for p, c in hands.items()],
         "wagers": [{"position": w.get("position"), "bet": w.get("bet"),

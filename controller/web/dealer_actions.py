@@ -148,11 +148,18 @@ def buttons_for(waits: Iterable[Mapping[str, Any]]) -> list[Button]:
     return out
 
 
-def box_choices(waits: Iterable[Mapping[str, Any]], group: str) -> tuple[str, ...]:
-    """The choices a box's own buttons may send (``decide``: play, fold; ``option``:
-    continue, withdraw) when a wait offers that command; none otherwise."""
+def box_choices(waits: Iterable[Mapping[str, Any]], group: str) -> dict[str, tuple[str, ...]]:
+    """The choices each box's own buttons may send for ``group`` (``decide``: play, fold;
+    ``option``: continue, withdraw), as the waits offer them: per box (``tablectl decide 3
+    play``) or for any box due (``tablectl decide POS play|fold``, keyed ``"*"``)."""
+    found: dict[str, list[str]] = {}
     for wait in waits:
         for words in commands_in(str(wait.get("way_out") or "")):
-            if words[0] == group and len(words) >= 3:
-                return tuple(choice for choice in words[2].split("|") if choice)
-    return ()
+            if words[0] != group or len(words) < 3:
+                continue
+            position = "*" if _PLACEHOLDER.match(words[1]) else words[1]
+            for choice in words[2].split("|"):
+                if choice and not _PLACEHOLDER.match(choice) and \
+                        choice not in found.setdefault(position, []):
+                    found[position].append(choice)
+    return {position: tuple(choices) for position, choices in found.items()}

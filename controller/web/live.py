@@ -21,7 +21,8 @@ from typing import Any
 
 import structlog
 
-from controller.service.client import ControlClient
+from controller.service.client import CommandRefused, ControlClient
+from controller.service.protocol import ErrorCode
 from controller.service.errors import ControlError
 from controller.errors import TablectlError
 from controller.web.dealer import DEFAULT_CHIPS, RoundNotes, dealer_view
@@ -37,6 +38,11 @@ MAX_PER_SESSION = 8
 MAX_PER_ACCOUNT = 24
 """One account's pages over its sessions (auth caps an account's sessions too)."""
 QUEUE_DEPTH = 4
+STATUS_AS = {"name": "dealer screen", "role": "supervisor"}
+"""Whom the follower reads ``round.status`` for (delegation: docs/service.md). The screen
+offers every command the table accepts now, a dealer's and (behind a PIN) a supervisor's, and
+``waits`` is cut to the reader's role: read as the web process's own surveillance role it
+would offer none. A supervisor's status hides the dealer's face-down hand too."""
 
 
 class StreamLimit(str, Enum):
@@ -114,6 +120,7 @@ class TableFollower:
         self._stop = threading.Event()
         self._watcher: ControlClient | None = None
         self._notes = RoundNotes()
+        self._status_as: dict[str, str] | None = STATUS_AS
         self._failures = 0
         self._thread = threading.Thread(target=self._run, name="web-follow", daemon=True)
 
@@ -176,5 +183,15 @@ class TableFollower:
         """A fresh connection per status: one idle between events would be closed by the
         service's idle limit (docs/service.md), and a Unix connect costs microseconds."""
         with self._client(self.socket_path, timeout=STATUS_TIMEOUT) as status:
-            answer = status.request("round.status")
+            try:
+                answer = status.request("round.status", acting_for=self._status_as)
+            except CommandRefused as refused:
+                if self._status_as is None or refused.code not in (ErrorCode.FORBIDDEN,
+                                                                   ErrorCode.MALFORMED):
+                    raise
+                log.warning("reading the table's status in the web process's own role: it may "
+                            "not act for a supervisor (control.web_group, web_roles); the "
+                            "screen offers only what that role may send", problem=refused.message)
+                self._status_as = None
+                answer = status.request("round.status")
         self.broadcast.publish(dealer_view(answer, notes=self._notes, chips=self.chips))

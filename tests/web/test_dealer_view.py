@@ -136,7 +136,8 @@ def test_a_fold_marks_the_box_before_settlement() -> None:
                 "role": "dealer"}, VOID_ANY_TIME]), notes=notes)
     assert box(view, "2")["folded"] and box(view, "2")["decision"] == "fold"
     assert box(view, "1")["decision_due"] and not box(view, "2")["decision_due"]
-    assert view["choices"]["decide"] == ["play", "fold"]
+    assert box(view, "1")["choices"]["decide"] == ["play", "fold"]
+    assert box(view, "2")["choices"]["decide"] == []
     assert view["dealer"]["cards"] == [None, None, None]
     assert view["next"] == "Ask box 1: play or fold"
     assert view["void"]["verb"] == "supervisor.void" and view["void"]["supervisor"]
@@ -232,8 +233,33 @@ def test_options_are_asked_per_player_at_the_box() -> None:
     assert [(p["player"], p["option_due"]) for p in two["players"]] == [
         ("box2-seated", True), ("box2-standing-1", False)]
     assert two["players"][1]["wagers"][0]["option"] == "withdraw"
-    assert view["choices"]["option"] == ["continue", "withdraw"]
+    assert two["choices"]["option"] == ["continue", "withdraw"]
     assert view["next"] == "Ask box 2: continue or withdraw"
+
+
+def test_one_command_per_way_out_gives_each_box_its_own_buttons() -> None:
+    """Waits that name each box's commands (``tablectl decide 3 play``) give each box exactly
+    those; a hold's options, one wait each, give one button each; a way out cut to another
+    role's ("a supervisor's command (not one your role may send)") gives no button."""
+    view = dealer_view(status("decisions", decisions_due=["1", "2"], waits=[
+        {"waits_for": "the decision of box 1", "way_out": "tablectl decide 1 play",
+         "role": "dealer"},
+        {"waits_for": "the decision of box 1", "way_out": "tablectl decide 1 fold",
+         "role": "dealer"},
+        {"waits_for": "the decision of box 2", "way_out": "tablectl decide 2 fold",
+         "role": "dealer"},
+        {"waits_for": "(any time)", "way_out": "a supervisor's command (not one your role may "
+         "send)", "role": "supervisor"}]))
+    assert box(view, "1")["choices"]["decide"] == ["play", "fold"]
+    assert box(view, "2")["choices"]["decide"] == ["fold"]
+    assert view["void"] is None and view["actions"] == []
+    held = dealer_view(status("hold", held_for="jammed (RWS-NC3P 5.4)", waits=[
+        {"waits_for": "a supervisor's decision on jammed (RWS-NC3P 5.4)",
+         "way_out": f"tablectl supervisor answer {answer}", "role": "supervisor"}
+        for answer in ("interrupts", "not_reconstructable")] + [VOID_ANY_TIME]))
+    assert [b["label"] for b in held["hold"]["buttons"]] == [
+        "The jam stops the round", "The hands cannot be reconstructed", "Void the round"]
+    assert held["hold"]["title"] == "The device jammed"
 
 
 def test_offline_view_has_nothing_to_press() -> None:

@@ -264,7 +264,7 @@ function wagerNode(w, withdrawable) {
 function choiceButtons(box, view, player) {
   const out = [];
   if (box.decision_due) {
-    for (const choice of view.choices.decide) {
+    for (const choice of box.choices.decide) {
       const b = el("button", "choice " + choice, choice === "play" ? "Play" : choice === "fold" ? "Fold" : choice);
       b.type = "button";
       b.dataset.choice = choice;
@@ -273,7 +273,7 @@ function choiceButtons(box, view, player) {
     }
   }
   if (player && player.option_due) {
-    for (const choice of view.choices.option) {
+    for (const choice of box.choices.option) {
       const b = el("button", "choice " + choice, choice === "continue" ? "Continue" : choice === "withdraw" ? "Withdraw" : choice);
       b.type = "button";
       b.dataset.choice = choice;
