@@ -6,8 +6,7 @@ person who gave it (:mod:`.commander`, docs/web.md "Commands"); nothing here wri
 Every state-changing request must come from this app's own origin with the session's CSRF
 token (:mod:`.guard`); logins back off per name and per address; sessions, event streams and
 uploads are bounded per person, so one login cannot turn the others away. Every page is
-rendered by Jinja2
-with autoescaping, so journal text (an actor or player called ``<script>``) is text; the pages
+rendered by Jinja2 with autoescaping, so journal text (an actor or player called ``<script>``) is text; the pages
 load one script file from this app (Content-Security-Policy ``script-src 'self'``, no inline
 script, nothing from another host).
 """
@@ -19,11 +18,11 @@ import json
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
@@ -36,7 +35,9 @@ from starlette.staticfiles import StaticFiles
 
 from controller.journal.errors import JournalError
 from controller.web.auth import Authenticator, Role, Session
-from controller.web.commander import Actor, TableCommander, acting
+from controller.web.actions import ScreenActions
+from controller.web.bodies import declared_too_large, in_threads, read_bounded, small_form
+from controller.web.commander import TableCommander
 from controller.web.errors import ExportError
 from controller.web.export import (MAX_EXPORT_RECORDS, export_seqs, plan_export, stream_export,
                                    verify_export)
@@ -60,9 +61,8 @@ MAX_UPLOAD = 32 * 1024 * 1024
 """An export to verify: 50,000 records is about 25 MB (MAX_EXPORT_RECORDS)."""
 MAX_UPLOADS = 1
 """Exports verified at once; another waits its turn (503), it is not read meanwhile."""
-MAX_COMMAND_BYTES = 16 * 1024
-"""A command's JSON body (the socket's own line limit is 64 kB)."""
 HEARTBEAT_SECONDS = 15.0
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 WORKERS = 2
 _CARD_RE = re.compile(r"^([2-9TJQKA])([CDHS])$")
 _SUITS = {"C": ("\u2663", "black"), "D": ("\u2666", "red"), "H": ("\u2665", "red"),
@@ -128,8 +128,8 @@ class WebApp:
         self.broadcast = Broadcast()
         self.follower = TableFollower(socket_path, self.broadcast, **(
             {"chips": chips} if chips else {})) if socket_path else None
-        self.commander = TableCommander(socket_path)
         self.presence = SupervisorPresence(supervisor_idle)
+        self.actions = ScreenActions(self, TableCommander(socket_path))
         self._uploads = 0
         self.templates = Environment(loader=FileSystemLoader(HERE / "templates"),
                                      autoescape=select_autoescape(["html"]))
@@ -139,9 +139,10 @@ class WebApp:
             Route("/logout", self.logout, methods=["POST"]),
             Route("/dealer", self.dealer), Route("/dealer/events", self.dealer_events),
             Route("/dealer/state", self.dealer_state),
-            Route("/dealer/command", self.dealer_command, methods=["POST"]),
-            Route("/dealer/supervisor", self.supervisor_login, methods=["POST"]),
-            Route("/dealer/supervisor/logout", self.supervisor_logout, methods=["POST"]),
+            Route("/dealer/command", self.actions.command, methods=["POST"]),
+            Route("/dealer/supervisor", self.actions.supervisor_login, methods=["POST"]),
+            Route("/dealer/supervisor/logout", self.actions.supervisor_logout,
+                  methods=["POST"]),
             Route("/console", self.console), Route("/console/round/{round_id}", self.round),
             Route("/console/recall", self.recall), Route("/console/overrides", self.overrides),
             Route("/console/export", self.export),
@@ -171,7 +172,13 @@ class WebApp:
     # -- helpers --------------------------------------------------------------------------------
 
     def viewer(self, request: Request) -> Session | None:
+        """The session of this request. Without accounts every loopback viewer is the kiosk's
+        one session, but only when the request names a loopback host: a page on another name
+        that resolves to 127.0.0.1 (DNS rebinding) is its own origin, passes the origin check,
+        and carries no cookie to stop it."""
         if self.local_role is not None:
+            if (request.url.hostname or "").lower() not in LOOPBACK_HOSTS:
+                return None
             return self.auth.local(self.local_role)
         return self.auth.session(request.cookies.get(COOKIE))
 
@@ -236,7 +243,7 @@ class WebApp:
             return self.page("login.html", None, problem=None)
         if (refusal := self.refused(request, None)) is not None:
             return self.page("login.html", None, status=403, problem=refusal.message)
-        form = await _small_form(request)
+        form = await small_form(request)
         token = await asyncio.to_thread(self.auth.login, form.get("name", ""),
                                         form.get("password", ""), self._address(request))
         if token is None:
@@ -250,7 +257,7 @@ class WebApp:
     async def logout(self, request: Request) -> Response:
         viewer = self.viewer(request)
         if viewer is not None:
-            form = await _small_form(request)
+            form = await small_form(request)
             refusal = self.refused(request, viewer, form.get(CSRF_FIELD))
             if refusal is not None:
                 return self.page("denied.html", viewer, status=403, why=refusal.message)
@@ -300,79 +307,6 @@ class WebApp:
 
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"x-accel-buffering": "no"})
-
-    # -- commands from the dealer's screen (docs/web.md, "Commands") -------------------------
-
-    async def _json_action(self, request: Request) -> tuple[Session, dict[str, Any]] | Response:
-        """The viewer and the JSON body of a state-changing request, or the refusal: 401 not
-        logged in, 403 another origin or no CSRF token, 400 not a small JSON object."""
-        viewer = self.viewer(request)
-        if viewer is None:
-            return _error(401, "login", "log in first")
-        if (refusal := self.refused(request, viewer)) is not None:
-            return _error(403, refusal.code.value, refusal.message)
-        declared = request.headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or
-                                     int(declared) > MAX_COMMAND_BYTES):
-            return _error(413, "too_large", f"a request is at most {MAX_COMMAND_BYTES} bytes")
-        data = await _read_bounded(request, MAX_COMMAND_BYTES)
-        if data is None:
-            return _error(413, "too_large", f"a request is at most {MAX_COMMAND_BYTES} bytes")
-        try:
-            body = json.loads(data or b"{}")
-        except (ValueError, RecursionError):
-            return _error(400, "bad_request", "the body is not JSON")
-        if not isinstance(body, dict):
-            return _error(400, "bad_request", "the body is a JSON object")
-        return viewer, body
-
-    async def dealer_command(self, request: Request) -> Response:
-        """``{"verb", "args"}`` -> the control socket, as the person who acts (a supervisor's
-        verb: the supervisor present at this screen). 200 with ``ok: false`` when the table
-        refuses; 403 for a role that may not; the socket judges it again."""
-        found = await self._json_action(request)
-        if isinstance(found, Response):
-            return found
-        viewer, body = found
-        verb, args = body.get("verb"), body.get("args", {})
-        if not isinstance(verb, str) or not isinstance(args, dict) or \
-                set(body) - {"verb", "args"}:
-            return _error(400, "bad_request", 'the body is {"verb": "...", "args": {...}}')
-        actor = acting(viewer, verb, self.presence)
-        if not isinstance(actor, Actor):
-            return _error(403 if actor.code == "role" else 400, actor.code, actor.message)
-        answer = await asyncio.to_thread(self.commander.send, verb, args, actor)
-        if answer.ok:
-            return JSONResponse({"ok": True, "result": answer.result})
-        status = 403 if answer.code == "forbidden" else 200
-        return _error(status, answer.code, answer.message)
-
-    async def supervisor_login(self, request: Request) -> Response:
-        """A supervisor's name and PIN at this screen: their verbs act as them until they log
-        out or stay idle ``supervisor_idle`` seconds."""
-        found = await self._json_action(request)
-        if isinstance(found, Response):
-            return found
-        viewer, body = found
-        name, pin = body.get("name"), body.get("pin")
-        if not isinstance(name, str) or not isinstance(pin, str) or len(name) > 64 \
-                or len(pin) > 64:
-            return _error(400, "bad_request", 'the body is {"name": "...", "pin": "..."}')
-        account = await asyncio.to_thread(self.auth.check_pin, name, pin,
-                                          self._address(request))
-        if account is None:
-            return _error(200, "denied", "wrong name or PIN (or too many tries: wait)")
-        presence = self.presence.arrive(viewer.id, account.name)
-        return JSONResponse({"ok": True, "supervisor": presence.name,
-                             "expires_in": round(self.presence.idle_seconds)})
-
-    async def supervisor_logout(self, request: Request) -> Response:
-        found = await self._json_action(request)
-        if isinstance(found, Response):
-            return found
-        viewer, _ = found
-        self.presence.leave(viewer.id)
-        return JSONResponse({"ok": True, "supervisor": None})
 
     async def console(self, request: Request) -> Response:
         viewer = self._guard(request, console=True)
@@ -436,7 +370,7 @@ class WebApp:
             "hmac_checked": bool(report and report.hmac_checked),
             "damage": None if report is None or report.problem is None
             else report.problem.describe()})
-        return StreamingResponse(_in_threads(chunks), media_type="application/json", headers={
+        return StreamingResponse(in_threads(chunks), media_type="application/json", headers={
             "content-disposition": f'attachment; filename="{name}"'})
 
     def _select(self, query: Any) -> tuple[Callable[[], Iterable[Any]], dict[str, Any], str]:
@@ -469,8 +403,7 @@ class WebApp:
             return self.page("verify.html", viewer, integrity=self.integrity())
         if (refusal := self.refused(request, None)) is not None:
             return JSONResponse({"ok": False, "text": refusal.message}, status_code=403)
-        declared = request.headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > MAX_UPLOAD):
+        if declared_too_large(request, MAX_UPLOAD):
             return JSONResponse({"ok": False, "text": f"too large: an export is at most "
                                  f"{MAX_UPLOAD // (1024 * 1024)} MB"}, status_code=413)
         if self._uploads >= MAX_UPLOADS:
@@ -478,7 +411,7 @@ class WebApp:
                                  "again in a moment"}, status_code=503)
         self._uploads += 1
         try:
-            data = await _read_bounded(request, MAX_UPLOAD)
+            data = await read_bounded(request, MAX_UPLOAD)
             if data is None:
                 return JSONResponse({"ok": False, "text": "too large"}, status_code=413)
             check = await asyncio.to_thread(self._verify_upload, data)
@@ -492,36 +425,3 @@ class WebApp:
                   if entry.record is not None}
         return verify_export(data, hashes, self.key)
 
-
-def _error(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"ok": False, "error": {"code": code, "message": message}},
-                        status_code=status)
-
-
-async def _read_bounded(request: Request, limit: int) -> bytes | None:
-    """The body, or ``None`` as soon as it passes ``limit`` (a body without Content-Length is
-    read chunk by chunk and never kept past the limit)."""
-    data = bytearray()
-    async for chunk in request.stream():
-        data += chunk
-        if len(data) > limit:
-            return None
-    return bytes(data)
-
-
-async def _small_form(request: Request) -> dict[str, str]:
-    """A urlencoded form of at most 4 kB (a login, a logout): read no further than that."""
-    data = await _read_bounded(request, 4096)
-    text = (data or b"").decode("utf-8", "replace")
-    return {k: v[0] for k, v in parse_qs(text).items()}
-
-
-async def _in_threads(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
-    """Each chunk of a streamed export read in a worker thread (the index and the journal files
-    block); an error stops the stream, so the client is left with a file that is not JSON."""
-    done = object()
-    while True:
-        chunk = await asyncio.to_thread(next, chunks, done)
-        if chunk is done:
-            return
-        yield chunk  # type: ignore[misc]

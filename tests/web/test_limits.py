@@ -242,3 +242,27 @@ def test_an_export_is_streamed_and_equals_the_document(app: WebApp,
     served = client.get(f"/console/export?round={round_id}")
     assert served.status_code == 200 and "content-length" not in served.headers
     assert json.loads(served.content)["count"] == document["count"]
+
+
+def test_the_kiosk_answers_only_to_a_loopback_host(tmp_path: Path) -> None:
+    """Without accounts every loopback viewer is the kiosk's session; a page on a name that
+    resolves to 127.0.0.1 (DNS rebinding: its own origin, so the origin check passes) is not
+    that viewer and cannot command the table."""
+    journal = tmp_path / "journal"
+    write_synthetic_journal(journal, 1)
+    app = WebApp(journal_dir=journal, index_path=tmp_path / "i.sqlite",
+                 socket_path=tmp_path / "no-table.sock", key=None, auth=Authenticator({}),
+                 local_role=Role.DEALER, poll=3600)
+    with TestClient(app.asgi, base_url="http://127.0.0.1:8640") as kiosk:
+        token = re.search(r'name="csrf-token" content="([^"]+)"', kiosk.get("/dealer").text)
+        assert token is not None
+        ok = kiosk.post("/dealer/command", json={"verb": "round.open"},
+                        headers={"origin": "http://127.0.0.1:8640",
+                                 "x-csrf-token": token.group(1)})
+        assert ok.status_code == 200
+        rebound = kiosk.post("http://rebind.example:8640/dealer/command",
+                             json={"verb": "round.open"},
+                             headers={"origin": "http://rebind.example:8640",
+                                      "x-csrf-token": token.group(1)})
+        assert rebound.status_code == 401
+        assert kiosk.get("http://rebind.example:8640/dealer/state").status_code == 401
