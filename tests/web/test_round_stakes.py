@@ -38,7 +38,7 @@ def test_a_voided_rounds_timeline_shows_every_stake_returned(tmp_path: Path) -> 
     round_id, wager_ids = next(iter(voided.items()))
     app = WebApp(journal_dir=journal, index_path=tmp_path / "i.sqlite", socket_path=None,
                  key=None, auth=Authenticator({}), local_role=Role.SURVEILLANCE, poll=3600)
-    with TestClient(app.asgi) as client:
+    with TestClient(app.asgi, base_url="http://127.0.0.1") as client:
         assert app.watcher.ready.wait(60)
         page = client.get(f"/console/round/{round_id}").text
     rows = re.findall(r"<tr><td>([^<]+)</td><td class=\"stake\">([^<]+)</td><td>returned</td>"
