@@ -33,6 +33,20 @@ def test_a_whole_three_card_poker_round_by_taps(browser: Any, web: Web, service:
         place(page, "3", [10000])
         place(page, "3", [500], player="Standing 1")
         shot(page, "web-dealer-bets-800x480.png", tmp_path)
+        # over the table's Ante maximum (500.00): the screen says so, the table refuses it
+        page.locator('#wager-boxes button[data-box="1"]').tap()
+        for chip in (50000, 10000):
+            page.locator(f'#chips button[data-chip="{chip}"]').tap()
+        expect(page.locator("#wager-limit")).to_contain_text("outside the limits")
+        page.locator("#wager-place").tap()
+        expect(page.locator("#answer")).to_contain_text("outside the table limits",
+                                                        timeout=WAIT_MS)
+        page.locator("#wager-clear").tap()
+        # a wager placed by mistake is withdrawn from the box's sheet
+        place(page, "1", [500], bet="pair_plus")
+        page.locator("#wager-list li.wager", has_text="Pair Plus").locator(
+            "button.withdraw").tap()
+        expect(page.locator("#box-1 li.wager")).to_have_count(1, timeout=WAIT_MS)
         wagers = service.call("round.status")["wagers"]
         assert sorted((w["position"], w["amount"], w["seated"]) for w in wagers) == [
             ("1", 500, True), ("2", 3000, True), ("3", 500, False), ("3", 10000, True)]
@@ -62,6 +76,8 @@ def test_a_whole_three_card_poker_round_by_taps(browser: Any, web: Web, service:
         expect(page.locator("#box-3 .who", has_text="Standing 1")).to_have_count(1)
         expect(page.locator('#actions button[data-verb="round.open"]')).to_be_visible()
         shot(page, "web-dealer-800x480.png", tmp_path)
+        page.set_viewport_size({"width": 1280, "height": 720})
+        shot(page, "web-dealer-1280x720.png", tmp_path)
         page.set_viewport_size({"width": 1920, "height": 1080})
         shot(page, "web-dealer-1920x1080.png", tmp_path)
 
@@ -108,3 +124,32 @@ def test_a_voided_round_shows_every_stake_returned(browser: Any, web: Web, servi
         assert sorted(returned.all_inner_texts()) == sorted(
             f"returned {money(a)}" for a in (2500, 700, 500))
         shot(page, "web-dealer-void-800x480.png", tmp_path)
+
+
+def test_a_hold_is_answered_on_the_screen_by_a_supervisor(browser: Any, web: Web,
+                                                          service: Service) -> None:
+    """An exposed card holds the round (RWS-3CP: the supervisor decides): the screen says so in
+    words with the buttons that answer it; the dealer taps Continue, the supervisor logs in
+    there with the PIN, the hold clears and the round goes on to the decisions."""
+    idle(service)
+    with touch_page(browser) as page:
+        log_in(page, web, "dealer1")
+        tap_step(page, "round.open")
+        place(page, "6", [2500])
+        page.locator("#wager-done").tap()
+        tap_step(page, "round.close")
+        expect(page.locator("#next")).to_contain_text("play or fold", timeout=WAIT_MS)
+        service.call("irregularity.report", {"kind": "exposed_card", "position": "6"})
+        hold = page.locator("#hold")
+        expect(hold).to_be_visible(timeout=WAIT_MS)
+        expect(page.locator("#hold-title")).to_have_text("A card was exposed")
+        assert "tablectl" not in hold.inner_text() and "_" not in hold.inner_text()
+        expect(page.locator("#actions button")).to_have_count(0)
+        hold.locator('button[data-verb="supervisor.continue"]').tap()
+        expect(page.locator("#supervisor-login")).to_be_visible()
+        page.locator("#supervisor-name").fill("super1")
+        page.locator("#supervisor-pin").fill(PINS["super1"])
+        page.locator("#supervisor-submit").tap()
+        expect(hold).to_be_hidden(timeout=WAIT_MS)
+        expect(page.locator("#next")).to_have_text("Ask box 6: play or fold")
+        expect(page.locator('#box-6 button[data-choice="fold"]')).to_be_visible()
