@@ -1,0 +1,68 @@
+"""The follower behind the dealer's screen reads the table's status for a supervisor (so
+``waits``, cut to the reader's role, still offers the screen's every button) and, where the
+socket's config lets the web process act as a dealer only, in its own role: the screen follows
+the table either way. A real table (the service's wiring, a simulated shuffler on a pty) behind
+a real control socket whose policy makes this process the web group only."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.service.control import AccessPolicy, ControlClient, ControlServer
+from controller.service.protocol import Role as SocketRole
+from controller.web.live import Broadcast, TableFollower
+from tests.controller.service.operator_rig import Rig
+
+WAIT_SECONDS = 15.0
+
+
+@pytest.fixture(name="rig")
+def rig_fixture(tmp_path: Path) -> Iterator[Rig]:
+    rig = Rig(tmp_path, "rws-three-card-poker").start()
+    try:
+        yield rig
+    finally:
+        rig.close()
+
+
+def _view_in_state(broadcast: Broadcast, state: str) -> dict[str, Any]:
+    """The published view once it shows ``state`` (bounded: the follower acts on each event)."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    pause = threading.Event()
+    while broadcast.latest.get("state") != state and time.monotonic() < deadline:
+        pause.wait(0.05)
+    return broadcast.latest
+
+
+@pytest.mark.parametrize("roles", [
+    frozenset({SocketRole.OPERATOR, SocketRole.SUPERVISOR}),
+    frozenset({SocketRole.OPERATOR}),
+])
+def test_the_screen_follows_the_table_whatever_roles_the_web_group_has(
+        tmp_path: Path, rig: Rig, roles: frozenset[SocketRole]) -> None:
+    """With ``control.web_roles`` holding supervisor the follower reads as one; with operator
+    only, the socket refuses that, and the follower reads in its own (surveillance) role
+    instead of showing "not reachable"."""
+    assert rig.wiring is not None and rig.wiring.handler is not None
+    policy = AccessPolicy("ops", "surv", supervisors_group="sups",
+                          groups_of=lambda uid, gid: frozenset({"web", "surv"}),
+                          superusers=frozenset(), web_group="web", web_roles=roles)
+    with ControlServer(tmp_path / "c.sock", rig.wiring.handler, policy) as server:
+        broadcast = Broadcast()
+        follower = TableFollower(server.path, broadcast)
+        follower.start()
+        try:
+            with ControlClient(server.path, timeout=5.0) as client:
+                client.request("round.open", acting_for={"name": "dealer1",
+                                                         "role": "operator"})
+            view = _view_in_state(broadcast, "betting")
+        finally:
+            follower.stop()
+    assert view["online"] and view["state"] == "betting", view
+    assert [b["verb"] for b in view["actions"]] == ["round.close"]
