@@ -26,14 +26,18 @@ def test_a_whole_three_card_poker_round_by_taps(browser: Any, web: Web, service:
         log_in(page, web, "dealer1")
         tap_step(page, "round.open")
         expect(page.locator("#state")).to_have_text("Place your bets", timeout=WAIT_MS)
-        limits = page.locator('#bets button[data-bet="ante"]')
+        layout = service.call("round.status")["layout"]  # the cloth and limits the screen shows
+        assert layout["boxes"] == ["1", "2", "3", "4", "5", "6", "7"]
+        ante = layout["limits"]["ante"]
         place(page, "1", [500])
-        expect(limits).to_contain_text("5.00")  # the table's Ante limits on the bet button
+        expect(page.locator('#bets button[data-bet="ante"] .limits')).to_have_text(
+            f"{money(ante['min'])}\u2013{money(ante['max'])}")
         place(page, "2", [2500, 500])
         place(page, "3", [10000])
         place(page, "3", [500], player="Standing 1")
         shot(page, "web-dealer-bets-800x480.png", tmp_path)
-        # over the table's Ante maximum (500.00): the screen says so, the table refuses it
+        # over the table's Ante maximum: the screen says so, the table refuses it
+        assert ante["max"] < 50000 + 10000
         page.locator('#wager-boxes button[data-box="1"]').tap()
         for chip in (50000, 10000):
             page.locator(f'#chips button[data-chip="{chip}"]').tap()
