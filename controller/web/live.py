@@ -38,11 +38,13 @@ MAX_PER_SESSION = 8
 MAX_PER_ACCOUNT = 24
 """One account's pages over its sessions (auth caps an account's sessions too)."""
 QUEUE_DEPTH = 4
-STATUS_AS = {"name": "dealer screen", "role": "supervisor"}
-"""Whom the follower reads ``round.status`` for (delegation: docs/service.md). The screen
-offers every command the table accepts now, a dealer's and (behind a PIN) a supervisor's, and
-``waits`` is cut to the reader's role: read as the web process's own surveillance role it
-would offer none. A supervisor's status hides the dealer's face-down hand too."""
+STATUS_AS: tuple[dict[str, str], ...] = ({"name": "dealer screen", "role": "supervisor"},
+                                         {"name": "dealer screen", "role": "operator"})
+"""Whom the follower reads ``round.status`` for (delegation: docs/service.md), first that the
+socket allows. The screen offers every command the table accepts now, a dealer's and (behind a
+PIN) a supervisor's, and ``waits`` is cut to the reader's role: read in the web process's own
+surveillance role it would offer none. Where ``control.web_roles`` leaves the supervisor out, a
+dealer's reading still gives the dealer's buttons. Either hides the dealer's face-down hand."""
 
 
 class StreamLimit(str, Enum):
@@ -120,7 +122,7 @@ class TableFollower:
         self._stop = threading.Event()
         self._watcher: ControlClient | None = None
         self._notes = RoundNotes()
-        self._status_as: dict[str, str] | None = STATUS_AS
+        self._status_as: list[dict[str, str]] = list(STATUS_AS)
         self._failures = 0
         self._thread = threading.Thread(target=self._run, name="web-follow", daemon=True)
 
@@ -183,15 +185,20 @@ class TableFollower:
         """A fresh connection per status: one idle between events would be closed by the
         service's idle limit (docs/service.md), and a Unix connect costs microseconds."""
         with self._client(self.socket_path, timeout=STATUS_TIMEOUT) as status:
-            try:
-                answer = status.request("round.status", acting_for=self._status_as)
-            except CommandRefused as refused:
-                if self._status_as is None or refused.code not in (ErrorCode.FORBIDDEN,
-                                                                   ErrorCode.MALFORMED):
-                    raise
-                log.warning("reading the table's status in the web process's own role: it may "
-                            "not act for a supervisor (control.web_group, web_roles); the "
-                            "screen offers only what that role may send", problem=refused.message)
-                self._status_as = None
-                answer = status.request("round.status")
+            answer = self._status(status)
         self.broadcast.publish(dealer_view(answer, notes=self._notes, chips=self.chips))
+
+    def _status(self, client: ControlClient) -> dict[str, Any]:
+        """``round.status`` for the first person the socket lets this process act for; when it
+        lets it act for none, in its own role (logged once: the screen then offers nothing)."""
+        while self._status_as:
+            try:
+                return client.request("round.status", acting_for=self._status_as[0])
+            except CommandRefused as refused:
+                if refused.code not in (ErrorCode.FORBIDDEN, ErrorCode.MALFORMED):
+                    raise
+                dropped = self._status_as.pop(0)
+                log.warning("the table's status cannot be read for this role (control.web_group,"
+                            " control.web_roles)", role=dropped["role"], problem=refused.message,
+                            next=self._status_as[0]["role"] if self._status_as else "own role")
+        return client.request("round.status")

@@ -1,7 +1,6 @@
 """The follower behind the dealer's screen reads the table's status for a supervisor (so
-``waits``, cut to the reader's role, still offers the screen's every button) and, where the
-socket's config lets the web process act as a dealer only, in its own role: the screen follows
-the table either way. A real table (the service's wiring, a simulated shuffler on a pty) behind
+``waits``, cut to the reader's role, still offers the screen's every button), else for a dealer,
+else in the web process's own role: the screen follows the table either way. A real table (the service's wiring, a simulated shuffler on a pty) behind
 a real control socket whose policy makes this process the web group only."""
 
 from __future__ import annotations
@@ -14,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from controller.service.control import AccessPolicy, ControlClient, ControlServer
+from controller.service.control import AccessPolicy, ControlServer
+from controller.table import commands as cmd
 from controller.service.protocol import Role as SocketRole
 from controller.web.live import Broadcast, TableFollower
-from tests.controller.service.operator_rig import Rig
+from tests.controller.service.operator_rig import DEALER, Rig
 
 WAIT_SECONDS = 15.0
 
@@ -40,15 +40,17 @@ def _view_in_state(broadcast: Broadcast, state: str) -> dict[str, Any]:
     return broadcast.latest
 
 
-@pytest.mark.parametrize("roles", [
-    frozenset({SocketRole.OPERATOR, SocketRole.SUPERVISOR}),
-    frozenset({SocketRole.OPERATOR}),
+@pytest.mark.parametrize(("roles", "dealer_buttons"), [
+    (frozenset({SocketRole.OPERATOR, SocketRole.SUPERVISOR}), True),
+    (frozenset({SocketRole.OPERATOR}), True),
+    (frozenset(), False),
 ])
 def test_the_screen_follows_the_table_whatever_roles_the_web_group_has(
-        tmp_path: Path, rig: Rig, roles: frozenset[SocketRole]) -> None:
+        tmp_path: Path, rig: Rig, roles: frozenset[SocketRole], dealer_buttons: bool) -> None:
     """With ``control.web_roles`` holding supervisor the follower reads as one; with operator
-    only, the socket refuses that, and the follower reads in its own (surveillance) role
-    instead of showing "not reachable"."""
+    only, the socket refuses that and it reads as a dealer (the dealer's buttons stay); with
+    neither, in its own (surveillance) role: the screen still follows the table instead of
+    showing "not reachable"."""
     assert rig.wiring is not None and rig.wiring.handler is not None
     policy = AccessPolicy("ops", "surv", supervisors_group="sups",
                           groups_of=lambda uid, gid: frozenset({"web", "surv"}),
@@ -58,11 +60,10 @@ def test_the_screen_follows_the_table_whatever_roles_the_web_group_has(
         follower = TableFollower(server.path, broadcast)
         follower.start()
         try:
-            with ControlClient(server.path, timeout=5.0) as client:
-                client.request("round.open", acting_for={"name": "dealer1",
-                                                         "role": "operator"})
+            rig.send(cmd.OpenRound(**DEALER))  # the dealer, at the table itself
             view = _view_in_state(broadcast, "betting")
         finally:
             follower.stop()
     assert view["online"] and view["state"] == "betting", view
-    assert [b["verb"] for b in view["actions"]] == ["round.close"]
+    if dealer_buttons:
+        assert [b["verb"] for b in view["actions"]] == ["round.close"]
