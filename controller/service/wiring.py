@@ -284,7 +284,12 @@ class Wiring:
         writer = self.writer
         device = self.device_status()
         snap = self.table.snapshot.to_json() if self.table is not None else None
+        layout = self.config.layout()
         return {"table": self.config.table_id, "game": self.config.game.value,
+                # the cloth and its limits: what the dealer's screen offers and shows
+                "layout": {"boxes": list(layout.boxes),
+                           "limits": {bet: {"min": limit.minimum, "max": limit.maximum}
+                                      for bet, limit in layout.limits.items()}},
                 "device": device,
                 "waits": waits({**snap, "open_refused": self._open_refusal()},
                                device.get("operator")) if snap else [],
