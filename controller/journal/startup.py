@@ -35,6 +35,7 @@ from controller.journal.files import journal_files
 from controller.journal.head import VERIFIED_NAME, Mark, read_mark, write_mark
 from controller.journal.policy import JournalEvent
 from controller.journal.record import Record
+from controller.journal.replay import Divergence
 from controller.journal.verify import Problem, VerifyReport, verify
 from controller.journal.writer import JournalWriter
 
@@ -100,6 +101,20 @@ def check_journal(directory: Path, key: bytes | None) -> StartupCheck:
     return StartupCheck(directory, report, placed and report.anchor is not None
                         and report.anchor.value == "verified", time.monotonic() - started,
                         damage, known, mark)
+
+
+def unproven_round(check: StartupCheck, unproven: Divergence) -> StartupCheck:
+    """The check, with the damage recovery found: the round in progress cannot be reproduced
+    from the journal (a record of its session altered, missing or unreadable: the check reads
+    only what came after the verified mark, replay the whole session). Held like any damage;
+    one a supervisor acknowledged before is ``known`` and holds nothing."""
+    damage = {"kind": "unproven", "file": str(check.directory), "line": None,
+              "seq": unproven.seq or None,
+              "detail": "recovery cannot reproduce the round in progress from the journal ("
+                        f"{unproven.describe()}): rebuilt from the inputs that could be read"}
+    if check.mark is not None and damage_key(damage) in check.mark.acknowledged:
+        return replace(check, known=damage)
+    return replace(check, damage=damage)
 
 
 def _names_its_record(directory: Path, mark: Mark) -> bool:

@@ -26,6 +26,7 @@ from controller.journal.startup import (
     mark_new_journal,
     record_acknowledgement,
     record_damage,
+    unproven_round,
 )
 from controller.journal.writer import JournalWriter
 from controller.protection.guard import TableGuard
@@ -126,12 +127,18 @@ class Wiring:
                                         apply=daily)
         self.retention.run_pass()  # once now (a failure is logged; old files stay), then daily
         started = time.monotonic()
-        try:
-            journaled, self.recovery = recover(self.writer, config.layout(),
-                                               clock=self.clock.session_clock)
-        except JournalError as error:
-            raise ServiceError(f"journal recovery refused: {error}") from error
+        journaled, self.recovery = recover(self.writer, config.layout(),
+                                           clock=self.clock.session_clock)
         report = self.recovery
+        if report.unproven is not None and found_seq is None:
+            # damage the check could not see (before the verified mark) but replay did: held
+            # like any damage, never a service that will not start (nobody could end the round)
+            self.journal_check = check = unproven_round(check, report.unproven)
+            if check.damage is not None:
+                found_seq = record_damage(self.writer, check, key)
+            else:
+                log.warning("round not reproduced again (acknowledged before)",
+                            found=check.describe())
         log.info("journal recovered", decision=report.decision.value, round=report.round,
                  clause=report.clause, inputs_replayed=report.inputs_replayed,
                  seconds=round(time.monotonic() - started, 3))

@@ -5,6 +5,8 @@ damage; HMAC is on by default (the key beside the config) and its absence is lou
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from controller.cli import main
 from controller.journal import iter_records
 from controller.journal.head import HEAD_NAME, VERIFIED_NAME, read_mark
+from controller.journal.record import canonical_json
 from controller.service.app import Service
 from controller.service.config import ServiceConfig, load_config
 from controller.service.protocol import ErrorCode, Refusal, Request
@@ -54,7 +57,8 @@ def _session(config: ServiceConfig, rounds: int = 1) -> None:
 
 
 def _events(directory: Path, kind: str) -> list[dict]:
-    return [dict(r.payload, _seq=r.seq, _actor=r.actor) for r in iter_records([directory])
+    return [dict(r.payload, _seq=r.seq, _actor=r.actor)
+            for r in iter_records([directory], strict=False)
             if r.event_type == kind]
 
 
@@ -194,3 +198,63 @@ def test_daily_pass_moves_the_mark(config_file: Path) -> None:
         mark = read_mark(directory, None)
         assert mark is not None
         assert mark.seq == running.service.wiring.writer.seq
+
+
+def _rewrite_record(directory: Path, event: str, change: dict, *, rehash: bool) -> int:
+    """Change the payload of the first ``event`` record of the newest file; with ``rehash`` its
+    hash is recomputed (a rewrite without a key: the line is sound, the next link breaks),
+    otherwise the line no longer matches its hash. Returns its seq."""
+    newest = sorted(directory.glob("journal-*.jsonl"))[-1]
+    lines = newest.read_bytes().splitlines(keepends=True)
+    for index, raw in enumerate(lines):
+        body = json.loads(raw)
+        if body["event"] == event:
+            body["payload"].update(change)
+            if rehash:
+                body.pop("hash")
+                body["hash"] = hashlib.sha256(canonical_json(body).encode()).hexdigest()
+            lines[index] = (canonical_json(body) + "\n").encode()
+            newest.write_bytes(b"".join(lines))
+            return int(body["seq"])
+    raise AssertionError(f"no {event} record")
+
+
+@pytest.mark.parametrize("rehash", [True, False], ids=["rewritten_and_rehashed", "unreadable"])
+def test_damage_inside_the_interrupted_rounds_records_holds_the_table(
+        config_file: Path, rehash: bool) -> None:
+    """Issue 23 finding 8: a record of the round the stop interrupted is damaged (behind the
+    verified mark, so only recovery's replay sees it). The service starts anyway, holds every
+    command until a supervisor acknowledges the damage, and the supervisor can then conclude
+    the round (void: every wager returned once)."""
+    config = load_config(config_file)
+    directory = config.journal.directory
+    with Running(config) as running:
+        running.ask("round.open")
+        for box in ("1", "2"):
+            running.ask("wager.place", wager_id=f"w{box}", position=box, bet="main",
+                        amount=1000, player=f"p{box}")
+    damaged = _rewrite_record(directory, "wager_accepted", {"round": 7}, rehash=rehash)
+    with Running(config) as running:  # before the fix: ServiceError "journal recovery refused"
+        recovery = running.service.wiring.recovery
+        assert recovery.unproven is not None and recovery.round == 1
+        status = running.ask("round.status")
+        assert "cannot reproduce the round in progress" in status["journal_hold"]
+        assert status["round"] == 1
+        with pytest.raises(Refusal) as refused:
+            running.ask("supervisor.void", SUPERVISOR, reason="too early")
+        assert refused.value.code is ErrorCode.UNAVAILABLE
+        assert running.ask("journal.acknowledge", SUPERVISOR,
+                           reason="wager record damaged; the round is voided")["accepted"]
+        assert running.ask("supervisor.void", SUPERVISOR, reason="record damaged")["state"] \
+            == "voided"
+    found, = _events(directory, "journal_damage_found")
+    assert found["kind"] == "unproven"
+    assert found["seq"] == damaged and f"seq {damaged}" in found["detail"]
+    assert ("unreadable" if not rehash else "altered") in found["detail"]
+    completed = _events(directory, "recovery_completed")[-1]
+    assert completed["unproven"] and completed["round"] == 1
+    voided, = _events(directory, "round_voided")
+    assert sorted(r["wager_id"] for r in voided["settlement"]["results"]) == ["w1", "w2"]
+    with Running(config) as running:  # concluded: the next start holds nothing
+        assert running.ask("round.status")["journal_hold"] is None
+        assert running.service.wiring.recovery.unproven is None
