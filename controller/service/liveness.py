@@ -68,9 +68,23 @@ def round_wait(snapshot: Mapping[str, Any]) -> Wait:
     return wait
 
 
+def journal_wait(snapshot: Mapping[str, Any]) -> Wait | None:
+    """While the journal is behind (a full disk: the state is ``awaiting_journal``, not a round
+    state) the table takes no input until the outcome is written, so the only way out is the
+    journal's own retry; what to do about it is to free the disk."""
+    behind = snapshot.get("journal_behind")
+    if not behind:
+        return None
+    return Wait(f"the journal to record {behind} outcome record(s)",
+                "automatic: the table retries until the journal's disk takes them (free space "
+                "on it)", "supervisor")
+
+
 def waits(snapshot: Mapping[str, Any], operator: Mapping[str, Any] | None) -> list[dict[str, str]]:
     """The round's wait, then the device's when it needs someone; in a round, a supervisor's
     void is always a way out."""
+    if (behind := journal_wait(snapshot)) is not None:
+        return [behind.to_json()]
     out = [round_wait(snapshot).to_json()]
     if operator and operator.get("role") and operator.get("waits_for") != "the table":
         out.append({"waits_for": str(operator["waits_for"]), "way_out": str(operator["way_out"]),
