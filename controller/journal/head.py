@@ -88,6 +88,12 @@ class HeadRead:
     head: Head | None
     problem: str | None = None
     bad_hmac: bool = False
+    spoiled: str | None = None
+    """The other slot is not blank and not a sound head (why): the head is then only known
+    as this older slot, and a newer one may have named records after it. A torn write only
+    spoils the slot being written after its record's fsync, so a power cut leaves that record
+    on disk; a journal ending at the sound slot's record is what a spoiled newer slot *and* a
+    cut last record look like (``verify``: ``truncated``)."""
 
 
 def _seal(body: dict[str, Any], key: bytes | None) -> dict[str, Any]:
@@ -205,8 +211,10 @@ def read_head(path: Path, key: bytes | None) -> HeadRead:
     except OSError as error:
         return HeadRead(None, f"{path}: {error.strerror or error}")
     heads = [head for _i, head, _p, _k in slots if head is not None]
+    spoiled = [p for _i, head, p, _k in slots if head is None and p != "empty"]
     if heads:
-        return HeadRead(max(heads, key=lambda h: h.seq))
+        return HeadRead(max(heads, key=lambda h: h.seq),
+                        spoiled=spoiled[0] if spoiled else None)
     problems = sorted({p for _i, _h, p, _k in slots if p and p != "empty"})
     bad_hmac = any(p == "HMAC absent or wrong for this key" for p in problems)
     return HeadRead(None, f"{path}: no sound head ({', '.join(problems) or 'empty'})",

@@ -13,10 +13,11 @@ import pytest
 
 from controller.cli import main
 from controller.journal import iter_records
-from controller.journal.head import HEAD_NAME, VERIFIED_NAME, read_mark
+from controller.journal.head import HEAD_NAME, SLOT_BYTES, VERIFIED_NAME, read_head, read_mark
 from controller.journal.record import canonical_json
 from controller.service.app import Service
 from controller.service.config import ServiceConfig, load_config
+from controller.service.keyfile import load_service_key
 from controller.service.protocol import ErrorCode, Refusal, Request
 from tests.controller.service.conftest import DEALER, SUPERVISOR, service_toml
 
@@ -258,3 +259,90 @@ def test_damage_inside_the_interrupted_rounds_records_holds_the_table(
     with Running(config) as running:  # concluded: the next start holds nothing
         assert running.ask("round.status")["journal_hold"] is None
         assert running.service.wiring.recovery.unproven is None
+
+
+@pytest.fixture(name="keyed_config")
+def fixture_keyed_config(tmp_path: Path, config_file: Path) -> ServiceConfig:
+    """The service's journal keyed, as installed: ``journal.key`` beside the config."""
+    key = tmp_path / "journal.key"
+    key.write_text("cd" * 32 + "\n")
+    key.chmod(0o400)
+    return load_config(config_file)
+
+
+def _lines(directory: Path) -> tuple[Path, list[bytes]]:
+    newest = sorted(directory.glob("journal-*.jsonl"))[-1]
+    return newest, newest.read_bytes().splitlines(keepends=True)
+
+
+def _seq(line: bytes) -> int:
+    return int(json.loads(line)["seq"])
+
+
+def _verify_with_key(config: ServiceConfig, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(["journal", "verify", str(config.journal.directory), "--hmac-key",
+                 str(config.journal.hmac_key_file)])
+    return code, capsys.readouterr().out
+
+
+def _flip_newer_slot(directory: Path, key: bytes) -> int:
+    """Flip one bit inside the newer head slot; the seq the older (sound) slot names."""
+    path = directory / HEAD_NAME
+    newest = read_head(path, key).head
+    assert newest is not None
+    data = bytearray(path.read_bytes())
+    slot = 0 if b'"seq":%d,' % newest.seq in data[:SLOT_BYTES] else 1
+    data[slot * SLOT_BYTES + 20] ^= 0x01
+    path.write_bytes(bytes(data))
+    older = read_head(path, key).head
+    assert older is not None and older.seq < newest.seq
+    return older.seq
+
+
+@pytest.mark.parametrize("mark", ["kept", "deleted"])
+def test_spoiled_newer_head_slot_and_cut_last_record_is_truncated(
+        keyed_config: ServiceConfig, capsys: pytest.CaptureFixture[str], mark: str) -> None:
+    """Issue 24 finding 4a: one bit flipped in the newer head slot and the journal cut back to
+    the record the older slot names. The verified mark (kept) names the cut record; without
+    it the spoiled slot alone says the head cannot vouch for that end (a torn head write
+    leaves the record it was naming on disk). Verify with the key exits 1 `truncated`, and the
+    start holds dealing."""
+    config = keyed_config
+    directory = config.journal.directory
+    key = load_service_key(config.journal.hmac_key_file)
+    _session(config)
+    sound = _flip_newer_slot(directory, key)
+    newest, lines = _lines(directory)
+    newest.write_bytes(b"".join(line for line in lines if _seq(line) <= sound))
+    if mark == "deleted":
+        (directory / VERIFIED_NAME).unlink()
+    code, out = _verify_with_key(config, capsys)
+    assert code == 1 and "DAMAGED: truncated" in out, out
+    with Running(config) as running:
+        assert running.check.damage["kind"] in ("truncated", "unchecked")
+        assert running.ask("round.status")["journal_hold"] is not None
+
+
+def test_older_head_restored_with_a_newer_verified_mark_is_truncated(
+        keyed_config: ServiceConfig, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 24 finding 4b: the head of an earlier stop put back and the journal cut back to
+    it, the newer verified mark (keyed, naming a later seq) left in place: the mark is held
+    against the files like the head, so verify exits 1 `truncated` and the start holds."""
+    config = keyed_config
+    directory = config.journal.directory
+    _session(config)
+    old_head = (directory / HEAD_NAME).read_bytes()
+    newest, lines = _lines(directory)
+    kept = len(lines)
+    _session(config, rounds=2)
+    assert read_mark(directory, load_service_key(config.journal.hmac_key_file)).seq \
+        > _seq(lines[-1])
+    newest, lines = _lines(directory)
+    newest.write_bytes(b"".join(lines[:kept]))
+    (directory / HEAD_NAME).write_bytes(old_head)
+    code, out = _verify_with_key(config, capsys)
+    assert code == 1 and "DAMAGED: truncated" in out and "verified mark" in out, out
+    with Running(config) as running:
+        assert running.check.damage["kind"] == "truncated"
+        assert "truncated" in running.ask("round.status")["journal_hold"]
