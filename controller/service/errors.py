@@ -28,3 +28,10 @@ class ServiceError(TablectlError, RuntimeError):
 
 class ControlError(TablectlError, RuntimeError):
     """The control socket could not be reached, or answered something that is not protocol."""
+
+
+class ResourceUnavailableError(ServiceError):
+    """Something the service needs that may come back on its own: the journal's disk full or
+    read-only. Not a configuration error, so ``tablectl run`` exits with
+    :data:`controller.service.backoff.EXIT_TEMPFAIL`, which systemd retries (exit 2 it does
+    not)."""

@@ -8,6 +8,7 @@ and the cause, and whatever was opened before it is closed again.
 
 from __future__ import annotations
 
+import errno
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -38,7 +39,7 @@ from controller.selfcheck.status import check_and_record
 from controller.service.config import DeviceKind, ServiceConfig, SoftwareVerify
 from controller.service.clockwatch import ClockMonitor
 from controller.service.devices import DealingDevice, check_device_path, open_device
-from controller.service.errors import ServiceError
+from controller.service.errors import ResourceUnavailableError, ServiceError
 from controller.service.handler import TableHandler, event_json
 from controller.service.kernelclock import ClockSource, KernelClock
 from controller.service.keyfile import load_service_key
@@ -57,6 +58,24 @@ SIM_ONLINE_SECONDS = 3.0
 a real device is never waited for (it may be unplugged: the status line says so)."""
 
 Publish = Callable[[Mapping[str, Any]], None]
+
+
+_MAY_COME_BACK = {errno.ENOSPC: "full", errno.EDQUOT: "full (quota)",
+                  errno.EROFS: "read-only"}
+"""OS errors of a resource that may come back (space freed, the card remounted read-write)."""
+
+
+def _resource_gone(error: BaseException) -> str | None:
+    """What went (``full``, ``read-only``) when ``error`` comes, through its causes, from an
+    OS error that may go away again; None for anything else (a bad config, a bug)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in _MAY_COME_BACK:
+            return _MAY_COME_BACK[current.errno]
+        current = current.__cause__ or current.__context__
+    return None
 
 
 class Wiring:
@@ -88,8 +107,13 @@ class Wiring:
     def start(self) -> None:
         try:
             self._start()
-        except BaseException:
+        except BaseException as error:
             self.close()
+            gone = _resource_gone(error)
+            if gone is not None:
+                raise ResourceUnavailableError(
+                    f"{error} (the journal's disk is {gone}: retried, not a configuration "
+                    "error)") from error
             raise
 
     def _start(self) -> None:

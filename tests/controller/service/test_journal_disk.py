@@ -3,21 +3,29 @@ a real 256 KiB tmpfs (root only; skipped elsewhere), never a patched write."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from controller.journal import verify
+from controller.service.backoff import EXIT_TEMPFAIL, StartBackoff
 from controller.service.config import ServiceConfig, load_config
 from controller.service.protocol import ErrorCode, Refusal
-from tests.controller.journal.smalldisk import PAGE, fill, small_disk
-from tests.controller.service.conftest import service_toml
+from tests.controller.journal.smalldisk import PAGE, fill, remount, small_disk
+from tests.controller.service.conftest import SUPERVISOR, service_toml
 from tests.controller.service.test_journal_start import Running
 
 PAD = "test_padding"
 """A record type replay ignores: it only moves the next record within the file's pages."""
 WAIT_SECONDS = 60.0
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(name="disk")
@@ -80,3 +88,74 @@ def test_status_answers_while_the_outcome_waits_for_the_journal(
         status = running.ask("round.status")
         assert status["journal_behind"] == 0 and status["round"] == 1
         assert status["waits"][0]["waits_for"].startswith("wagers")
+
+
+def start_service(config: ServiceConfig, runtime: Path) -> tuple[int, str]:
+    """``tablectl run --config`` as systemd starts it (its runtime directory named in the
+    environment): its exit status and stderr. Once it says it will exit for systemd to retry,
+    it is sent SIGTERM, which ends its backoff wait (the exit status stays)."""
+    env = dict(os.environ, RUNTIME_DIRECTORY=str(runtime))
+    process = subprocess.Popen([sys.executable, "-m", "controller", "run", "--config",
+                                config.source], stderr=subprocess.PIPE, text=True, env=env,
+                               cwd=ROOT)
+    guard = threading.Timer(WAIT_SECONDS * 2, process.kill)  # a start that never fails
+    guard.start()
+    lines: list[str] = []
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line)
+            if "for systemd to retry" in line:
+                process.send_signal(signal.SIGTERM)
+        code = process.wait(WAIT_SECONDS)
+    finally:
+        guard.cancel()
+        guard.join()
+        if process.stderr is not None:
+            process.stderr.close()
+    return code, "".join(lines)
+
+
+def test_a_full_or_read_only_disk_is_retried_not_final(
+        config: ServiceConfig, disk: Path, tmp_path: Path) -> None:
+    """Issue 24 finding 5: a start while the journal's disk is full (twice) or read-only exits
+    75 (EX_TEMPFAIL), which the unit retries, not 2 (a bad config, which it does not), each
+    time with one line that says so and a wait that doubles; once the disk is back the table
+    starts with its journal intact and nothing held."""
+    runtime = tmp_path / "run"
+    runtime.mkdir()
+    _session_on(config)
+    filler = fill(disk)
+    for attempt, wait in ((1, "5"), (2, "10")):
+        code, err = start_service(config, runtime)  # before the fix: exit 2, final
+        assert code == EXIT_TEMPFAIL == 75, err
+        assert "disk is full" in err and f"exit 75 in {wait} s" in err, err
+        assert (runtime / "start-failures").read_text().strip() == str(attempt)
+    filler.unlink()
+    remount(disk, "ro")
+    try:
+        code, err = start_service(config, runtime)
+        assert code == 75 and "disk is read-only" in err, err
+    finally:
+        remount(disk, "rw")
+    with Running(config) as running:
+        assert running.ask("round.status")["journal_hold"] is None
+        assert running.ask("round.open")["state"] == "betting"
+    assert verify([config.journal.directory]).ok
+
+
+def test_a_successful_start_clears_the_backoff(tmp_path: Path) -> None:
+    """The wait doubles per failure in a row (5, 10, 20, 40, 60, 60 s) and starts again at
+    5 s after a start that succeeded; without a runtime directory every wait is the first."""
+    backoff = StartBackoff(tmp_path)
+    assert [backoff.failed() for _ in range(6)] == [5, 10, 20, 40, 60, 60]
+    backoff.reset()
+    assert backoff.failed() == 5 and backoff.failures() == 1
+    nowhere = StartBackoff.from_environ({})
+    assert [nowhere.failed() for _ in range(3)] == [5, 5, 5]
+
+
+def _session_on(config: ServiceConfig) -> None:
+    with Running(config) as running:
+        running.ask("round.open")
+        running.ask("supervisor.void", SUPERVISOR, reason="test round")
