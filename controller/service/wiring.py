@@ -133,8 +133,13 @@ class Wiring:
         self.software = check_and_record(software.manifest, software.public_key,
                                          required=software.verify is SoftwareVerify.REQUIRED)
         try:
+            # damage the check found is journaled and holds the table: a damaged tail must
+            # not stop the service (nobody could then conclude the round), so the writer
+            # leaves it as evidence and continues in a new file
+            found = check.damage is not None or check.known is not None
             self.writer = JournalWriter(journal.directory, table_id=config.table_id,
-                                        hmac_key=key, durability=journal.durability)
+                                        hmac_key=key, durability=journal.durability,
+                                        past_damage=found)
         except JournalError as error:
             raise ServiceError(f"journal.directory {journal.directory}: {error}") from error
         found_seq = record_damage(self.writer, check, key) if check.damage is not None \
