@@ -3,8 +3,9 @@
 A bad config is one line naming the file, the key and the problem, exit 2: the service refuses
 to start rather than run a table on a guess, and systemd does not retry it. A journal disk that
 is full or read-only is not a config error: one line, a wait that backs off across restarts,
-then exit 75 (``EX_TEMPFAIL``), which systemd retries (:mod:`controller.service.backoff`). ``--check`` only validates (exit 0 when good), for
-``ExecStartPre=`` or an operator editing ``/etc/tablectl/tablectl.toml``.
+then exit 75 (``EX_TEMPFAIL``), which systemd retries (:mod:`controller.service.backoff`).
+``--check`` only validates (exit 0 when good), for ``ExecStartPre=`` or an operator editing
+``/etc/tablectl/tablectl.toml``.
 
 Without ``--config`` the embedded simulated bench table runs, but only on a machine with no
 table hardware: if a udev name of a table device exists, running the bench there would be a

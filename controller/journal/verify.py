@@ -23,8 +23,15 @@ from controller.journal.files import (
     read_lines,
     read_lines_at,
 )
-from controller.journal.head import HEAD_NAME, VERIFIED_NAME, Head, HeadRead, Mark, read_head, \
-    read_mark
+from controller.journal.head import (
+    HEAD_NAME,
+    VERIFIED_NAME,
+    Head,
+    HeadRead,
+    Mark,
+    read_head,
+    read_mark,
+)
 from controller.journal.record import FIRST_SEQ, GENESIS_HASH
 from controller.journal.policy import JournalEvent
 
@@ -336,11 +343,11 @@ def verify(
             unchecked.append("the journal head carries an HMAC but no key was given")
         found = found or _held_to_head(chain, wanted, files, str(head_path)) \
             or _spoiled_head(chain, head_read, files, str(head_path))
+    elif head_path is None and not allow_unanchored:
+        unchecked.append("no head given: whether records were cut from the end is unchecked")
     if marked is not None and head_path is not None:
         found = found or _held_to_mark(chain, marked, files,
                                        str(head_path.parent / VERIFIED_NAME))
-    elif head_path is None and not allow_unanchored:
-        unchecked.append("no head given: whether records were cut from the end is unchecked")
     notes.extend(_damage_notes(chain))
     if found is None and not chain.closed and chain.records:
         notes.append("journal does not end with journal_closed (still open, or cut off)")
