@@ -61,8 +61,9 @@ Publish = Callable[[Mapping[str, Any]], None]
 
 
 _MAY_COME_BACK = {errno.ENOSPC: "full", errno.EDQUOT: "full (quota)",
-                  errno.EROFS: "read-only"}
-"""OS errors of a resource that may come back (space freed, the card remounted read-write)."""
+                  errno.EROFS: "read-only", errno.EIO: "failing (I/O error)"}
+"""OS errors of a resource that may come back (space freed, the card remounted read-write or
+reseated). A permission or a missing path is a deployment mistake: exit 2, not retried."""
 
 
 def _resource_gone(error: BaseException) -> str | None:
