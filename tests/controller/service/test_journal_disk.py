@@ -43,10 +43,11 @@ def fixture_config(tmp_path: Path, disk: Path) -> ServiceConfig:
     return load_config(path)
 
 
-def leave_slack(running: Running, slack: int) -> None:
+def leave_slack(running: Running, slack: int) -> bool:
     """Pad the journal so that about ``slack`` bytes remain in the page its file ends in (a
     record's length may differ by a digit): a record that fits there is written on a full
-    disk, the next one is not."""
+    disk, the next one is not. False when another thread's record (the driver reporting the
+    absent device again) came in between."""
     writer = running.service.wiring.writer
     before = writer.path.stat().st_size
     writer.append(PAD, {"pad": ""})
@@ -54,7 +55,7 @@ def leave_slack(running: Running, slack: int) -> None:
     empty = size - before
     pad = (-(size + empty + slack)) % PAGE
     writer.append(PAD, {"pad": "x" * pad})
-    assert abs(PAGE - writer.path.stat().st_size % PAGE - slack) < 50
+    return abs(PAGE - writer.path.stat().st_size % PAGE - slack) < 50
 
 
 def wait_for(condition: object, what: str) -> None:
@@ -72,12 +73,19 @@ def test_status_answers_while_the_outcome_waits_for_the_journal(
     returns the table writes them on its own and the status shows the round."""
     with Running(config) as running:
         open_round = 375  # bytes of the OpenRound input record; its round_opened is ~900
-        leave_slack(running, open_round + 200)
-        filler = fill(disk)
-        with pytest.raises(Refusal) as refused:
-            running.ask("round.open")
-        assert refused.value.code is ErrorCode.UNAVAILABLE
-        assert "has not recorded its outcome" in refused.value.message
+        message = ""
+        for _attempt in range(10):  # another thread's record may take the slack: again
+            if not leave_slack(running, open_round + 200):
+                continue
+            filler = fill(disk)
+            with pytest.raises(Refusal) as refused:
+                running.ask("round.open")
+            assert refused.value.code is ErrorCode.UNAVAILABLE
+            message = refused.value.message
+            if "cannot record it" not in message:
+                break  # the input recorded, its outcome not: what this test is about
+            filler.unlink()  # not recorded, not acted on: try again
+        assert "has not recorded its outcome" in message
         status = running.ask("round.status")  # before the fix: ValueError, i.e. `internal`
         assert status["state"] == "awaiting_journal" and status["journal_behind"] >= 1
         assert status["waits"] and "journal" in status["waits"][0]["waits_for"]
@@ -87,7 +95,7 @@ def test_status_answers_while_the_outcome_waits_for_the_journal(
                  "the journal to catch up")
         status = running.ask("round.status")
         assert status["journal_behind"] == 0 and status["round"] == 1
-        assert status["waits"][0]["waits_for"].startswith("wagers")
+        assert status["waits"] and "journal" not in status["waits"][0]["waits_for"]
 
 
 def start_service(config: ServiceConfig, runtime: Path) -> tuple[int, str]:
