@@ -428,12 +428,18 @@ class JournalWriter:
             return
         anchor, first = tail.last, tail.first
         if anchor is None and len(files) > 1:
-            before = scan_tail(files[-2], None)
-            if before.last is None or before.dropped:
-                raise JournalDamagedError(
-                    f"{files[-2]}: does not end with a sound record; run 'tablectl journal "
-                    f"verify {self.directory}'"
-                )
+            try:
+                before = scan_tail(files[-2], None)
+                if before.last is None or before.dropped:
+                    raise JournalDamagedError(
+                        f"{files[-2]}: does not end with a sound record; run 'tablectl "
+                        f"journal verify {self.directory}'"
+                    )
+            except JournalDamagedError:
+                if not self._past_damage:
+                    raise
+                self._continue_past_damage(files)
+                return
             anchor = before.last
         if anchor is not None:
             self._check_belongs(anchor)
@@ -466,12 +472,13 @@ class JournalWriter:
         reports the damage where it is and nothing after it is lost."""
         current = files[-1]
         anchor: Record | None = None
-        for _number, raw, terminated in read_lines(current):
-            found = check_line(raw, None) if terminated else None
-            if isinstance(found, Record):
-                anchor = found
-        if anchor is None and len(files) > 1:
-            anchor = scan_tail(files[-2], None).last
+        for path in reversed(files):  # the newest file may hold no sound record at all
+            for _number, raw, terminated in read_lines(path):
+                found = check_line(raw, None) if terminated else None
+                if isinstance(found, Record):
+                    anchor = found
+            if anchor is not None:
+                break
         if anchor is not None:
             self._check_belongs(anchor)
             self._seq, self._last_hash = anchor.seq, anchor.hash

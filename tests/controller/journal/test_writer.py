@@ -306,3 +306,24 @@ def test_past_damage_continues_in_a_new_file_and_keeps_the_evidence(
     problem = verify([journal_dir]).problem
     assert problem is not None and problem.file == str(first_file)
     assert problem.seq == last_seq + 1
+
+
+def test_past_damage_when_the_newest_file_holds_nothing_sound(
+        open_writer: Opener, journal_dir: Path) -> None:
+    """The newest file only a torn line (a crash right after rotation) and the file before it
+    ending in damage: with ``past_damage`` the chain still continues, in a third file, from
+    the last sound record of the first."""
+    writer = open_writer()
+    deal_round(writer, "r1")
+    last_seq, first_file = writer.seq, writer.path
+    writer._close_fd()
+    with first_file.open("ab") as handle:
+        handle.write(b"garbage\nmore garbage\n")
+    (journal_dir / file_name(2)).write_bytes(b'{"actor":nu')
+    with pytest.raises(JournalDamagedError):
+        open_writer()
+    again = open_writer(past_damage=True)
+    again.close()
+    assert again.path.name == file_name(3)
+    header = next(iter_records([again.path]))
+    assert header.seq == last_seq + 1 and header.payload["reason"] == "damaged"
