@@ -144,12 +144,26 @@ class HeadFile:
         except OSError as error:
             raise JournalIOError(f"{self.path}: {error.strerror or error}") from error
         self._slot = _newest_slot(self.path, key)
+        found = self.found.head
+        self._written = None if found is None else (found.seq, found.hash, found.file)
 
     def update(self, seq: int, hash_: str, file: str, *, force: bool = False) -> None:
         """Record ``seq``/``hash_`` as the durable head, in the slot not holding the newest;
         synced every :data:`SYNC_EVERY` updates, or now when ``force``. A failure is kept in
         :attr:`error` and logged by the caller, never raised: the record itself is already on
-        disk and must not be taken for unwritten."""
+        disk and must not be taken for unwritten.
+
+        The same head is not written again (a ``sync()`` with nothing new): the two slots then
+        never name the same record, so a slot a torn write spoils always named a later record
+        than the other, which is what lets ``verify`` tell a torn write from a cut."""
+        if (seq, hash_, file) == self._written:
+            if self.sync and force and self._unsynced:
+                try:
+                    os.fdatasync(self._fd)
+                    self._unsynced = 0
+                except OSError as error:
+                    self.error = f"{self.path}: {error.strerror or error}"
+            return
         body = asdict(Head(self.table, seq, hash_, file))
         body.pop("keyed")
         body["v"] = MARK_VERSION
@@ -166,6 +180,7 @@ class HeadFile:
             return
         self.error = None
         self._slot = slot
+        self._written = (seq, hash_, file)
 
     def close(self) -> None:
         os.close(self._fd)
