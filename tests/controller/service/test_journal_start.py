@@ -325,10 +325,10 @@ def _flip_newer_slot(directory: Path, key: bytes) -> int:
 def test_spoiled_newer_head_slot_and_cut_last_record_is_truncated(
         keyed_config: ServiceConfig, capsys: pytest.CaptureFixture[str], mark: str) -> None:
     """Issue 24 finding 4a: one bit flipped in the newer head slot and the journal cut back to
-    the record the older slot names. The verified mark (kept) names the cut record; without
-    it the spoiled slot alone says the head cannot vouch for that end (a torn head write
-    leaves the record it was naming on disk). Verify with the key exits 1 `truncated`, and the
-    start holds dealing."""
+    the record the older slot names, with the verified mark kept or deleted: the spoiled slot
+    says the head cannot vouch for that end (a torn head write leaves the record it was naming
+    on disk, so a journal ending at the other slot's record is a cut). Verify with the key
+    exits 1 `truncated`, and the start holds dealing."""
     config = keyed_config
     directory = config.journal.directory
     key = load_service_key(config.journal.hmac_key_file)
@@ -340,9 +340,10 @@ def test_spoiled_newer_head_slot_and_cut_last_record_is_truncated(
         (directory / VERIFIED_NAME).unlink()
     code, out = _verify_with_key(config, capsys)
     assert code == 1 and "DAMAGED: truncated" in out, out
+    assert "the other slot" in out and "is damaged" in out, out
     with Running(config) as running:
-        assert running.check.damage["kind"] in ("truncated", "unchecked")
-        assert running.ask("round.status")["journal_hold"] is not None
+        assert running.check.damage["kind"] == "truncated"
+        assert "truncated" in running.ask("round.status")["journal_hold"]
 
 
 def test_older_head_restored_with_a_newer_verified_mark_is_truncated(
