@@ -45,7 +45,7 @@ from benchmarks.journalgen import rehome  # noqa: E402
 from controller.bench import Bench  # noqa: E402
 from controller.logsetup import configure_logging  # noqa: E402
 from controller.feed.config import load_feed_config  # noqa: E402
-from controller.feed.horizon import Horizon  # noqa: E402
+from controller.service.visibility import Horizon  # noqa: E402
 from controller.journal.damage import check_line  # noqa: E402
 from controller.feed.run import Feed  # noqa: E402
 from controller.journal.files import file_name  # noqa: E402

@@ -2,15 +2,20 @@
 
 Each subcommand lives in its own module with a ``register(subparsers)`` function that sets the
 handler as ``func``; a handler returns the exit code. Any error the user can cause is one clear
-line on stderr and exit status 2, never a traceback.
+line on stderr and exit status 2, never a traceback: a path that cannot be used, a database
+that cannot be opened and an extra that is not installed included. A bug of ours is one line and
+exit 70; ``--log-level DEBUG`` adds the traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
+import sqlite3
 import sys
+import traceback
 from collections.abc import Sequence
 
 from controller import __version__
@@ -19,6 +24,11 @@ from controller.logsetup import configure_logging
 from drivers.errors import DriverError
 
 EXIT_USAGE = 2
+EXIT_INTERNAL = 70
+"""A bug of ours (sysexits' EX_SOFTWARE): one line here, the traceback only at DEBUG."""
+EXTRAS = {"starlette": "web", "uvicorn": "web", "jinja2": "web", "argon2": "web",
+          "matplotlib": "analysis", "scipy": "analysis", "numpy": "analysis",
+          "psycopg": "floor", "paho": "feed"}
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 # One module per subcommand, in the order ``tablectl --help`` lists them.
@@ -68,11 +78,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TablectlError, DriverError) as error:
         print(f"tablectl {args.command}: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        return 130
     except BrokenPipeError:
         # The reader went away (``tablectl games | head``): not an error of ours. Point stdout
         # at /dev/null so the interpreter's final flush does not raise again.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except OSError as error:
+        # A path the user gave that cannot be used (``--out /proc/x``): the file and why.
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"tablectl {args.command}: {where}{error.strerror or error}", file=sys.stderr)
+        return EXIT_USAGE
+    except sqlite3.Error as error:
+        print(f"tablectl {args.command}: database: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except ImportError as error:
+        missing = (error.name or "").split(".")[0]
+        extra = EXTRAS.get(missing)
+        hint = f"; install it with pip install 'tablectl[{extra}]'" if extra else ""
+        print(f"tablectl {args.command}: needs the Python package {missing or error}{hint}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # noqa: BLE001 (the last wall: no traceback reaches a user)
+        print(f"tablectl {args.command}: internal error: {type(error).__name__}: {error} "
+              f"(a bug: please report it; --log-level DEBUG shows where)", file=sys.stderr)
+        if logging.getLogger().isEnabledFor(logging.DEBUG) or args.log_level == "DEBUG":
+            traceback.print_exc()
+        return EXIT_INTERNAL

@@ -15,17 +15,22 @@ mistake, so it refuses and asks for the config.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from controller.journal.damage import Damage, check_line
+from controller.journal.errors import JournalError
+from controller.journal.files import journal_files, read_lines
+from controller.journal.record import Record
 from controller.service.app import Service
 from controller.service.backoff import EXIT_TEMPFAIL, StartBackoff
 from controller.service.config import ServiceConfig, default_bench_config, load_config
 from controller.service.devices import check_device_path
-from controller.service.errors import ConfigError, ResourceUnavailableError
+from controller.service.errors import ConfigError, ResourceUnavailableError, ServiceError
 from controller.service.keyfile import load_service_key
 
 HARDWARE_PATHS: tuple[Path, ...] = (Path("/dev/table-shuffler"), Path("/dev/table-shoe"))
@@ -64,6 +69,41 @@ def describe(config: ServiceConfig) -> str:
             f"), control {config.control.socket}")
 
 
+def check_journal_place(directory: Path, key: bytes | None) -> None:
+    """What start-up would refuse about the journal, without opening it for writing: a
+    directory that is a file or that this account cannot read and write, and an HMAC key that
+    is not the one the journal's newest record was written with (``run`` refuses to append to
+    a chain it cannot verify). Raises :class:`ServiceError` naming the problem."""
+    if directory.exists():
+        if not directory.is_dir():
+            raise ServiceError(f"journal.directory {directory}: not a directory")
+        if not os.access(directory, os.R_OK | os.W_OK | os.X_OK):
+            raise ServiceError(f"journal.directory {directory}: this account cannot read and "
+                              f"write it")
+    else:
+        parent = next((p for p in directory.parents if p.exists()), None)
+        if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+            raise ServiceError(f"journal.directory {directory}: does not exist and cannot be "
+                              f"made here ({parent} is not writable)")
+        return
+    if key is None:
+        return
+    try:
+        files = journal_files(directory)
+        newest: bytes | None = None
+        if files:
+            for _number, raw, _terminated in read_lines(files[-1]):
+                newest = raw
+    except (OSError, JournalError) as error:
+        raise ServiceError(f"journal.directory {directory}: {error}") from error
+    if newest is None:
+        return
+    found = check_line(newest, key)
+    if not isinstance(found, Record) and found.kind is Damage.BAD_HMAC:
+        raise ServiceError(f"journal.hmac_key_file: not the key the journal in {directory} was "
+                          f"written with (its newest record's HMAC does not match)")
+
+
 def run(args: argparse.Namespace) -> int:
     config = resolve_config(args.config)
     unkeyed = config.journal.unkeyed_warning()
@@ -71,8 +111,10 @@ def run(args: argparse.Namespace) -> int:
         # The same checks the service makes before it opens anything (wiring), so a config
         # that passes --check is not refused by run for a device path or a key file.
         check_device_path(config.device)
+        key = None
         if config.journal.hmac_key_file is not None:
-            load_service_key(config.journal.hmac_key_file)
+            key = load_service_key(config.journal.hmac_key_file)
+        check_journal_place(config.journal.directory, key)
         print(f"config OK: {config.source}: {describe(config)}")
         if unkeyed:
             print(f"tablectl run: WARNING: {unkeyed}", file=sys.stderr)

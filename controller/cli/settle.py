@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
+from controller import strictjson
 from controller.cli.output import print_json, print_table
 from controller.errors import RequestError
 from controller.settlement.engine import settle
@@ -31,10 +31,9 @@ def _read(path: str) -> Any:
         raise RequestError(f"{path}: not UTF-8 text (byte 0x{raw[error.start]:02x} at offset "
                            f"{error.start}); a request is UTF-8 JSON") from error
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RequestError(f"{path}: not valid JSON: {error.msg} at line {error.lineno} "
-                           f"column {error.colno}") from error
+        return strictjson.loads(text)
+    except strictjson.StrictJsonError as error:
+        raise RequestError(f"{path}: {error}") from error
 
 
 def run(args: argparse.Namespace) -> int:

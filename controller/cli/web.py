@@ -26,12 +26,20 @@ def register(subparsers: Any) -> None:
                              "(web.local_role; default dealer)")
     parser.add_argument("--index", help="SQLite index file (web.index)")
     parser.add_argument("--hmac-key", dest="hmac_key_file", help="journal key (web.hmac_key_file)")
+    parser.add_argument("--timezone", help="local times beside UTC in this IANA zone "
+                        "(web.timezone; default the machine's)")
+    parser.add_argument("--video-url", dest="video_url",
+                        help="surveillance video link template with {table}, {utc}, {epoch} "
+                             "(web.video_url)")
     actions = parser.add_subparsers(dest="action", parser_class=type(parser))
     passwd = actions.add_parser("passwd", help="add or replace an account (password on stdin "
                                 "or asked for)")
     passwd.add_argument("file", type=Path, help="accounts file")
     passwd.add_argument("name")
     passwd.add_argument("role", choices=("dealer", "surveillance", "supervisor"))
+    passwd.add_argument("--pin", action="store_true",
+                        help="a supervisor: also set the PIN they answer a hold with at the "
+                             "dealer's screen (asked for, or the second line on stdin)")
     check = actions.add_parser("verify-export", help="re-verify an export against the journal")
     check.add_argument("file", type=Path, help="the export (JSON)")
     check.add_argument("--journal", dest="export_journal", required=True,
@@ -44,21 +52,33 @@ def run(args: argparse.Namespace) -> int:
         return _passwd(args)
     if args.action == "verify-export":
         return _verify_export(args)
+    import sqlite3
+
     from controller.web.config import load_web_config
+    from controller.web.errors import WebConfigError
     from controller.web.server import serve
     config = load_web_config(args.config, journal=args.journal, socket=args.socket,
                              listen=args.listen, port=args.port, accounts=args.accounts,
                              local_role=args.local_role, index=args.index,
-                             hmac_key_file=args.hmac_key_file)
-    return serve(config)
+                             hmac_key_file=args.hmac_key_file, timezone=args.timezone,
+                             video_url=args.video_url)
+    try:
+        return serve(config)
+    except sqlite3.Error as error:
+        raise WebConfigError(f"the index {config.index_path()}: {error}") from error
 
 
 def _passwd(args: argparse.Namespace) -> int:
     from controller.web.auth import Role, add_account
     password = getpass.getpass("password: ") if sys.stdin.isatty() \
         else sys.stdin.readline().rstrip("\n")
-    add_account(args.file, args.name, Role(args.role), password)
-    print(f"account {args.name} ({args.role}) written to {args.file}")
+    pin = None
+    if args.pin:
+        pin = getpass.getpass("PIN: ") if sys.stdin.isatty() \
+            else sys.stdin.readline().rstrip("\n")
+    add_account(args.file, args.name, Role(args.role), password, pin)
+    print(f"account {args.name} ({args.role}{', with a PIN' if pin else ''}) written to "
+          f"{args.file}")
     return 0
 
 

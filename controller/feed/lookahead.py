@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from controller.feed.horizon import ends_round
+from controller.service.visibility import ends_round
 from controller.feed.tail import JournalTail
 
 BATCH = 256

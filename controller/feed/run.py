@@ -23,7 +23,7 @@ from typing import Any
 from controller.feed.config import FeedConfig
 from controller.feed.cursor import Cursor, load_cursor, save_cursor
 from controller.feed.errors import BrokerError, CursorError
-from controller.feed.horizon import Horizon
+from controller.service.visibility import Horizon
 from controller.feed.log import log
 from controller.feed.lookahead import RoundEndSearch
 from controller.feed.mqtt import (

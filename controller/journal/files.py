@@ -17,7 +17,13 @@ from typing import Any
 
 from controller.journal.damage import check_line
 from controller.journal.errors import JournalDamagedError, JournalIOError
+from controller.journal.head import HEAD_NAME, VERIFIED_NAME
 from controller.journal.record import Record
+
+BOOKKEEPING_NAMES = frozenset({HEAD_NAME, VERIFIED_NAME, HEAD_NAME + ".tmp",
+                               VERIFIED_NAME + ".tmp"})
+"""Files of a journal directory that are not record files: ``journal verify DIR/*`` names them
+too, and reading the head as records reported a journal DAMAGED (a false tamper alarm)."""
 
 FILE_PREFIX = "journal-"
 FILE_SUFFIX = ".jsonl"
@@ -64,7 +70,8 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
                 raise JournalIOError(f"{path}: no journal files (journal-NNNNNN.jsonl) in it")
             out.extend(files)
         elif path.is_file():
-            out.append(path)
+            if path.name not in BOOKKEEPING_NAMES:
+                out.append(path)
         elif path.exists():
             raise JournalIOError(f"{path}: not a regular file")
         else:

@@ -8,7 +8,10 @@ One UTF-8 JSON object per line (``\\n``), at most :data:`MAX_LINE_BYTES`. A requ
 ``id`` (string or integer) comes back in the reply so a client can match them; ``args`` is an
 object (may be left out when the verb takes none); ``actor`` says who, at the table, gave the
 command (``dealer:<id>``, ``supervisor:<id>``) for the journal, while the socket's peer
-credentials say which account sent it. Any other field is refused, like an unknown config key.
+credentials say which account sent it. A delegate (the web process, in ``control.web_group``)
+may add ``"acting_for": {"name": "alice", "role": "supervisor"}``: the person logged in on its
+screen and the role it acts in, which the socket accepts only up to the roles the service config
+gives delegates (:mod:`.access`). Any other field is refused, like an unknown config key.
 
 A reply is ``{"id": 7, "ok": true, "result": {...}}`` or ``{"id": 7, "ok": false, "error":
 {"code": "forbidden", "message": "..."}}``; ``id`` is ``null`` when the request was too broken to
@@ -19,19 +22,27 @@ have one. After ``watch`` is accepted the server streams ``{"id": <the watch id>
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
+from controller import strictjson
 from controller.table.commands import IrregularityKind
 
 MAX_LINE_BYTES = 64 * 1024
 MAX_MINOR_UNITS = 2**53 - 1
 """The largest amount of money, in minor units, anywhere on the wire or in the journal: JSON
 readers that hold numbers as IEEE doubles (JavaScript, many floor systems) are exact up to here."""
-REQUEST_FIELDS = frozenset({"id", "verb", "args", "actor"})
+REQUEST_FIELDS = frozenset({"id", "verb", "args", "actor", "acting_for"})
+MAX_PERSON_CHARS = 64
+MAX_ID_CHARS = 64
+MAX_ACTOR_CHARS = 64
+MAX_TEXT_CHARS = 500
+"""A text argument (a reason, details, a player's name): what a person types at a table, and a
+bound on what one request can make the journal write (issue 24: a 60,000-character actor)."""
 
 
 class Access(str, Enum):
@@ -100,7 +111,15 @@ RequestId = str | int | None
 
 
 def _text(value: object) -> bool:
-    return isinstance(value, str) and value != ""
+    return isinstance(value, str) and value != "" and len(value) <= MAX_TEXT_CHARS \
+        and _printable(value)
+
+
+def _printable(value: str) -> bool:
+    """No control or format characters: a terminal escape in a player's name must not reach a
+    screen or a log as one (``wager list`` printed them raw)."""
+    return not any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp")
+                   for c in value)
 
 
 def _integer(value: object) -> bool:
@@ -197,13 +216,23 @@ class VerbSpec:
                 continue
             value = args[arg.name]
             if not arg.type.check(value):
+                text_rule = "" if arg.type is not ArgType.TEXT or not isinstance(value, str) \
+                    or not value else f" of at most {MAX_TEXT_CHARS} characters, none of them " \
+                    "a control character"
                 raise Refusal(ErrorCode.BAD_ARGS, f"{self.verb}: argument {arg.name!r} must be "
-                                                  f"{_TYPE_WORDS[arg.type]}, got {value!r}",
-                              request_id)
+                                                  f"{_TYPE_WORDS[arg.type]}{text_rule}, got "
+                                                  f"{_shown(value)}", request_id)
             if arg.choices and value not in arg.choices:
                 raise Refusal(ErrorCode.BAD_ARGS, f"{self.verb}: argument {arg.name!r} must be "
-                                                  f"one of {', '.join(arg.choices)}, got {value!r}",
-                              request_id)
+                                                  f"one of {', '.join(arg.choices)}, got "
+                                                  f"{_shown(value)}", request_id)
+
+
+def _shown(value: object) -> str:
+    """A refused value as the refusal quotes it: bounded (the refusal may be journaled) and
+    with control characters escaped (repr does that)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:40]}... ({len(text)} characters)"
 
 
 _REASON = Arg("reason", ArgType.TEXT, required=False)
@@ -271,11 +300,42 @@ VERBS: Mapping[str, VerbSpec] = MappingProxyType({spec.verb: spec for spec in (
 
 
 @dataclass(frozen=True, slots=True)
+class ActingFor:
+    """Who a delegate (the web process) sends a request for: the person logged in on its
+    screen and the role they act in. Only a delegate may send it; the socket caps ``role``
+    (``control.web_roles``) whatever the delegate says."""
+
+    name: str
+    role: Role
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "role": self.role.value}
+
+
+def _acting_for(value: object, request_id: RequestId) -> ActingFor | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) != {"name", "role"}:
+        raise Refusal(ErrorCode.MALFORMED, "'acting_for' must be an object with name and role",
+                      request_id)
+    name, role = value["name"], value["role"]
+    if not _text(name) or len(name) > MAX_PERSON_CHARS or not name.isprintable():
+        raise Refusal(ErrorCode.MALFORMED, f"'acting_for' name must be 1-{MAX_PERSON_CHARS} "
+                      "printable characters", request_id)
+    delegable = (Role.SURVEILLANCE, Role.OPERATOR, Role.SUPERVISOR)
+    if role not in [r.value for r in delegable]:
+        raise Refusal(ErrorCode.MALFORMED, "'acting_for' role must be one of "
+                      f"{', '.join(r.value for r in delegable)}, got {role!r}", request_id)
+    return ActingFor(name, Role(role))
+
+
+@dataclass(frozen=True, slots=True)
 class Request:
     id: str | int
     verb: str
     args: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     actor: str | None = None
+    acting_for: ActingFor | None = None
 
     @property
     def spec(self) -> VerbSpec:
@@ -285,24 +345,29 @@ class Request:
         message: dict[str, Any] = {"id": self.id, "verb": self.verb, "args": dict(self.args)}
         if self.actor is not None:
             message["actor"] = self.actor
+        if self.acting_for is not None:
+            message["acting_for"] = self.acting_for.to_json()
         return message
 
 
 def decode_request(line: bytes) -> Request:
     """Parse and check one request line; :class:`Refusal` says exactly what is wrong."""
     try:
-        message = json.loads(line)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        # Refuses duplicate keys, lone surrogates (the reply could not be written), integers
+        # of thousands of digits and deep nesting, each by name (controller.strictjson).
+        message = strictjson.loads(line)
+    except strictjson.StrictJsonError as error:
         raise Refusal(ErrorCode.MALFORMED, f"not a JSON line: {error}") from None
-    except RecursionError:
-        # json nests one Python frame per level: a 60 KB line of "[" exhausts the stack. A
-        # request is two levels deep, so this is the sender's error, not ours.
-        raise Refusal(ErrorCode.MALFORMED, "not a JSON line: nested too deeply") from None
     if not isinstance(message, dict):
         raise Refusal(ErrorCode.MALFORMED, "a request is a JSON object with id, verb and args")
     request_id = message.get("id")
-    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
-        raise Refusal(ErrorCode.MALFORMED, "missing or bad 'id' (a string or an integer)")
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)) \
+            or (isinstance(request_id, int) and abs(request_id) > MAX_MINOR_UNITS) \
+            or (isinstance(request_id, str) and (len(request_id) > MAX_ID_CHARS
+                                                 or not _printable(request_id))):
+        raise Refusal(ErrorCode.MALFORMED, f"missing or bad 'id' (a string of at most "
+                                           f"{MAX_ID_CHARS} printable characters, or an "
+                                           f"integer of at most {MAX_MINOR_UNITS})")
     unknown = sorted(set(message) - REQUEST_FIELDS)
     if unknown:
         raise Refusal(ErrorCode.MALFORMED, f"unknown field {unknown[0]!r} (a request has "
@@ -317,10 +382,13 @@ def decode_request(line: bytes) -> Request:
     if not isinstance(args, dict):
         raise Refusal(ErrorCode.MALFORMED, "'args' must be a JSON object", request_id)
     actor = message.get("actor")
-    if actor is not None and not _text(actor):
-        raise Refusal(ErrorCode.MALFORMED, "'actor' must be a non-empty string", request_id)
+    if actor is not None and not (_text(actor) and len(actor) <= MAX_ACTOR_CHARS):
+        raise Refusal(ErrorCode.MALFORMED, f"'actor' must be a non-empty string of at most "
+                                           f"{MAX_ACTOR_CHARS} printable characters",
+                      request_id)
+    acting_for = _acting_for(message.get("acting_for"), request_id)
     VERBS[verb].check_args(args, request_id)
-    return Request(request_id, verb, MappingProxyType(args), actor)
+    return Request(request_id, verb, MappingProxyType(args), actor, acting_for)
 
 
 def encode(message: Mapping[str, Any]) -> bytes:

@@ -7,12 +7,14 @@ and the device events buffered meanwhile are replayed in arrival order.
 
 from __future__ import annotations
 
+import copy
+
 from controller.games.cards import Card
 from controller.games.rules import GameId
 from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.core import RoundCore
-from controller.table.dealing import Delivery
+from controller.table.dealing import Deal, Delivery
 from controller.table.irregularities import Action, Source, general
 from controller.table.states import IN_ROUND, RESUMABLE, Hold, Kind, Refused, S
 from drivers import events as dev
@@ -33,18 +35,27 @@ wagers"), not only the box's."""
 class HoldsMixin(RoundCore):
     """Supervisor decisions on a held round, player options, and resuming."""
 
+    def hold_decisions(self) -> tuple[Act, ...]:
+        """What a supervisor may decide on the current hold: the ruling's options, and a
+        management void when the ruling offers none (a question of fact: where a card was seen,
+        whether a jam stops the round). A pit supervisor can always void a round in progress;
+        only a hold on a round already settled (a correction) has no void but its ruling's."""
+        hold = self.hold_info
+        if self.state is not S.HOLD or hold is None:
+            return ()
+        if Act.VOID in hold.ruling.options or self.source is S.SETTLED:
+            return tuple(hold.ruling.options)
+        return (*hold.ruling.options, Act.VOID)
+
     def _cmd_SupervisorDecision(self, command: cmd.SupervisorDecision) -> None:
         action = command.action
+        held = self.state is S.HOLD and self.hold_info is not None
+        ruling_void = held and Act.VOID in self.hold_info.ruling.options  # type: ignore[union-attr]
+        if action is Act.VOID and self.state in IN_ROUND and not ruling_void and (
+                not held or Act.VOID in self.hold_decisions()):
+            self._management_void(command)
+            return
         if self.state is not S.HOLD:
-            if action is cmd.SupervisorAction.VOID and self.state in IN_ROUND:
-                if not command.reason:
-                    raise Refused("a management void needs a reason")
-                clause = command.clause or general(self.rules, "management void").clause
-                self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor,
-                                               action=action.value, clause=clause,
-                                               reason=command.reason))
-                self._void(command.reason, clause)
-                return
             raise Refused(f"no supervisor decision is pending (state {self.state.value})")
         hold = self.hold_info
         assert hold is not None
@@ -62,29 +73,26 @@ class HoldsMixin(RoundCore):
         if action is cmd.SupervisorAction.ORDER:
             ordered = self._ordered_cards(command.cards, from_buffer=hold.kind is not Kind.NO_READ)
         if action is cmd.SupervisorAction.RECONSTRUCT:
-            assert self.deal is not None
-            if command.moves:
-                self.deal.move_hands(command.moves)
-            if command.hands:
-                if hold.ruling.complete_hands_only \
-                        and not self.deal.is_rearrangement(dict(command.hands)):
-                    raise Refused(f"{hold.ruling.clause}: the void is avoided only by moving "
-                                  f"complete hands from one betting area to another; the hands "
-                                  f"given are not a rearrangement of the complete hands dealt")
-                self.deal.override(dict(command.hands))
+            self.deal = self._reconstructed(hold, command)
+        elif action is cmd.SupervisorAction.CONTINUE:
+            self._refuse_short_hands(hold, action, self.deal)
         self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor, action=action.value,
                                        clause=hold.ruling.clause, reason=command.reason))
         self.hold_info = None
         if action is cmd.SupervisorAction.VOID:
-            self._void(command.reason or hold.ruling.note, hold.ruling.clause)
+            # a clause that voids unless the cards are reconstructed voids as the text says;
+            # any other void offered is the supervisor's own decision
+            self._void(command.reason or hold.ruling.note, hold.ruling.clause,
+                       discretionary=hold.ruling.declined is not Action.VOID)
             return
         if action is cmd.SupervisorAction.RECONSTRUCT and (command.moves or command.hands):
             self.emit(ev.HandsMoved(round=self.number, moves=command.moves,
                                     clause=hold.ruling.clause))
         rebuilt: list[Delivery] = []
+        burnt: list[Card] = []
         if action is cmd.SupervisorAction.RECONSTRUCT and hold.kind is Kind.BURN_ERROR:
             assert self.deal is not None
-            rebuilt = self.deal.rebuild_after_extra_burns()
+            burnt, rebuilt = self.deal.rebuild_burns()
             self.emit(ev.HandsMoved(round=self.number, moves=(), clause=hold.ruling.clause))
         if action is cmd.SupervisorAction.NOT_RECONSTRUCTABLE:
             declined = hold.ruling.declined or Action.VOID
@@ -96,6 +104,8 @@ class HoldsMixin(RoundCore):
             self._after_resume()
             return
         self.resume()
+        if burnt:
+            self._burnt_on_reconstruction(burnt)
         self._assigned(rebuilt)
         for event in ordered:
             self._device(event)
@@ -103,6 +113,75 @@ class HoldsMixin(RoundCore):
             self._offer_options("RWS-NC3P 5.11.1, 5.7")
             return
         self._after_resume()
+
+    def _management_void(self, command: cmd.SupervisorDecision) -> None:
+        """A supervisor voids the round in progress, held or not, by the game's management-void
+        clause (or the one given)."""
+        if not command.reason:
+            raise Refused("a management void needs a reason")
+        clause = command.clause or general(self.rules, "management void").clause
+        self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor,
+                                       action=command.action.value, clause=clause,
+                                       reason=command.reason))
+        self.hold_info = None
+        # A supervisor's own void: after the reveal it keeps the bets already decided
+        # (rules-coverage interpretation 34).
+        self._void(command.reason, clause, discretionary=True)
+
+    def _burnt_on_reconstruction(self, burnt: list[Card]) -> None:
+        """A short burn reconstructed (LIVE-3P T&C 1): the cards held out become the missing
+        burns, and the deal starts once the burns are complete."""
+        deal = self.deal
+        assert deal is not None
+        first = len(deal.burns) - len(burnt)
+        for offset, card in enumerate(burnt):
+            self.emit(ev.BurnCard(round=self.number, card=card, index=first + offset))
+        if self.state is S.BURN and not deal.burning:
+            self.start_deal()
+
+    def _reconstructed(self, hold: Hold, command: cmd.SupervisorDecision) -> Deal:
+        """The deal as the supervisor reconstructs it, worked out on a copy: the round's own
+        deal changes only once the whole reconstruction is accepted (transitions has no
+        rollback, and neither has a half-applied list of moves)."""
+        assert self.deal is not None
+        trial = copy.deepcopy(self.deal)
+        if command.moves:
+            trial.move_hands(command.moves)
+        if command.hands:
+            if hold.ruling.complete_hands_only \
+                    and not trial.is_rearrangement(dict(command.hands)):
+                raise Refused(f"{hold.ruling.clause}: the void is avoided only by moving "
+                              f"complete hands from one betting area to another; the hands "
+                              f"given are not a rearrangement of the complete hands dealt")
+            trial.override(dict(command.hands))
+        if hold.kind is not Kind.BURN_ERROR:  # LIVE-3P T&C 1: the deal is re-made in order
+            self._refuse_short_hands(hold, command.action, trial)
+        return trial
+
+    def _refuse_short_hands(self, hold: Hold, action: cmd.SupervisorAction,
+                            deal: Deal | None) -> None:
+        """A decision that would resume the round with a box (or the dealer) that can never
+        hold three cards is refused, naming the box and what the supervisor must give: such a
+        hand can be neither played (RWS-3CP 3.8) nor settled, and the round would be stranded
+        (issue 23). The hold stays, with every way out it offered."""
+        short = self.short_hands(deal)
+        if not short:
+            return
+        held = ", ".join(
+            f"{'the dealer' if position == self.rules.dealer else f'box {position}'} with "
+            f"{count} card{'' if count == 1 else 's'}" for position, count in short.items())
+        ways: list[str] = []
+        if Act.RECONSTRUCT in hold.ruling.options:
+            what = ("`moves` of complete hands (or `hands` that rearrange them)"
+                    if hold.ruling.complete_hands_only
+                    else "`hands` (cards seen this round) or `moves` (complete hands)")
+            ways.append(f"reconstruct with {what} that leave every box in play and the dealer "
+                        f"three cards")
+        ways += [f"decide {option.value}" for option in hold.ruling.options
+                 if option not in (action, Act.RECONSTRUCT)]
+        raise Refused(f"{action.value} would leave {held}, where a hand is three cards "
+                      f"({hold.ruling.clause}), and the round could be neither played nor "
+                      f"settled; instead {'; or '.join(ways) if ways else 'void the round'}")
 
     def _answered(self, hold: Hold, command: cmd.SupervisorDecision) -> None:
         """The supervisor answered the fact the ruling asked for: rule again knowing it."""
@@ -131,7 +210,10 @@ class HoldsMixin(RoundCore):
                 raise Refused(f"order names cards not drawn: {', '.join(missing)}")
             taken = [e for e in buffered if e.card in cards]
             self.buffer = [e for e in self.buffer if e not in taken]
-        return [dev.CardRead(device="supervisor", card=card) for card in cards]
+        # cards entered in the order drawn complete the burns still due before the deal
+        burns_due = self.deal.burn_target - len(self.deal.burns) if self.deal else 0
+        return [dev.CardRead(device="supervisor", card=card, burn=index < burns_due)
+                for index, card in enumerate(cards)]
 
     def _after_resume(self) -> None:
         """Replay device events that arrived while the round was held, in arrival order."""
@@ -180,9 +262,24 @@ class HoldsMixin(RoundCore):
         return next(iter(players), None)
 
     def _cmd_CloseOptions(self, command: cmd.CloseOptions) -> None:
-        if self.state is not S.OPTIONS:
+        """The dealer closes the options: every box still to choose continues its hand
+        (RWS-NC3P 5.7.1/5.7.2; MBS-R3P 5.7, 5.13.1 only permit a withdrawal). Each is said in a
+        ``PlayerOptionTaken``, so whoever follows the round (the device operator, recovery)
+        sees the options end: with no event the operator waited for them for good (issue 23)."""
+        if self.state is not S.OPTIONS or self.offer is None:
             raise Refused("no options are offered now")
+        offer = self.offer
+        for position in sorted(offer.pending, key=self._seat_order):
+            self.emit(ev.PlayerOptionTaken(round=self.number, position=position,
+                                           option=cmd.Option.CONTINUE.value, wager_ids=(),
+                                           clause=offer.clause))
+        offer.pending.clear()
         self._close_options()
+
+    def _seat_order(self, position: str) -> tuple[bool, int]:
+        positions = self.rules.positions
+        return (position not in positions,
+                positions.index(position) if position in positions else 0)
 
     def _close_options(self) -> None:
         self.offer = None

@@ -18,12 +18,16 @@ from typing import Any
 
 from controller.web.auth import Role
 from controller.web.errors import WebConfigError
+from controller.web.localtime import LocalZone
+from controller.web.video import VideoLink
 
 DEFAULT_PORT = 8640
 DEFAULT_JOURNAL = "/var/lib/tablectl/journal"
 DEFAULT_SOCKET = "/run/tablectl/control.sock"
 _KEYS = {"listen", "port", "tls_cert", "tls_key", "accounts", "local_role", "journal",
-         "hmac_key_file", "socket", "index"}
+         "hmac_key_file", "socket", "index", "timezone", "video_url", "supervisor_idle_seconds"}
+MIN_SUPERVISOR_IDLE = 10
+MAX_SUPERVISOR_IDLE = 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,16 @@ class WebConfig:
     index: Path | None = None
     """The SQLite index (rebuildable); default: ``web-index-<journal path digest>.sqlite`` in
     the state directory (one per journal, so pointing at another journal is no mismatch)."""
+    timezone: LocalZone | None = None
+    """The zone local times are shown in beside UTC; None: the Pi's own (read at start)."""
+    video_url: VideoLink | None = None
+    """The surveillance video link's template; None: no link."""
+    supervisor_idle_seconds: int = 120
+    """A supervisor logged in at the dealer's screen (PIN) is logged out after this long
+    without a supervisor action."""
+
+    def local_zone(self) -> LocalZone:
+        return self.timezone if self.timezone is not None else LocalZone.system()
 
     @property
     def loopback(self) -> bool:
@@ -110,8 +124,20 @@ def _apply(config: WebConfig, values: dict[str, Any], base: Path) -> WebConfig:
             if not isinstance(value, int) or isinstance(value, bool):
                 raise WebConfigError(f"web.port: must be an integer, got {value!r}")
             changes[key] = value
+        elif key == "supervisor_idle_seconds":
+            if not isinstance(value, int) or isinstance(value, bool) \
+                    or not MIN_SUPERVISOR_IDLE <= value <= MAX_SUPERVISOR_IDLE:
+                raise WebConfigError(f"web.supervisor_idle_seconds: a whole number of seconds "
+                                     f"from {MIN_SUPERVISOR_IDLE} to {MAX_SUPERVISOR_IDLE}, "
+                                     f"got {value!r}")
+            changes[key] = value
         elif key == "listen":
             changes[key] = str(value)
+        elif key in ("timezone", "video_url"):
+            if not isinstance(value, str):
+                raise WebConfigError(f"web.{key}: must be a string, got {value!r}")
+            changes[key] = None if not value else (
+                LocalZone.named(value) if key == "timezone" else VideoLink.parse(value))
         elif key == "local_role":
             try:
                 changes[key] = Role(value)

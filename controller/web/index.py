@@ -1,8 +1,8 @@
 """A SQLite index of the journal, for search: built incrementally, rebuildable, never trusted.
 
 The journal stays the only source of truth. The index holds, per record, where its line is
-(file, byte offset) and its hash, and per round what the console filters on (game, void,
-irregularity, clauses, actors and players, cards, results, the largest wager). A round's
+(file, byte offset) and its hash, and per round what the console filters on (table, game,
+void, irregularity, clauses, actors and players, boxes, cards, results, the largest wager). A round's
 timeline is read back from the journal files at those offsets and each line's hash compared
 with the indexed one, so a journal changed under the index shows as a mismatch instead of
 being papered over (:mod:`controller.web.timeline`).
@@ -14,6 +14,7 @@ edited or cut), the mismatch is noted and the index rebuilt from the journal.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -22,11 +23,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.journal.damage import check_line
 from controller.journal.files import journal_files
+from controller.journal.record import Record
 from controller.journal.rounds import BURN_EVENTS, CARD_EVENTS
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+"""2: rounds carry their table and whether a record failed its check; each record its check and
+the digest of its line; boxes and folds are terms. An index of another version is rebuilt."""
 BATCH_RECORDS = 2_000
+FOLD = "fold"
+"""The result term of a wager lost to a fold (a component label, not an outcome)."""
+DEALER = "dealer"
 IRREGULAR_EVENTS = frozenset({
     "irregularity_ruled", "dealing_error", "supervisor_required", "supervisor_decided",
     "hand_removed", "hands_moved", "results_swapped", "card_exposed",
@@ -36,13 +44,15 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS records(
     seq INTEGER PRIMARY KEY, file TEXT NOT NULL, offset INTEGER NOT NULL, line INTEGER NOT NULL,
-    round TEXT, event TEXT NOT NULL, actor TEXT, ts TEXT NOT NULL, hash TEXT NOT NULL);
+    round TEXT, event TEXT NOT NULL, actor TEXT, ts TEXT NOT NULL, hash TEXT NOT NULL,
+    ok INTEGER NOT NULL, line_digest BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS records_round ON records(round, seq);
 CREATE TABLE IF NOT EXISTS rounds(
     id TEXT PRIMARY KEY, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,
     first_ts TEXT NOT NULL, last_ts TEXT NOT NULL, game TEXT, outcome TEXT NOT NULL,
     void_clause TEXT, void_reason TEXT, irregular INTEGER NOT NULL, net INTEGER,
-    max_amount INTEGER NOT NULL, wagers INTEGER NOT NULL);
+    max_amount INTEGER NOT NULL, wagers INTEGER NOT NULL, table_id TEXT,
+    damaged INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS rounds_first ON rounds(first_seq);
 CREATE INDEX IF NOT EXISTS rounds_ts ON rounds(first_ts);
 CREATE TABLE IF NOT EXISTS terms(
@@ -72,12 +82,15 @@ class _Round:
     net: int | None = None
     max_amount: int = 0
     wagers: int = 0
+    table: str | None = None
+    damaged: bool = False
+    """A record of the round failed its check when it was indexed (:func:`check_line`)."""
     terms: set[tuple[str, str]] = field(default_factory=set)
 
     def row(self) -> tuple[Any, ...]:
         return (self.id, self.first_seq, self.last_seq, self.first_ts, self.last_ts, self.game,
                 self.outcome, self.void_clause, self.void_reason, int(self.irregular), self.net,
-                self.max_amount, self.wagers)
+                self.max_amount, self.wagers, self.table, int(self.damaged))
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,10 +114,44 @@ def _cards(value: Any) -> list[str]:
     return []
 
 
+def line_digest(raw: bytes) -> bytes:
+    """A line's own bytes, digested (16 bytes of SHA-256, newline excluded): the same digest
+    later means the same bytes, so the check made when it was indexed still holds."""
+    return hashlib.sha256(raw.rstrip(b"\n")).digest()[:16]
+
+
+def _key_mark(key: bytes | None) -> str:
+    """Which key the lines were checked with (a digest, never the key): a different key
+    means the index's checks no longer apply, so it is rebuilt."""
+    return "nokey" if key is None else hashlib.sha256(b"tablectl-web-index" + key).hexdigest()[:16]
+
+
+def _add_box(terms: set[tuple[str, str]], position: Any) -> None:
+    """A box in play (a wager, a hand, a decision); the dealer's hand is no box."""
+    if isinstance(position, str | int) and not isinstance(position, bool) \
+            and str(position) != DEALER:
+        terms.add(("box", str(position)))
+
+
+def _folded(result: Any) -> bool:
+    """Whether a settled wager was lost to its player's fold.
+
+    Settlement reports a fold as outcome ``lose`` (the player loses the stake, RWS-3CP 3.8.1);
+    only the result's component says why, with the label ``fold``. Searching the outcome alone
+    for ``fold`` therefore never matched; the label does."""
+    if not isinstance(result, Mapping):
+        return False
+    components = result.get("components")
+    return isinstance(components, list) and any(
+        isinstance(c, Mapping) and c.get("label") == FOLD for c in components)
+
+
 def _fold(summary: _Round, record: Mapping[str, Any]) -> None:
     """Add one record's searchable facts to its round."""
     event, payload = record["event"], record.get("payload") or {}
     summary.last_seq, summary.last_ts = record["seq"], record["ts"]
+    if summary.table is None and isinstance(record.get("table"), str):
+        summary.table = record["table"]
     terms = summary.terms
     if record.get("actor"):
         terms.add(("actor", str(record["actor"])))
@@ -119,6 +166,7 @@ def _fold(summary: _Round, record: Mapping[str, Any]) -> None:
     if event in CARD_EVENTS or event in BURN_EVENTS:
         for card in _cards(payload.get("card")) + _cards(payload.get("cards")):
             terms.add(("card", card.upper()))
+        _add_box(terms, payload.get("position"))
     elif event == "round_opened" and isinstance(payload.get("game"), str):
         summary.game = payload["game"]
     elif event == "wager_accepted" and isinstance(payload.get("wager"), Mapping):
@@ -128,6 +176,9 @@ def _fold(summary: _Round, record: Mapping[str, Any]) -> None:
             summary.max_amount = max(summary.max_amount, wager["amount"])
         if isinstance(wager.get("player"), str):
             terms.add(("actor", wager["player"]))
+        _add_box(terms, wager.get("position"))
+    elif event == "decision_made":
+        _add_box(terms, payload.get("position"))
     elif event in ("round_settled", "round_voided"):
         settlement = payload.get("settlement")
         results = settlement.get("results", []) if isinstance(settlement, Mapping) else []
@@ -135,6 +186,8 @@ def _fold(summary: _Round, record: Mapping[str, Any]) -> None:
         for result in results:
             if isinstance(result, Mapping) and isinstance(result.get("outcome"), str):
                 terms.add(("result", result["outcome"]))
+            if _folded(result):
+                terms.add(("result", FOLD))
         if event == "round_voided":
             summary.outcome = "voided"
             summary.void_clause = payload.get("clause")
@@ -148,9 +201,12 @@ def _fold(summary: _Round, record: Mapping[str, Any]) -> None:
 class JournalIndex:
     """The index of one journal directory in one SQLite file (``update()`` brings it level)."""
 
-    def __init__(self, journal_dir: str | Path, db_path: str | Path) -> None:
+    def __init__(self, journal_dir: str | Path, db_path: str | Path,
+                 key: bytes | None = None) -> None:
         self.journal_dir = Path(journal_dir)
         self.db_path = Path(db_path)
+        self.key = key
+        """The journal's HMAC key when readable: each line is checked with it as indexed."""
         self._lock = threading.Lock()
         self._rebuilt = 0
         self._mismatch: str | None = None
@@ -158,10 +214,15 @@ class JournalIndex:
         self._count, self._last = self._db.execute(
             "SELECT count(*), max(seq) FROM records").fetchone()
         self.games = self._games()
+        self.tables = self._tables()
 
     def _games(self) -> list[str]:
         return [row[0] for row in self._db.execute(
             "SELECT DISTINCT game FROM rounds WHERE game IS NOT NULL ORDER BY game")]
+
+    def _tables(self) -> list[str]:
+        return [row[0] for row in self._db.execute(
+            "SELECT DISTINCT table_id FROM rounds WHERE table_id IS NOT NULL ORDER BY table_id")]
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.db_path, check_same_thread=False, isolation_level=None)
@@ -169,9 +230,10 @@ class JournalIndex:
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(_SCHEMA)
         found = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        version = f"{SCHEMA_VERSION} {_key_mark(self.key)}"
         if found is None:
-            db.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
-        elif found[0] != SCHEMA_VERSION:
+            db.execute("INSERT INTO meta VALUES('schema', ?)", (version,))
+        elif found[0] != version:  # another layout, or lines checked with another key
             db.close()
             self.db_path.unlink()
             return self._connect()
@@ -232,6 +294,7 @@ class JournalIndex:
                 else (self._count + added, self._db.execute(
                     "SELECT max(seq) FROM records").fetchone()[0])
             self.games = self._games()
+            self.tables = self._tables()
         return added
 
     def _position(self) -> tuple[str, int, int, int, str] | None:
@@ -298,20 +361,23 @@ class JournalIndex:
         overrides: list[tuple[Any, ...]] = []
         last: tuple[str, int, int, int, str] | None = None
         for name, offset, number, raw in self._lines(where):
+            checked = check_line(raw.rstrip(b"\n"), self.key)
             try:
-                record = json.loads(raw)
+                record = checked.to_dict() if isinstance(checked, Record) else json.loads(raw)
                 seq, digest, ts = record["seq"], record["hash"], record["ts"]
             except (ValueError, KeyError, TypeError):
                 continue  # not a record: verify names it; the index only skips it
             round_id = record.get("round")
             batch.append((seq, name, offset, number, round_id, record.get("event", "?"),
-                          record.get("actor"), ts, digest))
+                          record.get("actor"), ts, digest, int(isinstance(checked, Record)),
+                          line_digest(raw)))
             last = (name, offset + len(raw), number, seq, digest)
             if round_id is not None:
                 summary = open_rounds.get(round_id) or self._load_round(round_id) \
                     or _Round(round_id, seq, ts)
                 open_rounds[round_id] = summary
                 _fold(summary, record)
+                summary.damaged = summary.damaged or not isinstance(checked, Record)
             if record.get("event") == "supervisor_decided":
                 payload = record.get("payload") or {}
                 overrides.append((seq, round_id, ts, payload.get("actor"),
@@ -330,7 +396,8 @@ class JournalIndex:
         row = self._db.execute("SELECT * FROM rounds WHERE id=?", (round_id,)).fetchone()
         if row is None:
             return None
-        summary = _Round(*row[:2], row[3], row[2], *row[4:9], bool(row[9]), *row[10:])
+        summary = _Round(*row[:2], row[3], row[2], *row[4:9], bool(row[9]), *row[10:14],
+                         bool(row[14]))
         summary.terms = set(self._db.execute(
             "SELECT kind, term FROM terms WHERE round=?", (round_id,)).fetchall())
         return summary
@@ -340,8 +407,8 @@ class JournalIndex:
                ) -> None:
         db = self._db
         db.execute("BEGIN")
-        db.executemany("INSERT OR REPLACE INTO records VALUES(?,?,?,?,?,?,?,?,?)", batch)
-        db.executemany("INSERT OR REPLACE INTO rounds VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        db.executemany("INSERT OR REPLACE INTO records VALUES(?,?,?,?,?,?,?,?,?,?,?)", batch)
+        db.executemany("INSERT OR REPLACE INTO rounds VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                        [r.row() for r in rounds.values()])
         db.executemany("INSERT OR IGNORE INTO terms VALUES(?,?,?)",
                        [(kind, term, r.id) for r in rounds.values() for kind, term in r.terms])

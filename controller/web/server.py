@@ -30,7 +30,9 @@ def build_app(config: WebConfig) -> WebApp:
     accounts = load_accounts(config.accounts) if config.accounts else {}
     return WebApp(journal_dir=config.journal, index_path=config.index_path(),
                   socket_path=config.socket, key=key, auth=Authenticator(accounts),
-                  local_role=None if config.accounts else config.local_role, tls=config.tls)
+                  local_role=None if config.accounts else config.local_role, tls=config.tls,
+                  zone=config.local_zone(), video=config.video_url,
+                  supervisor_idle=float(config.supervisor_idle_seconds))
 
 
 def serve(config: WebConfig) -> int:

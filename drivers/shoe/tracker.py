@@ -110,8 +110,10 @@ class ShoeTracker:
     def garbage(self, garbage: Garbage) -> None:
         self.link_errors += 1
         self.dropped_bytes += garbage.dropped
+        # The bytes themselves are not logged: they may hold a card dealt face down, and the
+        # system log is read by people at the table; the reason and the count say what went wrong.
         log.warning("link_garbage", device=self.name, reason=garbage.reason,
-                    dropped=garbage.dropped, hex=garbage.raw.hex(" "))
+                    dropped=garbage.dropped)
         self._emit(LinkError(self.name, self._clock(), reason=garbage.reason,
                              dropped=garbage.dropped))
 

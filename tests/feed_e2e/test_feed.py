@@ -16,7 +16,7 @@ from benchmarks.journalgen import rehome, write_all, write_live
 from controller.bench import Bench
 from controller.cli import main
 from controller.feed.config import load_feed_config
-from controller.feed.horizon import card_codes
+from controller.service.visibility import card_codes
 from controller.feed import run as feed_run
 from controller.feed.run import Feed
 from controller.floor.chain import Verdict

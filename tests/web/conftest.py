@@ -54,6 +54,17 @@ class Web:
     lines: list[str]
 
 
+def close_and_deal(service: Service) -> None:
+    """No more bets, then wait (on a ``watch`` connection, bounded by its timeout) for the
+    simulated shuffler's deal to complete."""
+    with service.client() as watcher:
+        events = watcher.watch()
+        service.call("round.close")
+        for event in events:
+            if event.get("type") == "DealComplete":
+                return
+
+
 def _stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         process.terminate()

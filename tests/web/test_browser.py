@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.web.conftest import PASSWORDS, Service, Web
+from tests.web.conftest import PASSWORDS, Service, Web, close_and_deal
 
 WAIT_MS = 10_000
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -29,17 +29,6 @@ def _login(page: Page, web: Web, name: str) -> None:
     page.fill("input[name=name]", name)
     page.fill("input[name=password]", PASSWORDS[name])
     page.click("button[type=submit]")
-
-
-def _close_and_deal(service: Service) -> None:
-    """No more bets, then wait (on a ``watch`` connection, bounded by its timeout) for the
-    simulated shuffler's deal to complete."""
-    with service.client() as watcher:
-        events = watcher.watch()
-        service.call("round.close")
-        for event in events:
-            if event.get("type") == "DealComplete":
-                return
 
 
 def _idle(service: Service) -> None:
@@ -131,7 +120,7 @@ def test_console_finds_a_voided_round_by_clause_and_exports_it(
     service.call("round.open")
     service.call("wager.place", {"wager_id": "v1", "position": "3", "bet": "ante",
                                  "amount": 700})
-    _close_and_deal(service)
+    close_and_deal(service)
     status = service.call("supervisor.void", {"reason": "count wrong", "clause":
                                               "RWS-3CP 5.1.4"})
     round_id = str(status["round"])
@@ -214,7 +203,7 @@ def test_the_table_deals_on_when_the_web_process_dies(web: Web, service: Service
     service.call("round.open")
     service.call("wager.place", {"wager_id": "k1", "position": "1", "bet": "ante",
                                  "amount": 500})
-    _close_and_deal(service)
+    close_and_deal(service)
     service.call("decide", {"position": "1", "choice": "fold"})
     service.call("round.reveal")
     assert service.call("round.settle")["state"] == "settled"

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
+from controller.journal.policy import Durability
+from controller.journal.writer import JournalWriter
 from tests.controller.service.conftest import service_toml
 
 
@@ -66,3 +68,29 @@ def test_check_passes_a_good_key(tmp_path: Path, capsys: pytest.CaptureFixture[s
     key.chmod(0o400)
     code, out, _ = check(config_with(tmp_path, key=key), capsys)
     assert code == 0 and out.startswith("config OK")
+
+
+def test_check_refuses_a_journal_directory_that_is_a_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 24: ``--check`` said "config OK" where ``run`` then refused the journal."""
+    config = config_with(tmp_path)
+    (tmp_path / "journal").write_text("not a directory")
+    code, out, err = check(config, capsys)
+    assert (code, out) == (2, "")
+    assert err == f"tablectl run: journal.directory {tmp_path / 'journal'}: not a directory"
+
+
+def test_check_refuses_a_key_the_journal_was_not_written_with(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The journal's records carry an HMAC of another key: ``run`` cannot extend that chain."""
+    writer = JournalWriter(tmp_path / "journal", table_id="T1", hmac_key=b"\x01" * 32,
+                           durability=Durability.NONE)
+    writer.append("note", {"text": "written with the first key"})
+    writer.close()
+    key = tmp_path / "journal.key"
+    key.write_text("ab" * 32)
+    key.chmod(0o400)
+    code, out, err = check(config_with(tmp_path, key=key), capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith("tablectl run: journal.hmac_key_file: not the key the journal")
+

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from controller.bench import Bench
-from controller.feed.horizon import REVEAL_EVENTS, Horizon, card_codes
+from controller.service.visibility import REVEAL_EVENTS, Horizon, card_codes
 from controller.games.catalog import GAMES
 from controller.journal.reader import iter_records
 from controller.journal.record import Record

@@ -18,7 +18,7 @@ from controller.bench import Bench
 from controller.feed import run as feed_run
 from controller.feed.config import load_feed_config
 from controller.feed import lookahead
-from controller.feed.horizon import Horizon, ends_round
+from controller.service.visibility import Horizon, ends_round
 from controller.feed.run import Feed
 from controller.journal.reader import iter_records
 from controller.journal.record import Record

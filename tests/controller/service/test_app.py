@@ -29,7 +29,8 @@ FAST_WATCHDOG = {"WATCHDOG_USEC": "20000"}  # pings every 10 ms
 
 
 def _datagrams_until(receiver: socket.socket, wanted: bytes) -> list[bytes]:
-    """Datagrams up to and including the first that contains ``wanted`` (5 s timeout each)."""
+    """Datagrams up to and including the first that contains ``wanted`` (the fixture's timeout
+    each)."""
     got = []
     while True:
         got.append(receiver.recv(4096))

@@ -301,6 +301,29 @@ def test_deeply_nested_json_is_malformed(server: ControlServer, groups: Groups,
     assert [request.verb for request, _ in handler.seen] == ["round.status"]
 
 
+@pytest.mark.parametrize(("line", "why"), [
+    (b'{"id": ' + b"9" * 5001 + b', "verb": "round.status"}', "5001 digits"),
+    (b'{"id": "\\ud800", "verb": "round.status"}', "lone surrogate"),
+    (b'{"id": 1, "verb": "round.status", "verb": "round.open"}', "'verb' appears twice"),
+    (b'{"id": 1, "verb": "round.status", "actor": "' + b"a" * 60_000 + b'"}', "'actor' must"),
+    (b'{"id": 1, "verb": "round.status", "actor": "x\\u001b[2J"}', "'actor' must"),
+    (b'{"id": "' + b"7" * 65 + b'", "verb": "round.status"}', "bad 'id'"),
+])
+def test_requests_that_broke_the_server_are_malformed(
+        server: ControlServer, groups: Groups, handler: Recorder, line: bytes, why: str) -> None:
+    """Issue 24: a 5,001-digit id was ``internal`` with a traceback, a lone surrogate got no
+    reply at all (the reply could not be encoded), a repeated key silently took the last value,
+    a 60,000-character actor was journaled. Each is ``malformed``, named, and the connection
+    carries on; the table never sees it."""
+    with _connect(server, groups, OPERATORS) as client:
+        client.send_line(line)
+        reply = client.read_message()
+        assert reply["ok"] is False and reply["error"]["code"] == "malformed"
+        assert why in reply["error"]["message"]
+        assert client.request("round.status")["verb"] == "round.status"
+    assert [request.verb for request, _ in handler.seen] == ["round.status"]
+
+
 def test_a_client_that_never_reads_its_replies_is_dropped(server: ControlServer,
                                                           groups: Groups) -> None:
     """400,000 ``round.status`` requests from a client that never read grew the service from 48
