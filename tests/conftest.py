@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+import structlog
 from hypothesis import settings
 
 LEAK_GRACE_SECONDS = 2.0
@@ -70,3 +71,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     (``pytest --shuffler-url /dev/table-shuffler``), and are skipped otherwise."""
     parser.addoption("--shuffler-url", default=None, help="URL of a real shuffler (framed protocol)")
     parser.addoption("--shoe-url", default=None, help="URL of a real framed-protocol shoe")
+
+
+@pytest.fixture(name="structlog_uncached", autouse=True)
+def structlog_uncached_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A test that runs ``tablectl`` in-process configures structlog as the program does, with
+    loggers cached on first use: a module's logger first used then stays bound to that
+    configuration, and a later test's ``capture_logs`` sees nothing (the suite's order decided
+    whether a log test passed). Tests keep the program's processors but never the cache, and
+    each test ends with the configuration it started with."""
+    saved = structlog.get_config()
+    configure = structlog.configure
+
+    def uncached(**settings_: object) -> None:
+        configure(**{**settings_, "cache_logger_on_first_use": False})
+
+    monkeypatch.setattr(structlog, "configure", uncached)
+    yield
+    configure(**saved)
