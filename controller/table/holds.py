@@ -7,6 +7,7 @@ and the device events buffered meanwhile are replayed in arrival order.
 
 from __future__ import annotations
 
+from controller.errors import RequestError
 from controller.games.cards import Card
 from controller.games.rules import GameId
 from controller.table import commands as cmd
@@ -35,11 +36,17 @@ class HoldsMixin(RoundCore):
 
     def _cmd_SupervisorDecision(self, command: cmd.SupervisorDecision) -> None:
         action = command.action
+        if action is cmd.SupervisorAction.VOID and command.clause:
+            try:  # only a clause of this game's text that voids a round may be cited
+                self.rules.void_clause(command.clause)
+            except RequestError as error:
+                raise Refused(str(error)) from error
         if self.state is not S.HOLD:
             if action is cmd.SupervisorAction.VOID and self.state in IN_ROUND:
                 if not command.reason:
                     raise Refused("a management void needs a reason")
-                clause = command.clause or general(self.rules, "management void").clause
+                clause = (self.rules.void_clause(command.clause) if command.clause
+                          else general(self.rules, "management void").clause)
                 self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor,
                                                action=action.value, clause=clause,
                                                reason=command.reason))
