@@ -41,14 +41,21 @@ def table_role(peer: Peer) -> cmd.Role:
     return cmd.Role.SUPERVISOR if peer.role in (Role.SUPERVISOR, Role.ROOT) else cmd.Role.DEALER
 
 
-def actor_of(request: Request, peer: Peer) -> str:
-    """``dealer:1042 (uid 1001 alice)``: what the request says, and what the kernel says."""
+def account_of(peer: Peer) -> str:
+    """``uid 1001 alice``: who the kernel says is connected, whatever the request claims (the
+    source whose refused commands are limited, :mod:`.floodgate`)."""
     account = "tcp" if peer.uid is None else f"uid {peer.uid}"
     if peer.uid is not None:
         try:
             account += f" {pwd.getpwuid(peer.uid).pw_name}"
         except KeyError:
             pass
+    return account
+
+
+def actor_of(request: Request, peer: Peer) -> str:
+    """``dealer:1042 (uid 1001 alice)``: what the request says, and what the kernel says."""
+    account = account_of(peer)
     return f"{request.actor} ({account})" if request.actor else account
 
 
@@ -85,7 +92,7 @@ class TableHandler:
             command = self.command_for(request, peer)
         except (TablectlError, ValueError) as error:
             raise Refusal(ErrorCode.BAD_ARGS, f"{verb}: {error}", request.id) from None
-        ticket = self.table.command(command, self.timeout)
+        ticket = self.table.command(command, self.timeout, source=account_of(peer))
         if ticket is None:
             raise Refusal(ErrorCode.UNAVAILABLE, f"{verb}: the table did not answer within "
                           f"{self.timeout:g} s; it is queued and will be handled",

@@ -64,7 +64,8 @@ def test_an_option_for_a_box_the_table_does_not_have_names_the_boxes(make) -> No
     assert _refusal(out) == "box 5 is not on this table: its boxes are 1, 2, 3"
 
 
-def test_a_reconstruction_naming_a_box_the_table_does_not_have_is_refused(make) -> None:  # noqa: ANN001
+def test_a_reconstruction_naming_a_box_the_table_does_not_have_is_refused(
+        make) -> None:  # noqa: ANN001
     """Moves and hands of a reconstruction (RWS-NC3P 5.5.4) name only the table's hands;
     the hold stays for a decision that does."""
     table: Harness = make("rws-nc-three-pictures", "shuffler", boxes=("1", "2", "3"))
