@@ -136,7 +136,7 @@ def measure_pages(journal: Path, work: Path) -> dict[str, float]:
                "actor=nobody-at-all", "card=AS&result=win&amount_over=5000"]
     out: dict[str, float] = {"records": added, "index_build_s": build,
                              "index_mb": index_path.stat().st_size / 1e6}
-    with TestClient(app.asgi) as client:
+    with TestClient(app.asgi, base_url="http://127.0.0.1") as client:  # the kiosk: loopback
         client.get("/console")
         # First while the start-up check verifies the whole journal on its thread, then
         # once it is done (the steady state: incremental checks of a second's records).

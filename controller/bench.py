@@ -146,6 +146,12 @@ class Bench:
                 self.supervisor.clear_fault(item.device, item.fault.value)
             for event in events:
                 self._on_event(event)
+            if self.deck_blocked and state.closed and not state.over and not state.hands \
+                    and not state.counted:
+                # blocked and nothing ruled (a statistical finding): the dealer counts the deck
+                # by hand, as MBS-R3P 5.9 has it; the table rules the count
+                state.counted = True
+                self.put(cmd.DeckCounted(**DEALER, count=self.rig.count_by_hand()))
 
     # reacting to the table ------------------------------------------------------------------
     def _on_event(self, event: ev.RoundEvent) -> None:
@@ -177,6 +183,8 @@ class Bench:
             state.close_refused = True  # a device is offline: "No more bets" when it is back
         elif isinstance(event, ev.DeckBlocked):
             self.deck_blocked = True
+        elif isinstance(event, ev.DeckReleased):
+            self.deck_blocked = False
         elif isinstance(event, ev.ProtectionAlert):
             report.protection_alerts[event.monitor] += 1
         elif isinstance(event, ev.RoundVoided):

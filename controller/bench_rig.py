@@ -134,6 +134,10 @@ class BenchRig:
             return
         self.sim.inject(spec)
 
+    def count_by_hand(self) -> int:
+        """The deck counted by hand (``tablectl deck counted N``): every physical card of it."""
+        return int(self.sim.count_by_hand())
+
     def cards_in_hand(self, n: int) -> tuple[Card, ...]:
         """The last ``n`` cards out of the shoe, as the supervisor sees them on the table."""
         if not self.live:

@@ -26,6 +26,8 @@ class RoundView:
     held: ev.SupervisorRequired | None = None
     """An interruption the supervisor decides once the device is back online."""
     finishing: bool = False
+    counted: bool = False
+    """The deck was counted by hand for a finding that blocked it with nothing ruled."""
     over: bool = False
 
 

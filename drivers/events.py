@@ -226,6 +226,19 @@ class EventAcknowledger(Protocol):
         ...
 
 
+class Evidence(str, Enum):
+    """What a game-protection finding that holds the deck rests on, which decides what the table
+    may do with it before anyone counts the cards."""
+
+    COUNT = "count"
+    """Cards counted prove the deck wrong (more cards dispensed than the deck was counted to
+    hold): ruled at once by the rule set's shortage/excess clause."""
+    STATISTICAL = "statistical"
+    """A run of decks a fair shuffler seldom gives ("a card stuck inside or missing"): a doubt
+    about the count, not a count. Dealing waits for the cards to be counted by hand
+    (MBS-R3P 5.9 counts before it voids) and the count is ruled."""
+
+
 @dataclass(frozen=True, slots=True)
 class ProtectionReport(DeviceEvent):
     """A game-protection monitor's finding over the card stream (``device = "protection"``,
@@ -242,3 +255,6 @@ class ProtectionReport(DeviceEvent):
     decks: int = 0
     detail: str = ""
     holds: bool = False
+    evidence: Evidence = Evidence.COUNT
+    """What a finding that ``holds`` rests on. Journals written before the field existed replay
+    as they were ruled then (at once), hence the default."""

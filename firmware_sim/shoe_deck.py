@@ -75,6 +75,11 @@ class SimShoe:
             self.dealt.append(card)
             return card
 
+    def count_by_hand(self) -> int:
+        """The dealer counts the deck by hand: the cards left in the shoe and those drawn."""
+        with self._lock:
+            return len(set(self.cards) | set(self.dealt))
+
     def foreign_card(self) -> Card:
         return self._rng.choice(FULL_DECK)
 

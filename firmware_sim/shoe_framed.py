@@ -18,7 +18,7 @@ from controller.games.cards import FULL_DECK, Card
 from drivers.events import Fault
 from drivers.framed import event_messages as ev
 from drivers.framed.messages import (
-    CARD_EXPOSED, Ack, Button, ClearFault, DeviceState, GetMeters, GetStatus, Identify,
+    CARD_BURN, CARD_EXPOSED, Ack, Button, ClearFault, DeviceState, GetMeters, GetStatus, Identify,
     IdentityReply, Message, MetersReply, Nak, NakReason, StatusReply, faults_to_word,
 )
 from firmware_sim.faults import FaultKind, FaultSpec
@@ -48,6 +48,9 @@ class FramedShoeSim(FramedSimDevice):
         self._deck: list[Card] = []
         self._dealt: list[Card] = []
         self.index = 0
+        self.burn = False
+        """Burn mode: every card drawn is reported with the CARD burn flag (bit 0), as the
+        shoe does after its burn button until the deal button (protocols.md, CARD, BUTTON)."""
         kwargs = {"clock": clock} if clock is not None else {}
         super().__init__(seed, faults, identity=identity, conformance=conformance, **kwargs)
         self._load()
@@ -87,9 +90,11 @@ class FramedShoeSim(FramedSimDevice):
         return Nak(NakReason.UNKNOWN)
 
     # physical actions -------------------------------------------------------------------------
-    def draw(self) -> Card | None:
+    def draw(self, *, burn: bool | None = None) -> Card | None:
         """Deal one card past the reader; returns the card, or ``None`` if it was not reported
-        as a card (no-read, foreign, reversed)."""
+        as a card (no-read, foreign, reversed). ``burn`` overrides the burn mode for this
+        card."""
+        marked = CARD_BURN if (self.burn if burn is None else burn) else 0
         with self.lock:
             if not self._deck:
                 self._load()
@@ -122,7 +127,7 @@ class FramedShoeSim(FramedSimDevice):
                 self.raise_event(lambda i: ev.FaultRaisedMsg(i, Fault.REVERSED_CARD,
                                                              f"card {index} reversed"))
                 return None
-            flags = CARD_EXPOSED if FaultKind.EXPOSED in armed else 0
+            flags = (CARD_EXPOSED if FaultKind.EXPOSED in armed else 0) | marked
             armed.discard(FaultKind.EXPOSED)
             self.raise_event(lambda i: ev.CardMsg(i, index, card, flags))
             return card

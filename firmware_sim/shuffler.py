@@ -138,6 +138,12 @@ class ShufflerSim(FramedSimDevice):
             self.faults.discard(fault)
             self.raise_event(lambda i, f=fault: ev.FaultClearedMsg(i, f))
 
+    def count_by_hand(self) -> int:
+        """The dealer empties the machine and counts the deck by hand: the cards still inside
+        (a stuck card too) and those dispensed since the shuffle, each physical card once."""
+        with self.lock:
+            return len(set(self._deck) | set(self._dealt))
+
     def take_hand(self) -> None:
         """The dealer lifts the presented hand."""
         with self.lock:

@@ -78,6 +78,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TablectlError, DriverError) as error:
         print(f"tablectl {args.command}: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader went away (``tablectl games | head``): not an error of ours. Point stdout
+        # at /dev/null so the interpreter's final flush does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except OSError as error:
         # A path the user gave that cannot be used (``--out /proc/x``): the file and why.
         where = f"{error.filename}: " if error.filename else ""
@@ -95,12 +101,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        # The reader went away (``tablectl games | head``): not an error of ours. Point stdout
-        # at /dev/null so the interpreter's final flush does not raise again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
     except Exception as error:  # noqa: BLE001 (the last wall: no traceback reaches a user)
         print(f"tablectl {args.command}: internal error: {type(error).__name__}: {error} "
               f"(a bug: please report it; --log-level DEBUG shows where)", file=sys.stderr)

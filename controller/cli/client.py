@@ -3,8 +3,10 @@
 ``tablectl round open|close|shuffled|reveal|settle|status``, ``tablectl wager
 place|withdraw|list``, ``tablectl decide POS play|fold``, ``tablectl option POS
 continue|withdraw``, ``tablectl options close``, ``tablectl deck replace|counted N``,
-``tablectl report KIND [--position P] ...``, ``tablectl supervisor
-continue|void|reconstruct|order|swap|clear-fault ...``, ``tablectl watch``.
+``tablectl report KIND [--position P] [--source device|dealer] ...``, ``tablectl supervisor
+continue|void|reconstruct|order|swap|clear-fault|answer|clock-override ...``, ``tablectl journal
+acknowledge REASON``, ``tablectl watch``: every verb of the control socket
+(:data:`controller.service.protocol.VERBS`) has its command, and a test holds them together.
 
 The socket is ``--socket PATH``, else the one named by ``--config PATH``, else the service's
 default (``/run/tablectl/control.sock``) when it exists, else the simulated bench table's.
@@ -27,13 +29,14 @@ from controller.errors import TablectlError
 from controller.service.client import CommandRefused, ControlClient
 from controller.service.config import DEFAULT_CONTROL_SOCKET, bench_runtime_dir, load_config
 from controller.service.errors import ControlError
-from controller.service.protocol import ErrorCode
+from controller.service.protocol import VERBS, ErrorCode
 from controller.table.commands import IrregularityKind
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
 EXIT_CLOSED = 3
 _REFUSALS = {ErrorCode.REFUSED, ErrorCode.FORBIDDEN, ErrorCode.UNAVAILABLE, ErrorCode.BUSY}
+ANSWERS = next(arg.choices for arg in VERBS["supervisor.answer"].args if arg.name == "answer")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -119,6 +122,9 @@ def register(subparsers: Any) -> None:
     report.add_argument("--round", type=int, metavar="N",
                         help="the round it happened in, when it is an earlier one")
     report.add_argument("--details", metavar="TEXT", help="what happened, for the journal")
+    report.add_argument("--source", choices=("device", "dealer"),
+                        help="an exposed card: found in the shoe/shuffler (device) or exposed "
+                             "by the dealer (default: a supervisor is asked)")
     _common(report)
     report.set_defaults(func=run, verb=_report)
 
@@ -148,7 +154,13 @@ def register(subparsers: Any) -> None:
     clock = sup_sub.add_parser("clock-override", help="let rounds open although the clock "
                                                       "cannot be trusted (journaled)")
     clock.add_argument("--reason", required=True, help="why, for the journal")
-    for parser in (cont, void, recon, order, swap, clear, clock):
+    answer = sup_sub.add_parser("answer", help="answer the fact a held ruling asks for: where "
+                                               "an exposed card was seen (in_device, by_dealer), "
+                                               "whether a jam stops the round (interrupts), "
+                                               "not_reconstructable")
+    answer.add_argument("answer", choices=ANSWERS)
+    answer.add_argument("--reason", default=None)
+    for parser in (cont, void, recon, order, swap, clear, clock, answer):
         _common(parser)
         parser.set_defaults(func=run, verb=_supervisor)
 
@@ -183,7 +195,7 @@ def _deck(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
 
 def _report(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     args: dict[str, Any] = {"kind": a.kind}
-    for name in ("position", "handled", "round", "details"):
+    for name in ("position", "handled", "round", "details", "source"):
         if getattr(a, name) is not None:
             args[name] = getattr(a, name)
     if a.exposed_before_drop:
@@ -212,7 +224,20 @@ def _supervisor(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         args["positions"] = [a.first, a.second]
     elif a.action == "clear-fault" and a.device:
         args["device"] = a.device
+    elif a.action == "answer":
+        args["answer"] = a.answer
     return f"supervisor.{a.action}", args
+
+
+def register_acknowledge(actions: Any) -> None:
+    """``tablectl journal acknowledge REASON``: beside the journal's other verbs, sent to the
+    running service (a supervisor acknowledges the damage its start-up check found)."""
+    ack = actions.add_parser("acknowledge", help="a supervisor acknowledges the journal damage "
+                                                 "the service found at start: REASON "
+                                                 "(journaled); dealing resumes")
+    ack.add_argument("reason", metavar="REASON")
+    _common(ack)
+    ack.set_defaults(func=run, verb=lambda a: ("journal.acknowledge", {"reason": a.reason}))
 
 
 def _pair(text: str, sep: str, form: str) -> list[str]:
@@ -337,6 +362,8 @@ def describe(verb: str, result: Mapping[str, Any]) -> list[str]:
         lines += [f"  {w['id']:<16} box {w['position']:>3} {w['bet']:<14} {w['amount']:>8}"
                   + (f"  {w['player']}" if w.get("player") else "") for w in wagers]
         return lines
+    if verb == "journal.acknowledge":
+        return ["acknowledged (journaled): commands are taken again"]
     events = [e.get("type", "?") for e in result.get("events", [])]
     return [f"accepted: round {result.get('round') or '-'}, now {result.get('state')}"
             + (f" ({', '.join(events)})" if events else "")]

@@ -1,4 +1,5 @@
-"""``tablectl journal verify|rounds|show|recall|replay``: surveillance's tools for the journal.
+"""``tablectl journal verify|rounds|show|recall|replay``: surveillance's tools for the journal;
+``journal acknowledge REASON`` goes to the running service (:mod:`controller.cli.client`).
 
 ``verify`` exits 0 when the journal is intact and everything it carries was checked, 1 when it
 found damage (naming the first bad file, line, sequence number and kind; a journal that ends
@@ -20,6 +21,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
+from controller.cli.client import register_acknowledge
 from controller.cli.output import print_json, print_table
 from controller.journal import clocktime
 from controller.journal.codec import INPUT_EVENT_TYPES
@@ -53,6 +55,7 @@ def register(subparsers: Any) -> None:
                             "no head")
     check.add_argument("--json", action="store_true", help="print JSON")
     check.set_defaults(func=run_verify)
+    register_acknowledge(actions)  # to the running service: its control socket
 
     def review(name: str, help_text: str, func: Any) -> argparse.ArgumentParser:
         sub = actions.add_parser(name, help=help_text)

@@ -37,6 +37,9 @@ def register(subparsers: Any) -> None:
     passwd.add_argument("file", type=Path, help="accounts file")
     passwd.add_argument("name")
     passwd.add_argument("role", choices=("dealer", "surveillance", "supervisor"))
+    passwd.add_argument("--pin", action="store_true",
+                        help="a supervisor: also set the PIN they answer a hold with at the "
+                             "dealer's screen (asked for, or the second line on stdin)")
     check = actions.add_parser("verify-export", help="re-verify an export against the journal")
     check.add_argument("file", type=Path, help="the export (JSON)")
     check.add_argument("--journal", dest="export_journal", required=True,
@@ -69,8 +72,13 @@ def _passwd(args: argparse.Namespace) -> int:
     from controller.web.auth import Role, add_account
     password = getpass.getpass("password: ") if sys.stdin.isatty() \
         else sys.stdin.readline().rstrip("\n")
-    add_account(args.file, args.name, Role(args.role), password)
-    print(f"account {args.name} ({args.role}) written to {args.file}")
+    pin = None
+    if args.pin:
+        pin = getpass.getpass("PIN: ") if sys.stdin.isatty() \
+            else sys.stdin.readline().rstrip("\n")
+    add_account(args.file, args.name, Role(args.role), password, pin)
+    print(f"account {args.name} ({args.role}{', with a PIN' if pin else ''}) written to "
+          f"{args.file}")
     return 0
 
 

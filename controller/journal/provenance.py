@@ -67,7 +67,10 @@ def layout_from_json(data: dict[str, Any]) -> TableLayout:
         game=GameId(data["game"]), device=DealingDevice(data["device"]), boxes=tuple(data["boxes"]),
         limits={bet: BetLimit(**limit) for bet, limit in data["limits"].items()},
         rounding_unit=data["rounding_unit"], table_id=data["table_id"],
-        progressive=ProgressiveConfig(**data["progressive"]))
+        progressive=ProgressiveConfig(**data["progressive"]),
+        # a LIVE session recorded before the field existed never checked burn marks: replay it
+        # so (the other devices burn nothing, and the field changes nothing for them)
+        burns_marked=data.get("burns_marked", data["device"] != DealingDevice.LIVE.value))
 
 
 def memory_from_json(data: dict[str, Any]) -> TableMemory:

@@ -118,7 +118,8 @@ class TableGuard:
 def report(found: Finding) -> dev.ProtectionReport:
     return dev.ProtectionReport(DEVICE, monitor=found.monitor.value, statistic=found.statistic,
                                 threshold=found.threshold, decks=found.decks,
-                                detail=found.detail, holds=found.holds)
+                                detail=found.detail, holds=found.holds,
+                                evidence=found.evidence)
 
 
 def _indices(cards: Sequence[Card]) -> tuple[int, ...]:

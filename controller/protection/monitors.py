@@ -33,6 +33,7 @@ from controller.protection.stats import (
     valley_z,
     valleys,
 )
+from drivers.events import Evidence
 
 DECK = 52
 MIN_SCORED = 9
@@ -56,7 +57,8 @@ class MonitorId(str, Enum):
 class Finding:
     """One alarm: which monitor, its statistic against its threshold, after how many decks.
     ``holds`` when the deck itself is wrong (a card missing from it): dealing stops until a
-    supervisor replaces or counts it."""
+    supervisor replaces or counts it. ``evidence`` says whether cards counted prove it (ruled at
+    once) or a run of decks suggests it (the hand count decides)."""
 
     monitor: MonitorId
     statistic: float
@@ -64,6 +66,7 @@ class Finding:
     decks: int
     detail: str
     holds: bool = False
+    evidence: Evidence = Evidence.COUNT
 
 
 @dataclass(slots=True)
@@ -143,7 +146,8 @@ class Ledger(Monitor):
             return Finding(self.id, round(value, 3), round(self.limit, 3), self.decks,
                            f"{FULL_DECK[worst].code} not dispensed for a run of decks a fair "
                            f"shuffler gives with probability {math.exp(value):.1e}: a card "
-                           f"stuck inside or missing", holds=True)
+                           f"stuck inside or missing", holds=True,
+                           evidence=Evidence.STATISTICAL)
         return None
 
 

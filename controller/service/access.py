@@ -9,6 +9,13 @@ only ``watch``/``round.status``/``wager.list``; anyone else is refused. The sock
 0660 with the configured socket group, so that accounts in neither group cannot even connect;
 the verb check is the second wall. The group lookup is injectable (:class:`AccessPolicy`
 ``groups_of``) because tests cannot create system groups.
+
+Delegation (the web process): the kernel names the web process's account, not the person at
+its screen. Members of ``control.web_group`` (and root or the service's own account) may name
+that person in a request's ``acting_for``; the request is then judged and journaled as that
+person in that role (:func:`AccessPolicy.delegated`), never in a role outside
+``control.web_roles``, and the journal's actor keeps the delegating account beside the person.
+A delegate's own requests (without ``acting_for``) keep the role of its own groups.
 """
 
 from __future__ import annotations
@@ -21,13 +28,13 @@ import socket
 import stat
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import structlog
 
 from controller.service.errors import ServiceError
-from controller.service.protocol import Request, Role
+from controller.service.protocol import ErrorCode, Refusal, Request, Role
 
 log = structlog.get_logger(__name__)
 
@@ -43,9 +50,17 @@ class Peer:
     uid: int | None
     gid: int | None
     role: Role
+    delegates: frozenset[Role] = frozenset()
+    """The roles this peer may act in for a person it names (``acting_for``): empty unless it
+    is in ``control.web_group`` (or is root or the service's own account)."""
+    acting_for: str | None = None
+    """The person this request is for, when a delegate sent it (``role`` is then theirs)."""
 
     def describe(self) -> str:
-        return f"uid {self.uid} (pid {self.pid})"
+        own = f"uid {self.uid} (pid {self.pid})"
+        if self.acting_for is None:
+            return own
+        return f"{self.acting_for} as {self.role.value} through {own}"
 
 
 GroupsOf = Callable[[int, int], frozenset[str]]
@@ -75,6 +90,44 @@ class AccessPolicy:
     """Members command as Pit Supervisors (the table accepts their supervisor decisions)."""
     superusers: frozenset[int] = field(default_factory=lambda: frozenset({0, os.getuid()}))
     """uids that may do everything: root and the service's own user."""
+    web_group: str | None = None
+    """Members may send requests for a person they name (``acting_for``): the web process."""
+    web_roles: frozenset[Role] = frozenset({Role.OPERATOR, Role.SUPERVISOR})
+    """The roles a member of ``web_group`` may act in; never root."""
+
+    def delegates_for(self, uid: int, gid: int) -> frozenset[Role]:
+        """The roles a peer may act in for a person it names (none for most peers)."""
+        if uid in self.superusers:
+            return frozenset({Role.SURVEILLANCE, Role.OPERATOR, Role.SUPERVISOR})
+        if self.web_group is not None and self.web_group in self.groups_of(uid, gid):
+            return self.web_roles - {Role.ROOT, Role.NONE}
+        return frozenset()
+
+    def delegated(self, peer: Peer, request: Request) -> tuple[Peer, Request]:
+        """The peer and request as the table should judge them: unchanged without
+        ``acting_for``; else the named person in the named role (refused, ``forbidden``, when
+        the peer is no delegate or the role is beyond what the config gives delegates). The
+        request's actor becomes ``name [role via <delegate's actor>]`` so the journal names
+        the person, the role and (through the peer's uid) the delegating account."""
+        acting = request.acting_for
+        if acting is None:
+            return peer, request
+        if request.spec.streams:
+            raise Refusal(ErrorCode.BAD_ARGS, f"{request.verb}: a stream is the delegate's own "
+                          "(no acting_for)", request.id)
+        if acting.role not in peer.delegates:
+            if not peer.delegates:
+                why = (f"{request.verb} not permitted: {peer.describe()} may not act for "
+                       f"another person (it is not in control.web_group"
+                       f"{' ' + self.web_group if self.web_group else ', which is not set'})")
+            else:
+                why = (f"{request.verb} not permitted: {peer.describe()} may act as "
+                       f"{', '.join(sorted(r.value for r in peer.delegates))} only "
+                       f"(control.web_roles), not {acting.role.value}")
+            raise Refusal(ErrorCode.FORBIDDEN, why, request.id)
+        via = f" via {request.actor}" if request.actor else " via delegate"
+        acted = Peer(peer.pid, peer.uid, peer.gid, acting.role, acting_for=acting.name)
+        return acted, replace(request, actor=f"{acting.name} [{acting.role.value}{via}]")
 
     def role_for(self, uid: int, gid: int) -> Role:
         if uid in self.superusers:
@@ -108,10 +161,11 @@ def peer_of(sock: socket.socket, policy: AccessPolicy) -> Peer:
         sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CREDS.size))
     try:
         role = policy.role_for(uid, gid)
+        delegates = policy.delegates_for(uid, gid)
     except Exception:
         log.exception("group lookup failed", uid=uid)
-        role = Role.NONE
-    return Peer(pid, uid, gid, role)
+        role, delegates = Role.NONE, frozenset()
+    return Peer(pid, uid, gid, role, delegates)
 
 
 def bind_socket_file(sock: socket.socket, path: Path, group: str | None) -> int:

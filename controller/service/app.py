@@ -29,7 +29,7 @@ import structlog
 from controller.service.config import ServiceConfig
 from controller.service.control import AccessPolicy, ControlServer, Handler, Peer
 from controller.service.errors import ServiceError
-from controller.service.protocol import ErrorCode, Refusal, Request
+from controller.service.protocol import ErrorCode, Refusal, Request, Role
 from controller.service.sdnotify import Notifier, watchdog_interval
 from controller.service.visibility import redact_event
 
@@ -90,7 +90,9 @@ class Service:
         self.server = ControlServer(
             control.socket, self._dispatch,
             policy or AccessPolicy(control.operators_group, control.surveillance_group,
-                                   supervisors_group=control.supervisors_group),
+                                   supervisors_group=control.supervisors_group,
+                                   web_group=control.web_group,
+                                   web_roles=frozenset(Role(r) for r in control.web_roles)),
             socket_group=control.socket_group, limits=control.limits)
         self._probe = probe
         self.interval = watchdog_interval(environ) or IDLE_HEALTH_SECONDS

@@ -133,11 +133,16 @@ class ControlClient:
         return message
 
     def request(self, verb: str, args: Mapping[str, Any] | None = None, *,
-                actor: str | None = None) -> dict[str, Any]:
+                actor: str | None = None,
+                acting_for: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """One request and its result; ``acting_for`` (``{"name", "role"}``) is for a delegate
+        only (the web process: docs/service.md, "Delegation")."""
         self._next_id += 1
         message: dict[str, Any] = {"id": self._next_id, "verb": verb, "args": dict(args or {})}
         if actor is not None:
             message["actor"] = actor
+        if acting_for is not None:
+            message["acting_for"] = dict(acting_for)
         try:
             self.send_line(encode(message))
         except (BrokenPipeError, ConnectionResetError):

@@ -90,6 +90,13 @@ class ShoeDialect(str, Enum):
     BEETEK = "beetek"
     HID = "hid"
 
+    @property
+    def marks_burns(self) -> bool:
+        """The shoe marks a burn card as a burn: the framed protocol's CARD flag bit 0 and the
+        Bee-Tek's ``[Manual Burn Cards]`` section do; a barcode scanner (serial or HID) reads
+        only the card (docs/protocols-shoes.md)."""
+        return self in (ShoeDialect.FRAMED, ShoeDialect.BEETEK)
+
 
 _DECK_DIALECTS = frozenset({ShoeDialect.SCANNER, ShoeDialect.HID})
 
@@ -172,6 +179,11 @@ class ControlConfig:
     """Members command as Pit Supervisors; operators (dealers) may not take their decisions."""
     limits: ConnectionLimits = ConnectionLimits()
     """Connection slots (and those reserved for supervisors and root), idle timeout."""
+    web_group: str | None = None
+    """Members may act for the person logged in on their screen (the web process's account;
+    docs/service.md, "Delegation"); ``None``: nobody but root and the service's account."""
+    web_roles: frozenset[str] = frozenset({"operator", "supervisor"})
+    """The roles ``web_group`` may act in (of surveillance, operator, supervisor)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +216,9 @@ class ServiceConfig:
         return TableLayout(game=self.game, device=DealingDevice(self.device.kind.value),
                            boxes=self.boxes, limits=self.limits,
                            rounding_unit=self.rounding_unit, table_id=self.table_id,
-                           progressive=self.progressive or ProgressiveConfig())
+                           progressive=self.progressive or ProgressiveConfig(),
+                           burns_marked=self.device.dialect is None
+                           or self.device.dialect.marks_burns)
 
 
 def load_config(path: str | Path) -> ServiceConfig:
@@ -484,10 +498,19 @@ class _Reader:
                                                minimum=5, maximum=86400)),
             per_account=section.integer("max_per_account", DEFAULT_PER_ACCOUNT, minimum=1,
                                         maximum=4096))
+        web_group = self._group(section, "web_group", None)
+        if web_group is not None and web_group in (operators, supervisors):
+            raise section.error("web_group", "must differ from operators_group and "
+                                "supervisors_group: its members act for others, who log in")
+        web_roles = section.strings("web_roles", ("operator", "supervisor"))
+        delegable = ("surveillance", "operator", "supervisor")
+        for role in web_roles:
+            if role not in delegable:
+                raise section.error("web_roles", f"{role!r}: one of {', '.join(delegable)}")
         section.finish()
         assert operators is not None and surveillance is not None and supervisors is not None
         return ControlConfig(socket_path, socket_group, operators, surveillance, supervisors,
-                             limits)
+                             limits, web_group, frozenset(web_roles))
 
 
 BENCH_CONFIG_TOML = """\

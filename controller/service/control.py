@@ -353,6 +353,7 @@ class ControlServer:
         try:
             request = decode_request(line)
             request_id = request.id
+            peer, request = self.policy.delegated(peer, request)
             why_not = self.policy.refusal(peer, request)
             if why_not is not None:
                 log.warning("control command refused", peer=peer.describe(),

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import pwd
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from controller.errors import TablectlError
 from controller.games.cards import parse_card
 from controller.journal.codec import encode_output
 from controller.service.control import Peer
+from controller.service.liveness import offered_to
+from controller.service.operator.clearing import CLEAR_SECONDS, ClearWatch
 from controller.service.protocol import ErrorCode, Refusal, Request, Role
 from controller.service.tablethread import AcknowledgeJournal, TableThread
 from controller.service.visibility import redact_event, redact_status
@@ -35,6 +37,20 @@ ANSWER_SECONDS = 5.0
 """How long a control request waits for the table thread (it normally takes milliseconds)."""
 
 StatusExtra = Callable[[], Mapping[str, Any]]
+
+
+class DeviceSide(Protocol):
+    """What the handler asks the device operator (:class:`~.operator.DeviceOperator`): whether
+    a supervisor's verb can have an effect on the device now, and what the device said."""
+
+    clearing: ClearWatch
+
+    @property
+    def name(self) -> str: ...
+
+    def clear_refusal(self) -> str | None: ...
+
+    def status(self) -> dict[str, Any]: ...
 
 
 def table_role(peer: Peer) -> cmd.Role:
@@ -64,8 +80,13 @@ class TableHandler:
 
     def __init__(self, table: TableThread, base: Callable[[], int], *,
                  status: StatusExtra | None = None, timeout: float = ANSWER_SECONDS,
-                 open_refusal: Callable[[], str | None] = lambda: None) -> None:
+                 open_refusal: Callable[[], str | None] = lambda: None,
+                 device: DeviceSide | None = None) -> None:
         self.table = table
+        self.device = device
+        """The device operator, when there is one: ``clear-fault`` and ``continue`` are refused
+        when the device makes them pointless, and ``clear-fault`` answers with the device's
+        own word (docs/service.md, "What the table waits for")."""
         self.open_refusal = open_refusal
         """Why no round may open now (software not verified and required), or None."""
         self.base = base
@@ -77,6 +98,8 @@ class TableHandler:
         verb = request.verb
         if verb == "round.status":
             status = {**self.table.snapshot.to_json(), **self.status()}
+            if "waits" in status:  # only what this peer's role may send
+                status["waits"] = offered_to(list(status["waits"]), peer.role)
             if peer.role.sees_face_down:
                 return status
             return redact_status(status, self.table.journaled.table.machine.rules)
@@ -92,6 +115,9 @@ class TableHandler:
             command = self.command_for(request, peer)
         except (TablectlError, ValueError) as error:
             raise Refusal(ErrorCode.BAD_ARGS, f"{verb}: {error}", request.id) from None
+        if (reason := self._pointless(request, peer)) is not None:
+            raise Refusal(ErrorCode.REFUSED, f"{verb}: {reason}", request.id)
+        clears = self.device.clearing.count() if self.device is not None else 0
         ticket = self.table.command(command, self.timeout, source=account_of(peer))
         if ticket is None:
             raise Refusal(ErrorCode.UNAVAILABLE, f"{verb}: the table did not answer within "
@@ -103,12 +129,47 @@ class TableHandler:
         refused = next((e for e in ticket.events if isinstance(e, ev.CommandRefused)), None)
         if refused is not None:
             raise Refusal(ErrorCode.REFUSED, refused.reason, request.id)
+        if verb == "supervisor.clear-fault" and self.device is not None:
+            self._cleared(request, clears)
         snap = self.table.snapshot
         events = [event_json(e, self.base()) for e in ticket.events]
         if not peer.role.sees_face_down:  # a command's answer shows no more than watch does
             rules = self.table.journaled.table.machine.rules
             events = [redact_event(e, rules) or e for e in events]
         return {"accepted": True, "round": snap.round, "state": snap.state, "events": events}
+
+    def _pointless(self, request: Request, peer: Peer) -> str | None:
+        """Why a supervisor's verb can have no effect on the device now (so it is refused, not
+        answered ``accepted``), or ``None``. A dealer's attempt is left to the table, which
+        refuses it with the clause that gives it to a supervisor."""
+        device = self.device
+        if device is None or table_role(peer) is not cmd.Role.SUPERVISOR:
+            return None
+        if request.verb == "supervisor.clear-fault":
+            return device.clear_refusal()
+        if request.verb == "supervisor.continue" and device.status().get("deck_lost"):
+            return (f"the {device.name} lost its deck mid-deal (a reboot): "
+                    "the round cannot be dealt on, so it cannot continue; void it (tablectl "
+                    "supervisor void REASON)")
+        return None
+
+    def _cleared(self, request: Request, before: int) -> None:
+        """After the table took a clear-fault: the device's own answer (the STATUS after
+        CLEAR_FAULT). A fault it still reports is a refusal naming it: the door is still open,
+        the jam is still there."""
+        assert self.device is not None
+        outcome = self.device.clearing.wait_after(before, CLEAR_SECONDS)
+        if outcome is None:
+            raise Refusal(ErrorCode.UNAVAILABLE, f"{request.verb}: CLEAR_FAULT ordered, but "
+                          f"the device did not answer within {CLEAR_SECONDS:g} s; see "
+                          "tablectl round status", request.id)
+        if outcome.error:
+            raise Refusal(ErrorCode.REFUSED, f"{request.verb}: the device did not clear: "
+                          f"{outcome.error}", request.id)
+        if outcome.faults:
+            raise Refusal(ErrorCode.REFUSED, f"{request.verb}: the device still reports "
+                          f"{', '.join(outcome.faults)} after CLEAR_FAULT: fix its cause "
+                          "(close the door, free the jam), then clear-fault again", request.id)
 
     def _acknowledge(self, request: Request, peer: Peer) -> Mapping[str, Any]:
         """``journal.acknowledge``: a supervisor's only (docs/journal.md, "Start-up check")."""

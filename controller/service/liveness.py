@@ -1,9 +1,22 @@
-"""What the table waits for, and the verb (and role) that gets it out: for ``round.status``
+"""What the table waits for, and the ``tablectl`` command that gets it out: for ``round.status``
 and the status line, for every round state and every device-operator state.
 
 No state is a dead end: each round state has a way out here, and a supervisor can void any
 round in progress (``tablectl supervisor void``). The device side's ways out come from the
 operator (:meth:`controller.service.operator.DeviceMachine.way_out`).
+
+A way out is offered only when the table would accept it now, and it is the literal command
+that works, one command per :class:`Wait`: ``tablectl decide 3 play``, ``tablectl supervisor
+answer in_device``. Words in capitals are what only the person knows and types (``REASON``, the
+``CARD`` s in the order they were drawn, ``FROM:TO`` moves). A wait nobody acts on (the shuffler
+forming a hand) says what happens instead, not a command. :func:`offered_to` then keeps the
+commands a peer's role may send and, for the others, says whose they are: a dealer's status
+never tells them to send a supervisor's verb, and surveillance is offered none.
+
+Why here and not in the table: the table refuses what it will not do, with the clause; what a
+person should type next is a question of the service's verbs and roles. What the table accepts
+in a hold (:attr:`Snapshot.hold_options`) comes from the table itself, so the two cannot
+disagree.
 """
 
 from __future__ import annotations
@@ -12,70 +25,189 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from controller.service.protocol import Role
+from controller.table.states import IN_ROUND
 from controller.table.states import RoundState as S
+
+AWAITING_JOURNAL = "awaiting_journal"
+"""The snapshot's state while the journal has not taken a decided outcome (tablethread)."""
+COMMAND = "tablectl "
+"""Every way out that is a command starts so; anything else is what happens without one."""
+DEALER, SUPERVISOR, NOBODY = "dealer", "supervisor", ""
+DEALER_DRAWS = "dealer_draws"
+"""The operator's state on a shoe table: the dealer draws, the service sends nothing."""
 
 
 @dataclass(frozen=True, slots=True)
 class Wait:
     waits_for: str
     way_out: str
+    """A literal ``tablectl ...`` command, or what happens without one."""
     role: str
+    """Who sends it: ``dealer``, ``supervisor``, or ``""`` when nobody needs to."""
 
     def to_json(self) -> dict[str, str]:
         return {"waits_for": self.waits_for, "way_out": self.way_out, "role": self.role}
 
 
 VOID = "tablectl supervisor void REASON"
-ROUND_WAYS: Mapping[S, Wait] = {
-    S.IDLE: Wait("a new round", "tablectl round open", "dealer"),
-    S.BETTING: Wait("wagers, then No more bets", "tablectl round close", "dealer"),
-    S.CLOSED: Wait("the shuffle", "automatic with a shuffler; tablectl round shuffled with a "
-                   "shoe", "dealer"),
-    S.SHUFFLED: Wait("the first card", "automatic with a shuffler; the dealer draws from a "
-                     "shoe", "dealer"),
-    S.BURN: Wait("the burn cards", "the dealer draws", "dealer"),
-    S.DEALING: Wait("the rest of the deal", "automatic with a shuffler; the dealer draws from "
-                    "a shoe", "dealer"),
-    S.HOLD: Wait("a supervisor's decision", "tablectl supervisor continue | void | "
-                 "reconstruct | order (as the ruling allows)", "supervisor"),
-    S.OPTIONS: Wait("the players' options", "tablectl option POS continue|withdraw, or "
-                    "tablectl options close", "dealer"),
-    S.DECISIONS: Wait("the players' decisions", "tablectl decide POS play|fold", "dealer"),
-    S.DEALT: Wait("the reveal", "tablectl round reveal", "dealer"),
-    S.REVEALED: Wait("settlement", "tablectl round settle", "dealer"),
-    S.SETTLED: Wait("the next round", "tablectl round open", "dealer"),
-    S.VOIDED: Wait("the next round", "tablectl round open", "dealer"),
+ANY_TIME = Wait("(any time)", VOID, SUPERVISOR)
+HOLD_COMMANDS: Mapping[str, str] = {
+    "continue": "tablectl supervisor continue",
+    "reconstruct": "tablectl supervisor reconstruct",
+    "order": "tablectl supervisor order CARD CARD CARD",
+    "in_device": "tablectl supervisor answer in_device",
+    "by_dealer": "tablectl supervisor answer by_dealer",
+    "interrupts": "tablectl supervisor answer interrupts",
+    "not_reconstructable": "tablectl supervisor answer not_reconstructable",
+}
+"""A held ruling's options as the commands that send them (``void`` is :data:`ANY_TIME`)."""
+WHOSE: Mapping[str, str] = {SUPERVISOR: "call a supervisor", DEALER: "the dealer acts"}
+"""What a peer who may not send a way out is told instead (the dealer's screen shows it)."""
+_MAY_SEND: Mapping[str, frozenset[Role]] = {
+    DEALER: frozenset({Role.OPERATOR, Role.SUPERVISOR, Role.ROOT}),
+    SUPERVISOR: frozenset({Role.SUPERVISOR, Role.ROOT}),
 }
 
 
-def round_wait(snapshot: Mapping[str, Any]) -> Wait:
-    """The round's wait, with the specifics the snapshot knows (the hold, the deck)."""
+def _one(waits_for: str, way_out: str, role: str) -> list[Wait]:
+    return [Wait(waits_for, way_out, role)]
+
+
+def _deck(snapshot: Mapping[str, Any]) -> list[Wait]:
+    waits_for = f"a replaced or counted deck ({snapshot['deck_blocked']})"
+    return [Wait(waits_for, "tablectl deck replace", DEALER),
+            Wait(waits_for, "tablectl deck counted 52", DEALER)]
+
+
+def _no_round(snapshot: Mapping[str, Any], state: S) -> list[Wait]:
+    if snapshot.get("deck_blocked"):
+        return _deck(snapshot)
+    if snapshot.get("open_refused"):  # software.verify = "required" and not verified
+        return _one(f"verified software ({snapshot['open_refused']})",
+                    "none at the table: install the signed release, then restart tablectl",
+                    NOBODY)
+    if snapshot.get("clock_blocks"):
+        return _one(f"a trusted clock, or a supervisor's override ({snapshot['clock_blocks']})",
+                    "tablectl supervisor clock-override --reason REASON", SUPERVISOR)
+    return _one("a new round" if state is S.IDLE else "the next round", "tablectl round open",
+                DEALER)
+
+
+def _hold(snapshot: Mapping[str, Any], operator: Mapping[str, Any]) -> list[Wait]:
+    held = snapshot.get("held_for")
+    waits_for = f"a supervisor's decision on {held}" if held else "a supervisor's decision"
+    deck_lost = bool(operator.get("deck_lost"))
+    out = []
+    for option in snapshot.get("hold_options") or ():
+        if option == "continue" and deck_lost:
+            continue  # the deck is gone: continuing would wait for cards that never come
+        if option in HOLD_COMMANDS:
+            out.append(Wait(waits_for, HOLD_COMMANDS[option], SUPERVISOR))
+    if not out:  # void is the way out (ANY_TIME): say what it is decided on
+        out.append(Wait(waits_for, VOID, SUPERVISOR))
+    return out
+
+
+def _options(snapshot: Mapping[str, Any]) -> list[Wait]:
+    pending = list(snapshot.get("options_pending") or ())
+    out = [Wait(f"the option of box {box}", f"tablectl option {box} {choice}", DEALER)
+           for box in pending for choice in ("continue", "withdraw")]
+    out.append(Wait(f"the options of {' '.join(pending)}" if pending else "the players' options",
+                    "tablectl options close", DEALER))
+    return out
+
+
+def _decisions(snapshot: Mapping[str, Any]) -> list[Wait]:
+    due = list(snapshot.get("decisions_due") or ())
+    return [Wait(f"the decision of box {box}", f"tablectl decide {box} {choice}", DEALER)
+            for box in due for choice in ("play", "fold")]
+
+
+def _dealing(state: S, shoe: bool) -> list[Wait]:
+    if state is S.BURN:
+        return _one("the burn cards", "the dealer draws from the shoe", DEALER)
+    what = "the first card" if state is S.SHUFFLED else "the rest of the deal"
+    if shoe:
+        return _one(what, "the dealer draws from the shoe", DEALER)
+    return _one(what, "automatic: the shuffler forms each hand, the dealer lifts it", NOBODY)
+
+
+def round_waits(snapshot: Mapping[str, Any], operator: Mapping[str, Any] | None = None
+                ) -> list[Wait]:
+    """The round's waits, each with one command the table accepts now (or what happens)."""
+    operator = operator or {}
+    if snapshot.get("journal_hold"):
+        return _one(f"a supervisor to acknowledge the journal damage found at start "
+                    f"({snapshot['journal_hold']})", "tablectl journal acknowledge REASON",
+                    SUPERVISOR)
+    if snapshot["state"] == AWAITING_JOURNAL:
+        return _one("the journal to record the round's outcome",
+                    "automatic once the journal can write (free space on its disk)", NOBODY)
     state = S(snapshot["state"])
-    wait = ROUND_WAYS[state]
-    if snapshot.get("deck_blocked") and state in (S.CLOSED, S.BETTING, S.IDLE, S.SETTLED,
-                                                  S.VOIDED):
-        return Wait(f"a replaced or counted deck ({snapshot['deck_blocked']})",
-                    "tablectl deck replace | deck counted 52", "dealer")
-    if state is S.HOLD and snapshot.get("held_for"):
-        return Wait(f"a supervisor's decision on {snapshot['held_for']}", wait.way_out,
-                    wait.role)
-    if state is S.OPTIONS and snapshot.get("options_pending"):
-        return Wait(f"the options of {' '.join(snapshot['options_pending'])}", wait.way_out,
-                    wait.role)
-    if state is S.DECISIONS and snapshot.get("decisions_due"):
-        return Wait(f"the decisions of {' '.join(snapshot['decisions_due'])}", wait.way_out,
-                    wait.role)
-    return wait
+    shoe = operator.get("state") == DEALER_DRAWS
+    if state in (S.IDLE, S.SETTLED, S.VOIDED):
+        return _no_round(snapshot, state)
+    if state is S.BETTING:
+        if snapshot.get("offline"):
+            return _one("the device back online before No more bets",
+                        "reconnect the device (No more bets waits for it)", NOBODY)
+        return _one("wagers, then No more bets", "tablectl round close", DEALER)
+    if state is S.CLOSED:
+        if snapshot.get("deck_blocked"):
+            return _deck(snapshot)
+        if shoe:
+            return _one("the shuffle", "tablectl round shuffled", DEALER)
+        return _one("the shuffle", "automatic: the shuffler shuffles", NOBODY)
+    if state in (S.SHUFFLED, S.BURN, S.DEALING):
+        return _dealing(state, shoe)
+    if state is S.HOLD:
+        return _hold(snapshot, operator)
+    if state is S.OPTIONS:
+        return _options(snapshot)
+    if state is S.DECISIONS:
+        return _decisions(snapshot)
+    if state is S.DEALT:
+        return _one("the reveal", "tablectl round reveal", DEALER)
+    return _one("settlement", "tablectl round settle", DEALER)  # S.REVEALED
 
 
 def waits(snapshot: Mapping[str, Any], operator: Mapping[str, Any] | None) -> list[dict[str, str]]:
-    """The round's wait, then the device's when it needs someone; in a round, a supervisor's
-    void is always a way out."""
-    out = [round_wait(snapshot).to_json()]
-    if operator and operator.get("role") and operator.get("waits_for") != "the table":
-        out.append({"waits_for": str(operator["waits_for"]), "way_out": str(operator["way_out"]),
-                    "role": str(operator["role"])})
-    state = S(snapshot["state"])
-    if state not in (S.IDLE, S.SETTLED, S.VOIDED, S.BETTING):
-        out.append(Wait("(any time)", VOID, "supervisor").to_json())
+    """The round's waits, then the device's when it needs someone; in a round, a supervisor's
+    void is always a way out. For a peer who may send every verb (root, the service)."""
+    out = [wait.to_json() for wait in round_waits(snapshot, operator)]
+    if snapshot.get("journal_hold"):
+        return out  # every other command is refused until a supervisor acknowledges it
+    state = snapshot["state"]
+    in_round = state != AWAITING_JOURNAL and S(state) in IN_ROUND
+    if operator and operator.get("role") and operator.get("waits_for") != "the table" \
+            and operator.get("state") != DEALER_DRAWS:
+        waits_for = str(operator["waits_for"])
+        for way_out in str(operator["way_out"]).split(" | "):
+            if way_out == VOID and not in_round:
+                continue  # no round to void
+            same = next((w for w in out if w["way_out"] == way_out), None)
+            if same is None:
+                out.append({"waits_for": waits_for, "way_out": way_out,
+                            "role": str(operator["role"])})
+            elif way_out == VOID:  # one void, with both reasons for it
+                same["waits_for"] += f"; {waits_for}"
+    if in_round and not any(w["way_out"] == VOID for w in out):
+        out.append(ANY_TIME.to_json())
     return out
+
+
+def may_send(role: Role, wait_role: str) -> bool:
+    """Whether a peer of ``role`` may send a way out meant for ``wait_role``."""
+    return role in _MAY_SEND.get(wait_role, frozenset())
+
+
+def offered_to(waits_: list[dict[str, str]], role: Role) -> list[dict[str, str]]:
+    """The waits as ``role`` sees them: a command it may not send is replaced by whose it is
+    (the wait itself stays: a dealer should know a supervisor is needed)."""
+    shown = []
+    for wait in waits_:
+        if wait["way_out"].startswith(COMMAND) and not may_send(role, wait["role"]):
+            wait = {**wait, "way_out": WHOSE.get(wait["role"], f"the {wait['role']} acts")}
+        shown.append(wait)
+    return shown

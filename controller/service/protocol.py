@@ -8,7 +8,10 @@ One UTF-8 JSON object per line (``\\n``), at most :data:`MAX_LINE_BYTES`. A requ
 ``id`` (string or integer) comes back in the reply so a client can match them; ``args`` is an
 object (may be left out when the verb takes none); ``actor`` says who, at the table, gave the
 command (``dealer:<id>``, ``supervisor:<id>``) for the journal, while the socket's peer
-credentials say which account sent it. Any other field is refused, like an unknown config key.
+credentials say which account sent it. A delegate (the web process, in ``control.web_group``)
+may add ``"acting_for": {"name": "alice", "role": "supervisor"}``: the person logged in on its
+screen and the role it acts in, which the socket accepts only up to the roles the service config
+gives delegates (:mod:`.access`). Any other field is refused, like an unknown config key.
 
 A reply is ``{"id": 7, "ok": true, "result": {...}}`` or ``{"id": 7, "ok": false, "error":
 {"code": "forbidden", "message": "..."}}``; ``id`` is ``null`` when the request was too broken to
@@ -33,7 +36,8 @@ MAX_LINE_BYTES = 64 * 1024
 MAX_MINOR_UNITS = 2**53 - 1
 """The largest amount of money, in minor units, anywhere on the wire or in the journal: JSON
 readers that hold numbers as IEEE doubles (JavaScript, many floor systems) are exact up to here."""
-REQUEST_FIELDS = frozenset({"id", "verb", "args", "actor"})
+REQUEST_FIELDS = frozenset({"id", "verb", "args", "actor", "acting_for"})
+MAX_PERSON_CHARS = 64
 MAX_ID_CHARS = 64
 MAX_ACTOR_CHARS = 64
 MAX_TEXT_CHARS = 500
@@ -296,11 +300,42 @@ VERBS: Mapping[str, VerbSpec] = MappingProxyType({spec.verb: spec for spec in (
 
 
 @dataclass(frozen=True, slots=True)
+class ActingFor:
+    """Who a delegate (the web process) sends a request for: the person logged in on its
+    screen and the role they act in. Only a delegate may send it; the socket caps ``role``
+    (``control.web_roles``) whatever the delegate says."""
+
+    name: str
+    role: Role
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "role": self.role.value}
+
+
+def _acting_for(value: object, request_id: RequestId) -> ActingFor | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) != {"name", "role"}:
+        raise Refusal(ErrorCode.MALFORMED, "'acting_for' must be an object with name and role",
+                      request_id)
+    name, role = value["name"], value["role"]
+    if not _text(name) or len(name) > MAX_PERSON_CHARS or not name.isprintable():
+        raise Refusal(ErrorCode.MALFORMED, f"'acting_for' name must be 1-{MAX_PERSON_CHARS} "
+                      "printable characters", request_id)
+    delegable = (Role.SURVEILLANCE, Role.OPERATOR, Role.SUPERVISOR)
+    if role not in [r.value for r in delegable]:
+        raise Refusal(ErrorCode.MALFORMED, "'acting_for' role must be one of "
+                      f"{', '.join(r.value for r in delegable)}, got {role!r}", request_id)
+    return ActingFor(name, Role(role))
+
+
+@dataclass(frozen=True, slots=True)
 class Request:
     id: str | int
     verb: str
     args: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     actor: str | None = None
+    acting_for: ActingFor | None = None
 
     @property
     def spec(self) -> VerbSpec:
@@ -310,6 +345,8 @@ class Request:
         message: dict[str, Any] = {"id": self.id, "verb": self.verb, "args": dict(self.args)}
         if self.actor is not None:
             message["actor"] = self.actor
+        if self.acting_for is not None:
+            message["acting_for"] = self.acting_for.to_json()
         return message
 
 
@@ -349,8 +386,9 @@ def decode_request(line: bytes) -> Request:
         raise Refusal(ErrorCode.MALFORMED, f"'actor' must be a non-empty string of at most "
                                            f"{MAX_ACTOR_CHARS} printable characters",
                       request_id)
+    acting_for = _acting_for(message.get("acting_for"), request_id)
     VERBS[verb].check_args(args, request_id)
-    return Request(request_id, verb, MappingProxyType(args), actor)
+    return Request(request_id, verb, MappingProxyType(args), actor, acting_for)
 
 
 def encode(message: Mapping[str, Any]) -> bytes:

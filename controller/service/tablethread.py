@@ -109,6 +109,9 @@ class Snapshot:
     hands: tuple[tuple[str, tuple[str, ...]], ...] = ()
     held_for: str | None = None
     """The irregularity and clause a supervisor must decide, when the round is held."""
+    hold_options: tuple[str, ...] = ()
+    """What the table accepts as the supervisor's decision on that hold (the ruling's options,
+    and ``void``), so ``round.status`` offers only those."""
     options_pending: tuple[str, ...] = ()
     decisions_due: tuple[str, ...] = ()
     offline: tuple[tuple[str, str], ...] = ()
@@ -128,7 +131,8 @@ class Snapshot:
         return {"round": self.round, "state": self.state,
                 "wagers": [_wager(w) for w in self.wagers],
                 "hands": {position: list(cards) for position, cards in self.hands},
-                "held_for": self.held_for, "options_pending": list(self.options_pending),
+                "held_for": self.held_for, "hold_options": list(self.hold_options),
+                "options_pending": list(self.options_pending),
                 "decisions_due": list(self.decisions_due),
                 "offline": dict(self.offline), "deck_blocked": self.deck_blocked,
                 "clock_blocks": self.clock_blocks, "clock_override": self.clock_override,
@@ -413,6 +417,7 @@ class TableThread:
             hands=hands,
             held_for=None if held is None or machine.state.value != "hold"
             else f"{held.kind.value} ({held.ruling.clause})",
+            hold_options=tuple(action.value for action in machine.hold_decisions()),
             options_pending=tuple(sorted(machine.offer.pending)) if machine.offer else (),
             decisions_due=due,
             offline=tuple(sorted(machine.offline.items())),

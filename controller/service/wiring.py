@@ -162,7 +162,7 @@ class Wiring:
             self.sim_dealer = SimulatedDealer(self.device, self.table.put, live=live)
             self.table.subscribe_batches(self.sim_dealer.see)
         self.handler = TableHandler(self.table, lambda: self._base, status=self.status,
-                                    open_refusal=self._open_refusal)
+                                    open_refusal=self._open_refusal, device=self.operator)
         self.table.start()
         self.clock.start(self.table.put)  # its first report is queued before any command
         if report.round is not None:
@@ -287,7 +287,8 @@ class Wiring:
         snap = self.table.snapshot.to_json() if self.table is not None else None
         return {"table": self.config.table_id, "game": self.config.game.value,
                 "device": device,
-                "waits": waits(snap, device.get("operator")) if snap else [],
+                "waits": waits({**snap, "open_refused": self._open_refusal()},
+                               device.get("operator")) if snap else [],
                 "journal": {"directory": str(self.config.journal.directory),
                             "seq": writer.seq if writer else None,
                             "last_hash": writer.last_hash if writer else None,

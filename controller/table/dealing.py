@@ -42,6 +42,9 @@ class Deal:
     dealt: int = 0
     order: list[Card] = field(default_factory=list)
     """Cards delivered to hands, in the order they came (for a LIVE-3P burn reconstruction)."""
+    unmarked: list[Card] = field(default_factory=list)
+    """Cards the shoe sent unmarked (from its game section) while LIVE-3P burns were still
+    due: a short burn, held out of the hands until the supervisor reconstructs."""
 
     def __post_init__(self) -> None:
         for step in self.plan:
@@ -104,17 +107,23 @@ class Deal:
         return [Delivery(step.position, tuple(cards), first, True,
                          wrong_count=len(hand) != CARDS_PER_HAND)]
 
-    def rebuild_after_extra_burns(self) -> list[Delivery]:
-        """LIVE-3P T&C 1 reconstruction: burns beyond the target were the first cards of the
-        deal; put every card back in its intended sequential order (RWS-NC3P 1.13 defines
-        reconstruction the same way) and return the deliveries, re-made from the start."""
-        extra = self.burns[self.burn_target:]
-        sequence = [*extra, *self.order]
-        del self.burns[self.burn_target:]
+    def rebuild_burns(self) -> tuple[list[Card], list[Delivery]]:
+        """LIVE-3P T&C 1 reconstruction: every card drawn back in its intended sequential order
+        (RWS-NC3P 1.13 defines reconstruction the same way): the first ``burn_target`` cards
+        are the burns, the rest go to the hands from the start. A burn beyond the target (a
+        fifth flagged burn) was Player 1's first card; a card sent unmarked before the burns
+        were done (a short burn) was the last burn. Returns the cards newly burnt and the
+        deliveries, re-made from the start."""
+        sequence = [*self.burns, *self.unmarked, *self.order]
+        burnt_before = len(self.burns)
+        self.burns = sequence[:self.burn_target]
+        self.unmarked = []
         for hand in self.hands.values():
             hand.clear()
         self.order, self.cursor, self.partial, self.dealt = [], 0, 0, 0
-        return [self.deliver_card(card) for card in sequence if not self.complete]
+        burnt = self.burns[burnt_before:]
+        return burnt, [self.deliver_card(card) for card in sequence[self.burn_target:]
+                       if not self.complete]
 
     def drop_position(self, position: str) -> int:
         """A hand removed from play receives nothing more: its remaining steps leave the plan, so

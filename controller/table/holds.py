@@ -34,24 +34,32 @@ wagers"), not only the box's."""
 class HoldsMixin(RoundCore):
     """Supervisor decisions on a held round, player options, and resuming."""
 
+    def hold_decisions(self) -> tuple[Act, ...]:
+        """What a supervisor may decide on the current hold: the ruling's options, and a
+        management void when the ruling offers none (a question of fact: where a card was seen,
+        whether a jam stops the round). A pit supervisor can always void a round in progress;
+        only a hold on a round already settled (a correction) has no void but its ruling's."""
+        hold = self.hold_info
+        if self.state is not S.HOLD or hold is None:
+            return ()
+        if Act.VOID in hold.ruling.options or self.source is S.SETTLED:
+            return tuple(hold.ruling.options)
+        return (*hold.ruling.options, Act.VOID)
+
     def _cmd_SupervisorDecision(self, command: cmd.SupervisorDecision) -> None:
         action = command.action
-        if action is cmd.SupervisorAction.VOID and command.clause:
+        if action is Act.VOID and command.clause:
             try:  # only a clause of this game's text that voids a round may be cited
                 self.rules.void_clause(command.clause)
             except RequestError as error:
                 raise Refused(str(error)) from error
+        held = self.state is S.HOLD and self.hold_info is not None
+        ruling_void = held and Act.VOID in self.hold_info.ruling.options  # type: ignore[union-attr]
+        if action is Act.VOID and self.state in IN_ROUND and not ruling_void and (
+                not held or Act.VOID in self.hold_decisions()):
+            self._management_void(command)
+            return
         if self.state is not S.HOLD:
-            if action is cmd.SupervisorAction.VOID and self.state in IN_ROUND:
-                if not command.reason:
-                    raise Refused("a management void needs a reason")
-                clause = (self.rules.void_clause(command.clause) if command.clause
-                          else general(self.rules, "management void").clause)
-                self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor,
-                                               action=action.value, clause=clause,
-                                               reason=command.reason))
-                self._void(command.reason, clause)
-                return
             raise Refused(f"no supervisor decision is pending (state {self.state.value})")
         hold = self.hold_info
         assert hold is not None
@@ -89,9 +97,10 @@ class HoldsMixin(RoundCore):
             self.emit(ev.HandsMoved(round=self.number, moves=command.moves,
                                     clause=hold.ruling.clause))
         rebuilt: list[Delivery] = []
+        burnt: list[Card] = []
         if action is cmd.SupervisorAction.RECONSTRUCT and hold.kind is Kind.BURN_ERROR:
             assert self.deal is not None
-            rebuilt = self.deal.rebuild_after_extra_burns()
+            burnt, rebuilt = self.deal.rebuild_burns()
             self.emit(ev.HandsMoved(round=self.number, moves=(), clause=hold.ruling.clause))
         if action is cmd.SupervisorAction.NOT_RECONSTRUCTABLE:
             declined = hold.ruling.declined or Action.VOID
@@ -103,6 +112,8 @@ class HoldsMixin(RoundCore):
             self._after_resume()
             return
         self.resume()
+        if burnt:
+            self._burnt_on_reconstruction(burnt)
         self._assigned(rebuilt)
         for event in ordered:
             self._device(event)
@@ -110,6 +121,30 @@ class HoldsMixin(RoundCore):
             self._offer_options("RWS-NC3P 5.11.1, 5.7")
             return
         self._after_resume()
+
+    def _management_void(self, command: cmd.SupervisorDecision) -> None:
+        """A supervisor voids the round in progress, held or not, by the game's management-void
+        clause (or the one given)."""
+        if not command.reason:
+            raise Refused("a management void needs a reason")
+        clause = (self.rules.void_clause(command.clause) if command.clause
+                  else general(self.rules, "management void").clause)
+        self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor,
+                                       action=command.action.value, clause=clause,
+                                       reason=command.reason))
+        self.hold_info = None
+        self._void(command.reason, clause)
+
+    def _burnt_on_reconstruction(self, burnt: list[Card]) -> None:
+        """A short burn reconstructed (LIVE-3P T&C 1): the cards held out become the missing
+        burns, and the deal starts once the burns are complete."""
+        deal = self.deal
+        assert deal is not None
+        first = len(deal.burns) - len(burnt)
+        for offset, card in enumerate(burnt):
+            self.emit(ev.BurnCard(round=self.number, card=card, index=first + offset))
+        if self.state is S.BURN and not deal.burning:
+            self.start_deal()
 
     def _answered(self, hold: Hold, command: cmd.SupervisorDecision) -> None:
         """The supervisor answered the fact the ruling asked for: rule again knowing it."""
@@ -138,7 +173,10 @@ class HoldsMixin(RoundCore):
                 raise Refused(f"order names cards not drawn: {', '.join(missing)}")
             taken = [e for e in buffered if e.card in cards]
             self.buffer = [e for e in self.buffer if e not in taken]
-        return [dev.CardRead(device="supervisor", card=card) for card in cards]
+        # cards entered in the order drawn complete the burns still due before the deal
+        burns_due = self.deal.burn_target - len(self.deal.burns) if self.deal else 0
+        return [dev.CardRead(device="supervisor", card=card, burn=index < burns_due)
+                for index, card in enumerate(cards)]
 
     def _after_resume(self) -> None:
         """Replay device events that arrived while the round was held, in arrival order."""

@@ -150,6 +150,9 @@ class IntakeMixin(RoundCore):
         deal = self.deal
         assert deal is not None
         card = event.card
+        if deal.burning and self.layout.burns_marked and not event.burn:
+            self._short_burn(card)
+            return
         if deal.burning:
             deal.mark_seen((card,))
             self.emit(ev.BurnCard(round=self.number, card=card, index=deal.burn(card)))
@@ -168,6 +171,20 @@ class IntakeMixin(RoundCore):
             self._echoes.add((event.device, Kind.EXPOSED_CARD))
             self._exposure(Source.DEVICE, detail=card.code, first_card=first)
         self._maybe_finish_deal()
+
+    def _short_burn(self, card: Card) -> None:
+        """LIVE-3P T&C 1: a shoe that marks its burn cards sent this one from its game section
+        while burns were still due. Taking it as a burn would shift every hand by a card;
+        it is a burn error, found before Player 1's second card (nothing is dealt yet), so the
+        ruling is reconstruction: the card is held out of the hands until the supervisor's
+        ``reconstruct`` makes it the missing burn."""
+        deal = self.deal
+        assert deal is not None
+        deal.mark_seen((card,))
+        deal.unmarked.append(card)
+        self._irregularity(Kind.BURN_ERROR, detail=f"short burn: {card.code} came unmarked "
+                           f"from the shoe's game section after {len(deal.burns)} of "
+                           f"{deal.burn_target} burn cards")
 
     def _card_set(self, event: dev.CardSetDispensed) -> None:
         if not self._accept_cards(event, event.cards):
@@ -214,7 +231,7 @@ class IntakeMixin(RoundCore):
             return False
         deal = self.deal
         assert deal is not None
-        if state is S.CLOSED:
+        if state is S.CLOSED or (state is S.SHUFFLED and self.deck_blocked is not None):
             if self.deck_blocked is not None:
                 self._irregularity(Kind.DECK_COUNT, detail=f"card dealt from a blocked deck: "
                                    f"{self.deck_blocked}")

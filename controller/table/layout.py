@@ -40,6 +40,11 @@ class TableLayout:
     rounding_unit: int = 1
     table_id: str = "table-1"
     progressive: ProgressiveConfig = ProgressiveConfig()
+    burns_marked: bool = True
+    """The dealing device marks every burn card as a burn (the framed shoe's burn flag, the
+    Bee-Tek's ``[Manual Burn Cards]`` section), so a card it sends unmarked while LIVE-3P burns
+    are still due is a short burn (T&C 1). ``False`` for a barcode scanner, which marks
+    nothing: the first four cards of a round are then the burns, whatever they are."""
 
     def __post_init__(self) -> None:
         rules = get_game(GameId(self.game).value)

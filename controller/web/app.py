@@ -1,8 +1,12 @@
 """The Starlette application: the dealer's screen, the surveillance console, login.
 
-Read-only by construction: no route sends a command to the table (the follower sends only
-``watch`` and ``round.status``) and none writes the journal. Every page is rendered by Jinja2
-with autoescaping, so journal text (an actor or player called ``<script>``) is text; the pages
+The dealer runs the round from the screen and a supervisor answers a hold there after a PIN:
+``POST /dealer/command`` sends one control verb through the socket in the name and role of the
+person who gave it (:mod:`.commander`, docs/web.md "Commands"); nothing here writes the journal.
+Every state-changing request must come from this app's own origin with the session's CSRF
+token (:mod:`.guard`); logins back off per name and per address; sessions, event streams and
+uploads are bounded per person, so one login cannot turn the others away. Every page is
+rendered by Jinja2 with autoescaping, so journal text (an actor or player called ``<script>``) is text; the pages
 load one script file from this app (Content-Security-Policy ``script-src 'self'``, no inline
 script, nothing from another host).
 """
@@ -18,7 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
@@ -31,14 +35,21 @@ from starlette.staticfiles import StaticFiles
 
 from controller.journal.errors import JournalError
 from controller.web.auth import Authenticator, Role, Session
+from controller.web.actions import ScreenActions
+from controller.web.bodies import declared_too_large, in_threads, read_bounded, small_form
+from controller.web.commander import TableCommander
 from controller.web.damaged import damaged_rounds
 from controller.web.errors import ExportError
-from controller.web.export import MAX_EXPORT_RECORDS, build_export, export_seqs, verify_export
+from controller.web.export import (MAX_EXPORT_RECORDS, export_seqs, plan_export, stream_export,
+                                   verify_export)
 from controller.web.facedown import withheld_from, withheld_round
+from controller.web.guard import (CSRF_FIELD, CSRF_HEADER, GuardRefusal, csrf_refusal,
+                                  origin_refusal)
 from controller.web.index import JournalIndex
 from controller.web.integrity import JournalWatcher
-from controller.web.live import Broadcast, TableFollower
+from controller.web.live import Broadcast, StreamLimit, TableFollower
 from controller.web.localtime import LocalZone
+from controller.web.presence import DEFAULT_IDLE_SECONDS, SupervisorPresence
 from controller.web.roundscsv import rounds_csv
 from controller.web.search import RoundFilter, games, overrides, recall, search_rounds
 from controller.web.timeline import hex_fields, iter_seqs, read_listed, read_round
@@ -49,11 +60,14 @@ COOKIE = "tablectl_session"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
-           (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY"),
+           (b"referrer-policy", b"same-origin"), (b"x-frame-options", b"DENY"),
            (b"cache-control", b"no-store")]
 MAX_UPLOAD = 32 * 1024 * 1024
 """An export to verify: 50,000 records is about 25 MB (MAX_EXPORT_RECORDS)."""
+MAX_UPLOADS = 1
+"""Exports verified at once; another waits its turn (503), it is not read meanwhile."""
 HEARTBEAT_SECONDS = 15.0
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 WORKERS = 2
 _CARD_RE = re.compile(r"^([2-9TJQKA])([CDHS])$")
 _SUITS = {"C": ("\u2663", "black"), "D": ("\u2666", "red"), "H": ("\u2665", "red"),
@@ -116,7 +130,8 @@ class WebApp:
     def __init__(self, *, journal_dir: Path, index_path: Path, socket_path: Path | None,
                  key: bytes | None, auth: Authenticator, local_role: Role | None,
                  tls: bool = False, poll: float = 1.0, zone: LocalZone | None = None,
-                 video: VideoLink | None = None) -> None:
+                 video: VideoLink | None = None,
+                 supervisor_idle: float = DEFAULT_IDLE_SECONDS) -> None:
         self.index = JournalIndex(journal_dir, index_path, key)
         self.key = key
         self.auth = auth
@@ -125,6 +140,9 @@ class WebApp:
         self.watcher = JournalWatcher(journal_dir, self.index, key, poll)
         self.broadcast = Broadcast()
         self.follower = TableFollower(socket_path, self.broadcast) if socket_path else None
+        self.presence = SupervisorPresence(supervisor_idle)
+        self.actions = ScreenActions(self, TableCommander(socket_path))
+        self._uploads = 0
         self.templates = Environment(loader=FileSystemLoader(HERE / "templates"),
                                      autoescape=select_autoescape(["html"]))
         self.templates.filters.update(card=card_html, money=money)
@@ -137,6 +155,10 @@ class WebApp:
             Route("/logout", self.logout, methods=["POST"]),
             Route("/dealer", self.dealer), Route("/dealer/events", self.dealer_events),
             Route("/dealer/state", self.dealer_state),
+            Route("/dealer/command", self.actions.command, methods=["POST"]),
+            Route("/dealer/supervisor", self.actions.supervisor_login, methods=["POST"]),
+            Route("/dealer/supervisor/logout", self.actions.supervisor_logout,
+                  methods=["POST"]),
             Route("/console", self.console), Route("/console/round/{round_id}", self.round),
             Route("/console/recall", self.recall), Route("/console/overrides", self.overrides),
             Route("/console/export", self.export),
@@ -167,9 +189,31 @@ class WebApp:
     # -- helpers --------------------------------------------------------------------------------
 
     def viewer(self, request: Request) -> Session | None:
+        """The session of this request. Without accounts every loopback viewer is the kiosk's
+        one session, but only when the request names a loopback host: a page on another name
+        that resolves to 127.0.0.1 (DNS rebinding) is its own origin, passes the origin check,
+        and carries no cookie to stop it."""
         if self.local_role is not None:
-            return Session("local", self.local_role, float("inf"))
+            if (request.url.hostname or "").lower() not in LOOPBACK_HOSTS:
+                return None
+            return self.auth.local(self.local_role)
         return self.auth.session(request.cookies.get(COOKIE))
+
+    def own_origin(self, request: Request) -> str:
+        return f"{request.url.scheme}://{request.url.netloc}"
+
+    def refused(self, request: Request, viewer: Session | None,
+                form_token: str | None = None) -> GuardRefusal | None:
+        """Why a state-changing request is refused: another origin, or no matching CSRF token
+        (``viewer`` None: the origin alone, for the login form)."""
+        found = origin_refusal(request.headers, self.own_origin(request))
+        if found is not None or viewer is None:
+            return found
+        return csrf_refusal(request.headers.get(CSRF_HEADER) or form_token, viewer.csrf)
+
+    @staticmethod
+    def _address(request: Request) -> str:
+        return request.client.host if request.client else ""
 
     def page(self, name: str, viewer: Session | None, status: int = 200, **values: Any
              ) -> HTMLResponse:
@@ -230,10 +274,11 @@ class WebApp:
     async def login_page(self, request: Request) -> Response:
         if request.method == "GET":
             return self.page("login.html", None, problem=None)
-        body = await request.body()
-        form = {k: v[0] for k, v in parse_qs(body[:4096].decode("utf-8", "replace")).items()}
+        if (refusal := self.refused(request, None)) is not None:
+            return self.page("login.html", None, status=403, problem=refusal.message)
+        form = await small_form(request)
         token = await asyncio.to_thread(self.auth.login, form.get("name", ""),
-                                        form.get("password", ""))
+                                        form.get("password", ""), self._address(request))
         if token is None:
             return self.page("login.html", None, status=401,
                              problem="Wrong name or password (or too many tries: wait).")
@@ -243,7 +288,14 @@ class WebApp:
         return response
 
     async def logout(self, request: Request) -> Response:
-        self.auth.logout(request.cookies.get(COOKIE))
+        viewer = self.viewer(request)
+        if viewer is not None:
+            form = await small_form(request)
+            refusal = self.refused(request, viewer, form.get(CSRF_FIELD))
+            if refusal is not None:
+                return self.page("denied.html", viewer, status=403, why=refusal.message)
+            self.presence.leave(viewer.id)
+            self.auth.logout(request.cookies.get(COOKIE))
         response = RedirectResponse("/login", status_code=303)
         response.delete_cookie(COOKIE, path="/")
         return response
@@ -255,16 +307,23 @@ class WebApp:
         return self.page("dealer.html", viewer, view=self.broadcast.latest)
 
     async def dealer_state(self, request: Request) -> Response:
-        if self.viewer(request) is None:
+        viewer = self.viewer(request)
+        if viewer is None:
             return JSONResponse({"error": "log in"}, status_code=401)
-        return JSONResponse(self.broadcast.latest)
+        return JSONResponse({**self.broadcast.latest,
+                             "supervisor": self.presence.describe(viewer.id)})
 
     async def dealer_events(self, request: Request) -> Response:
-        if self.viewer(request) is None:
+        viewer = self.viewer(request)
+        if viewer is None:
             return JSONResponse({"error": "log in"}, status_code=401)
-        queue = self.broadcast.subscribe()
-        if queue is None:
-            return JSONResponse({"error": "too many screens open"}, status_code=503)
+        queue = self.broadcast.subscribe(viewer.id, viewer.name)
+        if isinstance(queue, StreamLimit):
+            what = {StreamLimit.SESSION: "this login has too many screens open",
+                    StreamLimit.ACCOUNT: "this account has too many screens open",
+                    StreamLimit.TOTAL: "too many screens open"}[queue]
+            return JSONResponse({"error": what}, status_code=429 if queue is not
+                                StreamLimit.TOTAL else 503)
 
         async def stream() -> AsyncIterator[str]:
             try:
@@ -365,29 +424,31 @@ class WebApp:
         try:
             entries, selection, name = await asyncio.to_thread(self._select, query)
             if withheld is not None:
-                entries = _before(entries, withheld)
+                everything = entries
+                entries = lambda: _before(everything(), withheld)  # noqa: E731
                 selection = {**selection, "withheld_from_seq": withheld}
-            report = self.watcher.integrity.report
-            verified_hash = None if report is None or (
-                withheld is not None and (report.last_seq or 0) >= withheld) \
-                else report.last_hash
-            document = build_export(entries, selection, {
-                "verified_to_seq": None if report is None else report.last_seq,
-                "verified_hash": verified_hash,
-                "hmac_checked": bool(report and report.hmac_checked),
-                "damage": None if report is None or report.problem is None
-                else report.problem.describe()})
+            plan = await asyncio.to_thread(plan_export, entries())
         except ExportError as error:
             return self.page("missing.html", viewer, status=400, what=str(error))
-        return Response(json.dumps(document, ensure_ascii=False, indent=1),
-                        media_type="application/json", headers={
-                            "content-disposition": f'attachment; filename="{name}"'})
+        report = self.watcher.integrity.report
+        verified_hash = None if report is None or (
+            withheld is not None and (report.last_seq or 0) >= withheld) else report.last_hash
+        chunks = stream_export(entries(), plan, selection, {
+            "verified_to_seq": None if report is None else report.last_seq,
+            "verified_hash": verified_hash,
+            "hmac_checked": bool(report and report.hmac_checked),
+            "damage": None if report is None or report.problem is None
+            else report.problem.describe()})
+        return StreamingResponse(in_threads(chunks), media_type="application/json", headers={
+            "content-disposition": f'attachment; filename="{name}"'})
 
-    def _select(self, query: Any) -> tuple[Iterable[Any], dict[str, Any], str]:
+    def _select(self, query: Any) -> tuple[Callable[[], Iterable[Any]], dict[str, Any], str]:
+        """What to export, as a function that reads it afresh: it is read twice, once to
+        check and count, once to stream (never held whole)."""
         if query.get("round"):
             round_id = str(query["round"])[:64]
             safe = re.sub(r"[^A-Za-z0-9._-]", "_", round_id)
-            return read_round(self.index, self.key, round_id), {"round": round_id}, \
+            return (lambda: read_round(self.index, self.key, round_id)), {"round": round_id}, \
                 f"round-{safe}.json"
         wanted, problems = RoundFilter.from_query(query)
         if problems or not (wanted.since and wanted.until):
@@ -399,7 +460,8 @@ class WebApp:
             raise ExportError("nothing to export: no record in that span")
         if found[0]["b"] - found[0]["a"] >= MAX_EXPORT_RECORDS:
             raise ExportError(f"export: more than {MAX_EXPORT_RECORDS} records; narrow the span")
-        return iter_seqs(self.index, self.key, found[0]["a"], found[0]["b"]), \
+        first, last = found[0]["a"], found[0]["b"]
+        return (lambda: iter_seqs(self.index, self.key, first, last)), \
             {"since": wanted.since, "until": wanted.until}, "span.json"
 
     async def verify_page(self, request: Request) -> Response:
@@ -408,13 +470,23 @@ class WebApp:
             return viewer
         if request.method == "GET":
             return self.page("verify.html", viewer, integrity=self.integrity())
-        data = b""
-        async for chunk in request.stream():
-            data += chunk
-            if len(data) > MAX_UPLOAD:
+        if (refusal := self.refused(request, None)) is not None:
+            return JSONResponse({"ok": False, "text": refusal.message}, status_code=403)
+        if declared_too_large(request, MAX_UPLOAD):
+            return JSONResponse({"ok": False, "text": f"too large: an export is at most "
+                                 f"{MAX_UPLOAD // (1024 * 1024)} MB"}, status_code=413)
+        if self._uploads >= MAX_UPLOADS:
+            return JSONResponse({"ok": False, "text": "another export is being verified; try "
+                                 "again in a moment"}, status_code=503)
+        self._uploads += 1
+        try:
+            data = await read_bounded(request, MAX_UPLOAD)
+            if data is None:
                 return JSONResponse({"ok": False, "text": "too large"}, status_code=413)
-        withheld = await self._withheld_from(viewer)
-        check = await asyncio.to_thread(self._verify_upload, data, withheld)
+            withheld = await self._withheld_from(viewer)
+            check = await asyncio.to_thread(self._verify_upload, data, withheld)
+        finally:
+            self._uploads -= 1
         return JSONResponse({"ok": check.ok, "text": check.describe()})
 
     def _verify_upload(self, data: bytes, withheld: int | None) -> Any:
@@ -424,3 +496,4 @@ class WebApp:
                   for entry in read_listed(self.index, self.key, export_seqs(data))
                   if entry.record is not None and (withheld is None or entry.seq < withheld)}
         return verify_export(data, hashes, self.key)
+

@@ -1,10 +1,12 @@
-"""Accounts, roles, login sessions and a bounded login throttle.
+"""Accounts, roles, login sessions, supervisors' PINs and the login throttle.
 
-Accounts are lines ``name:role:argon2-hash`` in a file the web process reads (written by
-``tablectl web passwd``); passwords are hashed with Argon2id (argon2-cffi). Sessions are random
-tokens held in memory only (a restart logs everyone out), bounded in number and age. Failed
-logins for one name back off: after 5 in a row each further try waits 2 s doubling to 5 min,
-and the table of names is bounded (the oldest entry goes).
+Accounts are lines ``name:role:argon2-hash[:argon2-pin-hash]`` in a file the web process reads
+(written by ``tablectl web passwd``, ``--pin`` for a supervisor's PIN); passwords and PINs are
+hashed with Argon2id (argon2-cffi). Sessions are random tokens held in memory only (a restart
+logs everyone out), bounded in age, and in number per account (:data:`MAX_SESSIONS_PER_ACCOUNT`,
+the account's own oldest goes): one account logging in again and again never logs out another.
+Failed tries back off per account name and per client address (:mod:`.throttle`), for
+passwords and PINs apart.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 import secrets
 import threading
 import time
-from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -21,13 +23,27 @@ from pathlib import Path
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
+import structlog
+
+from controller.web.throttle import Backoff, Throttle
+
 from controller.web.errors import AccountsError
 
+log = structlog.get_logger(__name__)
+
 SESSION_SECONDS = 12 * 3600
-MAX_SESSIONS = 256
+MAX_SESSIONS_PER_ACCOUNT = 8
+"""A person's screens (a dealer's kiosk and a spare, a supervisor's tablet ...)."""
+MAX_SESSIONS = 4096
+"""All accounts together; when reached a new login is refused, nobody is logged out."""
 FREE_FAILURES = 5
+FREE_ADDRESS_FAILURES = 20
+"""A dealer's kiosk is one address that several people mistype at."""
+FREE_PIN_FAILURES = 3
 MAX_LOCKOUT_SECONDS = 300.0
-MAX_TRACKED_NAMES = 1024
+MAX_TRACKED = 4096
+MIN_PIN_DIGITS = 6
+MAX_PIN_DIGITS = 12
 _HASHER = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
 """Argon2id at OWASP's minimum (19 MiB, 2 passes, 1 lane) rather than argon2-cffi's default
 64 MiB: each login costs the Pi that much memory for a moment, and the web process's whole
@@ -69,6 +85,8 @@ class Account:
     name: str
     role: Role
     password_hash: str
+    pin_hash: str | None = None
+    """A supervisor's PIN, for answering a hold on the dealer's screen (``passwd --pin``)."""
 
 
 def load_accounts(path: Path) -> dict[str, Account]:
@@ -82,30 +100,42 @@ def load_accounts(path: Path) -> dict[str, Account]:
         if not line.strip() or line.startswith("#"):
             continue
         name, _, rest = line.partition(":")
-        role, _, digest = rest.partition(":")
-        if not name or not digest.startswith("$argon2"):
-            raise AccountsError(f"accounts file {path} line {number}: not name:role:argon2-hash")
+        role, _, hashes = rest.partition(":")
+        digest, _, pin = hashes.partition(":")
+        if not name or not digest.startswith("$argon2") or (pin and not pin.startswith("$argon2")):
+            raise AccountsError(f"accounts file {path} line {number}: not "
+                                "name:role:argon2-hash[:argon2-pin-hash]")
         try:
-            accounts[name] = Account(name, Role(role), digest)
+            accounts[name] = Account(name, Role(role), digest, pin or None)
         except ValueError as error:
             raise AccountsError(f"accounts file {path} line {number}: unknown role {role!r} "
                                 f"(one of {', '.join(r.value for r in Role)})") from error
     return accounts
 
 
-def add_account(path: Path, name: str, role: Role, password: str) -> None:
-    """Add or replace ``name`` in the accounts file (mode 0600, replaced atomically)."""
+def add_account(path: Path, name: str, role: Role, password: str,
+                pin: str | None = None) -> None:
+    """Add or replace ``name`` in the accounts file (mode 0600, replaced atomically); ``pin``
+    only for a supervisor (the PIN they answer a hold with at the table)."""
     if not name or ":" in name or len(name) > 64 or not name.isprintable():
         raise AccountsError(f"account name {name!r}: 1-64 printable characters, no ':'")
     if len(password) < 8:
         raise AccountsError("password: at least 8 characters")
+    if pin is not None:
+        if role is not Role.SUPERVISOR:
+            raise AccountsError(f"PIN: only a supervisor has one (not a {role.value})")
+        if not pin.isdigit() or not MIN_PIN_DIGITS <= len(pin) <= MAX_PIN_DIGITS:
+            raise AccountsError(f"PIN: {MIN_PIN_DIGITS}-{MAX_PIN_DIGITS} digits")
     accounts = load_accounts(path) if path.exists() else {}
-    accounts[name] = Account(name, role, _HASHER.hash(password))
+    accounts[name] = Account(name, role, _HASHER.hash(password),
+                             None if pin is None else _HASHER.hash(pin))
     temporary = path.with_name(path.name + ".new")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         for account in accounts.values():
-            handle.write(f"{account.name}:{account.role.value}:{account.password_hash}\n")
+            pin_part = f":{account.pin_hash}" if account.pin_hash else ""
+            handle.write(f"{account.name}:{account.role.value}:{account.password_hash}"
+                         f"{pin_part}\n")
     os.replace(temporary, path)
 
 
@@ -114,55 +144,89 @@ class Session:
     name: str
     role: Role
     expires: float
+    id: str = ""
+    """Names the session to the presence and stream tables (not the cookie: never sent)."""
+    csrf: str = ""
+    """The token its pages carry and its state-changing requests must send back."""
+
+
+def _backoff(free: int) -> Backoff:
+    return Backoff(free=free, longest=MAX_LOCKOUT_SECONDS, capacity=MAX_TRACKED)
 
 
 class Authenticator:
-    """Checks passwords (with the throttle) and holds the sessions."""
+    """Checks passwords and PINs (with the throttles) and holds the sessions."""
 
     def __init__(self, accounts: dict[str, Account]) -> None:
         self.accounts = accounts
-        self._sessions: OrderedDict[str, Session] = OrderedDict()
-        self._failures: OrderedDict[str, tuple[int, float]] = OrderedDict()
+        self._sessions: dict[str, Session] = {}
+        self._local: Session | None = None
         self._lock = threading.Lock()
+        self.names = Throttle(_backoff(FREE_FAILURES), "login names")
+        self.addresses = Throttle(_backoff(FREE_ADDRESS_FAILURES), "login addresses")
+        self.pin_names = Throttle(_backoff(FREE_PIN_FAILURES), "PIN names")
+        self.pin_addresses = Throttle(_backoff(FREE_ADDRESS_FAILURES), "PIN addresses")
 
-    def login(self, name: str, password: str) -> str | None:
-        """A session token, or None (wrong name or password, or throttled: the same answer)."""
-        now = time.monotonic()
+    def login(self, name: str, password: str, address: str = "") -> str | None:
+        """A session token, or None (wrong name or password, throttled by name or by address,
+        or no room for a session: the same answer, so the throttle is no oracle)."""
+        account = self._check(name, password, address, self.names, self.addresses,
+                              lambda a: a.password_hash)
+        if account is None:
+            return None
         with self._lock:
-            count, until = self._failures.get(name, (0, 0.0))
-            if now < until:
-                return None
-        account = self.accounts.get(name)
-        try:
-            # A missing account costs the same hash as a wrong password: no name oracle.
-            _HASHER.verify(account.password_hash if account else _dummy_hash(), password)
-            good = account is not None
-        except (VerifyMismatchError, VerificationError, InvalidHashError):
-            good = False
-        with self._lock:
-            if not good:
-                count += 1
-                wait = 0.0 if count < FREE_FAILURES else \
-                    min(2.0 ** (count - FREE_FAILURES + 1), MAX_LOCKOUT_SECONDS)
-                self._failures[name] = (count, now + wait)
-                self._failures.move_to_end(name)
-                while len(self._failures) > MAX_TRACKED_NAMES:
-                    self._failures.popitem(last=False)
-                return None
-            self._failures.pop(name, None)
-            assert account is not None
             return self._open(account.name, account.role)
 
-    def open_local(self, role: Role) -> str:
-        """A session for a loopback viewer when no accounts are configured (the kiosk)."""
-        with self._lock:
-            return self._open("local", role)
+    def check_pin(self, name: str, pin: str, address: str = "") -> Account | None:
+        """The supervisor whose PIN this is, or None (same throttling as :meth:`login`, with
+        its own tables: a PIN is short, so fewer free tries)."""
+        account = self._check(name, pin, address, self.pin_names, self.pin_addresses,
+                              lambda a: a.pin_hash if a.role is Role.SUPERVISOR else None)
+        return account
 
-    def _open(self, name: str, role: Role) -> str:
+    def _check(self, name: str, secret: str, address: str, names: Throttle,
+               addresses: Throttle, digest_of: Callable[[Account], str | None]
+               ) -> Account | None:
+        if names.wait(name) > 0 or addresses.wait(address) > 0:
+            return None
+        account = self.accounts.get(name)
+        digest = digest_of(account) if account is not None else None
+        try:
+            # A missing account (or PIN) costs the same hash as a wrong one: no name oracle.
+            _HASHER.verify(digest or _dummy_hash(), secret)
+            good = digest is not None
+        except (VerifyMismatchError, VerificationError, InvalidHashError):
+            good = False
+        if not good:
+            names.failed(name)
+            addresses.failed(address)
+            return None
+        names.succeeded(name)  # the address keeps its count: one good account must not
+        return account         # reset the tries made from there under other names
+
+    def local(self, role: Role) -> Session:
+        """The one session of every loopback viewer when no accounts are configured (the
+        kiosk); made once, so its CSRF token is stable for the process's life."""
+        with self._lock:
+            if self._local is None or self._local.role is not role:
+                self._local = Session("local", role, float("inf"), "local",
+                                      secrets.token_urlsafe(32))
+            return self._local
+
+    def _open(self, name: str, role: Role) -> str | None:
+        now = time.monotonic()
+        mine = [(s.expires, t) for t, s in self._sessions.items() if s.name == name]
+        for _, token in sorted(mine)[:max(0, len(mine) - MAX_SESSIONS_PER_ACCOUNT + 1)]:
+            del self._sessions[token]  # the account's own oldest: never another account's
+        if len(self._sessions) >= MAX_SESSIONS:
+            for token in [t for t, s in self._sessions.items() if s.expires < now]:
+                del self._sessions[token]
+            if len(self._sessions) >= MAX_SESSIONS:
+                log.warning("login refused: the session table is full", sessions=MAX_SESSIONS)
+                return None
         token = secrets.token_urlsafe(32)
-        self._sessions[token] = Session(name, role, time.monotonic() + SESSION_SECONDS)
-        while len(self._sessions) > MAX_SESSIONS:
-            self._sessions.popitem(last=False)
+        self._sessions[token] = Session(name, role, now + SESSION_SECONDS,
+                                        secrets.token_urlsafe(16), secrets.token_urlsafe(32))
         return token
 
     def session(self, token: str | None) -> Session | None:
@@ -175,6 +239,13 @@ class Authenticator:
                 return None
             return found
 
-    def logout(self, token: str | None) -> None:
+    def sessions_of(self, name: str) -> int:
         with self._lock:
-            self._sessions.pop(token or "", None)
+            return sum(1 for s in self._sessions.values() if s.name == name)
+
+    def logout(self, token: str | None) -> Session | None:
+        """End the session (the one that was, for its presence and streams to end too)."""
+        if not token:
+            return None
+        with self._lock:
+            return self._sessions.pop(token, None)

@@ -25,7 +25,9 @@ DEFAULT_PORT = 8640
 DEFAULT_JOURNAL = "/var/lib/tablectl/journal"
 DEFAULT_SOCKET = "/run/tablectl/control.sock"
 _KEYS = {"listen", "port", "tls_cert", "tls_key", "accounts", "local_role", "journal",
-         "hmac_key_file", "socket", "index", "timezone", "video_url"}
+         "hmac_key_file", "socket", "index", "timezone", "video_url", "supervisor_idle_seconds"}
+MIN_SUPERVISOR_IDLE = 10
+MAX_SUPERVISOR_IDLE = 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +48,9 @@ class WebConfig:
     """The zone local times are shown in beside UTC; None: the Pi's own (read at start)."""
     video_url: VideoLink | None = None
     """The surveillance video link's template; None: no link."""
+    supervisor_idle_seconds: int = 120
+    """A supervisor logged in at the dealer's screen (PIN) is logged out after this long
+    without a supervisor action."""
 
     def local_zone(self) -> LocalZone:
         return self.timezone if self.timezone is not None else LocalZone.system()
@@ -118,6 +123,13 @@ def _apply(config: WebConfig, values: dict[str, Any], base: Path) -> WebConfig:
         if key == "port":
             if not isinstance(value, int) or isinstance(value, bool):
                 raise WebConfigError(f"web.port: must be an integer, got {value!r}")
+            changes[key] = value
+        elif key == "supervisor_idle_seconds":
+            if not isinstance(value, int) or isinstance(value, bool) \
+                    or not MIN_SUPERVISOR_IDLE <= value <= MAX_SUPERVISOR_IDLE:
+                raise WebConfigError(f"web.supervisor_idle_seconds: a whole number of seconds "
+                                     f"from {MIN_SUPERVISOR_IDLE} to {MAX_SUPERVISOR_IDLE}, "
+                                     f"got {value!r}")
             changes[key] = value
         elif key == "listen":
             changes[key] = str(value)

@@ -11,7 +11,7 @@ difference. A reviewer can hand the file on; whoever holds the journal can re-ve
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,6 +46,62 @@ def build_export(entries: Iterable[TimelineEntry], selection: Mapping[str, Any],
             "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "selection": dict(selection), "journal": dict(journal),
             "count": len(lines), "records": lines}
+
+
+@dataclass(frozen=True, slots=True)
+class ExportPlan:
+    """What a first pass over the selection found: how many records and the table's id."""
+
+    count: int
+    table: Any
+
+
+def plan_export(entries: Iterable[TimelineEntry]) -> ExportPlan:
+    """Check the selection without keeping it (a mismatch refuses the export, as
+    :func:`build_export` does): the file is then written by :func:`stream_export` in a second
+    pass, a record at a time, so a 25 MB export never sits in the Pi's memory."""
+    count, table = 0, None
+    for entry in entries:
+        if entry.record is None:
+            raise ExportError(f"seq {entry.seq}: {entry.problem}")
+        if count == 0:
+            table = json.loads(entry.raw).get("table")
+        count += 1
+    if count == 0:
+        raise ExportError("nothing to export: no record matches")
+    return ExportPlan(count, table)
+
+
+STREAM_CHUNK = 64 * 1024
+
+
+def stream_export(entries: Iterable[TimelineEntry], plan: ExportPlan,
+                  selection: Mapping[str, Any], journal: Mapping[str, Any],
+                  created: Callable[[], datetime] = lambda: datetime.now(UTC)
+                  ) -> Iterator[bytes]:
+    """The same document as :func:`build_export`, as chunks of about :data:`STREAM_CHUNK`
+    bytes. A record that differs from the first pass (or a count that does) stops the stream
+    with :class:`ExportError`: the client gets a truncated file that is not JSON, never a file
+    that vouches for something else."""
+    head = {"format": FORMAT, "version": VERSION, "table": plan.table,
+            "created": created().strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "selection": dict(selection), "journal": dict(journal), "count": plan.count}
+    buffer = [json.dumps(head, ensure_ascii=False)[:-1] + ', "records": [']
+    size, written = len(buffer[0]), 0
+    for entry in entries:
+        if entry.record is None or written >= plan.count:
+            raise ExportError(f"seq {entry.seq}: the journal changed during the export")
+        line = ("" if written == 0 else ",") + "\n" + json.dumps(entry.raw, ensure_ascii=False)
+        written += 1
+        buffer.append(line)
+        size += len(line)
+        if size >= STREAM_CHUNK:
+            yield "".join(buffer).encode("utf-8")
+            buffer, size = [], 0
+    if written != plan.count:
+        raise ExportError(f"export: {written} records, not {plan.count}: the journal changed")
+    buffer.append("\n]}")
+    yield "".join(buffer).encode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -27,34 +28,60 @@ log = structlog.get_logger(__name__)
 BACKOFF_FIRST = 0.2
 BACKOFF_MAX = 5.0
 STATUS_TIMEOUT = 2.0
-MAX_SUBSCRIBERS = 64
+MAX_SUBSCRIBERS = 256
+"""Every open page together (each is a queue of at most QUEUE_DEPTH views and a coroutine)."""
+MAX_PER_SESSION = 8
+"""One login's open pages: a screen and its reloads. A session past it is refused, no other."""
+MAX_PER_ACCOUNT = 24
+"""One account's pages over its sessions (auth caps an account's sessions too)."""
 QUEUE_DEPTH = 4
 _END_EVENTS = frozenset({"RoundSettled", "RoundVoided"})
 
 
+class StreamLimit(str, Enum):
+    """Which cap turned a page's stream away."""
+
+    SESSION = "session"
+    ACCOUNT = "account"
+    TOTAL = "total"
+
+
 class Broadcast:
     """The latest view and the pages waiting for the next one (asyncio queues, bounded: a page
-    that does not read loses old views, never blocks the follower)."""
+    that does not read loses old views, never blocks the follower). Streams are capped per
+    session, per account and in total, so one login opening pages in a loop fills only its
+    own share (an earlier single global cap let one dealer's 64 streams turn every other
+    screen away)."""
 
     def __init__(self) -> None:
         self.latest: dict[str, Any] = dealer_view(None, problem="starting")
-        self._queues: set[asyncio.Queue[dict[str, Any]]] = set()
+        self._queues: dict[asyncio.Queue[dict[str, Any]], tuple[str, str]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
 
-    def subscribe(self) -> asyncio.Queue[dict[str, Any]] | None:
-        """A queue for one page, or None when too many pages are open."""
+    def subscribe(self, session: str = "", account: str = ""
+                  ) -> asyncio.Queue[dict[str, Any]] | StreamLimit:
+        """A queue for one page of ``session`` (of ``account``), or the cap it would pass."""
         with self._lock:
-            if len(self._queues) >= MAX_SUBSCRIBERS:
-                return None
+            owners = list(self._queues.values())
+            if sum(1 for s, _ in owners if s == session) >= MAX_PER_SESSION:
+                return StreamLimit.SESSION
+            if sum(1 for _, a in owners if a == account) >= MAX_PER_ACCOUNT:
+                return StreamLimit.ACCOUNT
+            if len(owners) >= MAX_SUBSCRIBERS:
+                return StreamLimit.TOTAL
             self._loop = asyncio.get_running_loop()
             queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(QUEUE_DEPTH)
-            self._queues.add(queue)
+            self._queues[queue] = (session, account)
             return queue
 
     def unsubscribe(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
         with self._lock:
-            self._queues.discard(queue)
+            self._queues.pop(queue, None)
+
+    def streams_of(self, session: str) -> int:
+        with self._lock:
+            return sum(1 for s, _ in self._queues.values() if s == session)
 
     def publish(self, view: dict[str, Any]) -> None:
         """From any thread."""

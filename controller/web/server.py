@@ -31,7 +31,8 @@ def build_app(config: WebConfig) -> WebApp:
     return WebApp(journal_dir=config.journal, index_path=config.index_path(),
                   socket_path=config.socket, key=key, auth=Authenticator(accounts),
                   local_role=None if config.accounts else config.local_role, tls=config.tls,
-                  zone=config.local_zone(), video=config.video_url)
+                  zone=config.local_zone(), video=config.video_url,
+                  supervisor_idle=float(config.supervisor_idle_seconds))
 
 
 def serve(config: WebConfig) -> int:

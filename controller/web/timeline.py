@@ -59,12 +59,14 @@ def read_round(index: JournalIndex, key: bytes | None, round_id: str) -> list[Ti
 
 def iter_seqs(index: JournalIndex, key: bytes | None, first: int, last: int
               ) -> Iterator[TimelineEntry]:
-    """Every record from seq ``first`` to ``last``, read from the journal files one at a time
-    (an export of a span holds its lines, not every parsed record)."""
-    rows = index.query("SELECT seq, file, offset, line, hash FROM records WHERE seq BETWEEN ? "
-                       "AND ? ORDER BY seq", (first, last))
-    for row in rows:
-        yield _read(index.journal_dir, key, row)
+    """Every record from seq ``first`` to ``last``, read from the journal files one at a time,
+    asking the index for :data:`CHUNK` seqs at a time: a streamed export of 50,000 records
+    holds neither its lines nor the index's 50,000 rows (about 20 MB) at once."""
+    for start in range(first, last + 1, CHUNK):
+        rows = index.query("SELECT seq, file, offset, line, hash FROM records WHERE seq "
+                           "BETWEEN ? AND ? ORDER BY seq", (start, min(last, start + CHUNK - 1)))
+        for row in rows:
+            yield _read(index.journal_dir, key, row)
 
 
 def read_listed(index: JournalIndex, key: bytes | None, seqs: Iterable[int]

@@ -57,3 +57,15 @@ def test_missing_card_alert_at_the_first_count(capsys: pytest.CaptureFixture[str
     data = json.loads(capsys.readouterr().out)
     assert data["protection_alerts"] == {"ledger": 2}
     assert data["voids_by_clause"] == {"RWS-NC3P 5.5.2": 2}
+
+
+def test_stuck_card_alert_is_counted_not_voided(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--shuffler stuck-card``: the ledger's statistical finding ("stuck inside or missing")
+    blocks the deck just after "No more bets"; the bench's dealer counts it by hand (52: the
+    card is inside the machine), the deck is released and that round deals: nothing is voided
+    on the statistic alone (MBS-R3P 5.9, issue 23)."""
+    assert main(["bench", "--game", "mbs-royal-three-pictures", "--rounds", "80",
+                 "--shuffler", "stuck-card", "--seed", "4", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["protection_alerts"] == {"ledger": 1}
+    assert (data["settled"], data["voided"], data["stuck"]) == (80, 0, 0)

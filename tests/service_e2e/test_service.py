@@ -266,7 +266,7 @@ def test_a_wrong_deck_count_blocks_dealing_until_counted(processes: Processes,
             if operator["waits_for"] == "a replaced or counted deck":
                 break
             client.request("wager.list")  # a round trip through the table, not a sleep
-        assert operator["way_out"] == "tablectl deck replace | deck counted 52", operator
+        assert operator["way_out"] == "tablectl deck replace | tablectl deck counted 52", operator
         assert (status["state"], status["hands"], status["deck_blocked"]) == (
             "closed", {}, blocked)
         shuffled = processes.cli("round", "shuffled", *sock)

@@ -65,7 +65,7 @@ def console_fixture(tmp_path: Path) -> Iterator[Console]:
         app = WebApp(journal_dir=journal, index_path=tmp_path / f"i{len(opened)}.sqlite",
                      socket_path=None, key=key, auth=Authenticator({}),
                      local_role=Role.SURVEILLANCE, poll=3600, zone=zone, video=video)
-        client = TestClient(app.asgi)
+        client = TestClient(app.asgi, base_url="http://127.0.0.1")  # the kiosk is loopback
         client.__enter__()
         opened.append(client)
         assert app.watcher.ready.wait(60)

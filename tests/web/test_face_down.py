@@ -38,6 +38,7 @@ class Browser:
         self.web = web
         self.opener = urllib.request.build_opener(
             urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        self.opener.addheaders = [("Origin", web.url)]  # as a browser sends on a POST
         form = urllib.parse.urlencode({"name": name, "password": PASSWORDS[name]}).encode()
         with self.opener.open(web.url + "/login", data=form, timeout=30) as answer:
             assert answer.status == 200

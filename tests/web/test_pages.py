@@ -14,6 +14,8 @@ from controller.web.config import load_web_config
 from controller.web.dealer import dealer_view
 from controller.web.errors import AccountsError, WebConfigError
 
+LOOPBACK = "http://127.0.0.1"
+"""The kiosk (no accounts) answers only to a loopback host."""
 STATUS = {
     "round": 4, "state": "decisions", "game": "rws-three-card-poker",
     "wagers": [{"id": "a", "position": "1", "bet": "ante", "amount": 500}],
@@ -114,13 +116,14 @@ def test_time_span_export_reverifies_in_the_console(tmp_path: Path) -> None:
     write_synthetic_journal(journal, 4)
     app = WebApp(journal_dir=journal, index_path=tmp_path / "i.sqlite", socket_path=None,
                  key=None, auth=Authenticator({}), local_role=Role.SURVEILLANCE, poll=3600)
-    with TestClient(app.asgi) as client:
+    with TestClient(app.asgi, base_url=LOOPBACK) as client:
         assert app.watcher.ready.wait(30)
         exported = client.get("/console/export?since=2000-01-01&until=2100-01-01")
         assert exported.status_code == 200
         document = exported.json()
         assert document["count"] == app.index.state().records
-        answer = client.post("/console/verify", content=exported.content).json()
+        answer = client.post("/console/verify", content=exported.content,
+                             headers={"origin": LOOPBACK}).json()
         assert answer["ok"], answer
         empty = client.get("/console/export?since=1990-01-01&until=1990-01-02")
         assert empty.status_code == 400 and "nothing to export" in empty.text
@@ -129,7 +132,7 @@ def test_time_span_export_reverifies_in_the_console(tmp_path: Path) -> None:
 def _console(tmp_path: Path, journal: Path, key: bytes | None) -> str:
     app = WebApp(journal_dir=journal, index_path=tmp_path / "k.sqlite", socket_path=None,
                  key=key, auth=Authenticator({}), local_role=Role.SURVEILLANCE, poll=3600)
-    with TestClient(app.asgi) as client:
+    with TestClient(app.asgi, base_url=LOOPBACK) as client:
         assert app.watcher.ready.wait(30)
         return client.get("/console").text
 
@@ -159,3 +162,33 @@ def test_device_bytes_are_shown_as_hex() -> None:
     payload = {"type": "FrameRejected", "fields": {"raw": "02a1ff03", "device": "shoe"},
                "dropped_hex": "7b22", "count": 2}
     assert hex_fields(payload) == [("fields.raw", "02a1ff03"), ("dropped_hex", "7b22")]
+
+
+def test_passwd_sets_a_supervisors_pin(tmp_path: Path) -> None:
+    """``tablectl web passwd FILE NAME supervisor --pin`` reads the password then the PIN from
+    stdin and stores both as Argon2 hashes; the PIN then lets that supervisor in at a dealer's
+    screen. A dealer's PIN, or a PIN that is not 6-12 digits, is refused in one line."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "accounts"
+
+    def passwd(*args: str, stdin: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "controller", "web", "passwd", str(path),
+                               *args], input=stdin, capture_output=True, text=True, timeout=60)
+
+    made = passwd("super1", "supervisor", "--pin", stdin="pit-boss-ok\n246810\n")
+    assert made.returncode == 0, made.stderr
+    assert "with a PIN" in made.stdout
+    account = load_accounts(path)["super1"]
+    assert account.pin_hash is not None and account.pin_hash.startswith("$argon2id$")
+    auth = Authenticator(load_accounts(path))
+    assert auth.check_pin("super1", "246810") == account
+    assert auth.check_pin("super1", "246811") is None
+    for args, stdin, why in ((("dealer1", "dealer", "--pin"), "deal-the-cards\n246810\n",
+                              "only a supervisor"),
+                             (("super2", "supervisor", "--pin"), "pit-boss-ok\n12ab\n",
+                              "6-12 digits")):
+        refused = passwd(*args, stdin=stdin)
+        assert refused.returncode != 0 and why in refused.stderr
+        assert "Traceback" not in refused.stderr and len(refused.stderr.strip().splitlines()) == 1

@@ -74,7 +74,8 @@ def test_served_over_tls_with_secure_session(tmp_path: Path) -> None:
                                                  timeout=10)
         connection.request("POST", "/login", urlencode({"name": "surv1",
                                                         "password": "watch-the-table"}),
-                           {"content-type": "application/x-www-form-urlencoded"})
+                           {"content-type": "application/x-www-form-urlencoded",
+                            "origin": f"https://127.0.0.1:{port}"})
         reply = connection.getresponse()
         reply.read()
         cookie = reply.getheader("set-cookie") or ""

@@ -316,6 +316,16 @@ class DeviceMachine:
         return None
 
     # liveness -------------------------------------------------------------------------------
+    @property
+    def deck_lost(self) -> bool:
+        """The device has no deck for a round whose cards are being dealt (it rebooted
+        mid-deal): held for it already, or about to be as soon as a held round goes on. So a
+        supervisor's "continue" could only lead to this hold: it is not offered, and refused."""
+        if self.hold_reason is HoldReason.DECK_LOST:
+            return True
+        return self.state is Op.IDLE and self.view.stage is Stage.HELD \
+            and self.view.resume_to is Stage.DEALING
+
     def way_out(self) -> tuple[str, str, str]:
         """(what the device side waits for, the verb that gets it out, that verb's role)."""
         return _way_out(self)
@@ -327,16 +337,19 @@ def event_device(event: ev.RoundEvent) -> str:
 
 def _way_out(m: DeviceMachine) -> tuple[str, str, str]:
     name, state = m.name, m.state
+    if m.deck_lost:
+        return (f"the {name} lost its deck mid-deal; the round cannot be dealt on",
+                "tablectl supervisor void REASON", "supervisor")
     if state is Op.HELD:
         if m.hold_reason is HoldReason.DECK_LOST:
             return (f"the {name} lost its deck mid-deal; the round cannot be dealt on",
-                    "tablectl supervisor void", "supervisor")
+                    "tablectl supervisor void REASON", "supervisor")
         if m.hold_reason is HoldReason.RUNAWAY:
-            return (f"the {name} was asked too often this round", "tablectl supervisor void",
-                    "supervisor")
-        return (f"a supervisor: the {name} failed {m.streak.count} times "
+            return (f"the {name} was asked too often this round",
+                    "tablectl supervisor void REASON", "supervisor")
+        return (f"a supervisor to fix the {name}, which failed {m.streak.count} times "
                 f"({m.streak.command}: {m.streak.error})",
-                "tablectl supervisor clear-fault (after fixing the device) or supervisor void",
+                "tablectl supervisor clear-fault | tablectl supervisor void REASON",
                 "supervisor")
     if state is Op.FAULT:
         active = ", ".join(sorted(f.value for f in m.faults)) or "a fault"
@@ -344,7 +357,7 @@ def _way_out(m: DeviceMachine) -> tuple[str, str, str]:
                 "tablectl supervisor clear-fault", "supervisor")
     if state is Op.OFFLINE:
         return (f"the {name} to come back online (cable, power)",
-                "reconnect the device, or tablectl supervisor void", "supervisor")
+                "reconnect the device | tablectl supervisor void REASON", "supervisor")
     if state is Op.BACKING_OFF:
         return (f"a retry of {m.streak.command or 'the device'} after a failure "
                 f"({m.streak.count} so far)", "none needed (automatic)", "")
@@ -353,8 +366,8 @@ def _way_out(m: DeviceMachine) -> tuple[str, str, str]:
     if state in (Op.SHUFFLING, Op.FORMING):
         return (f"the {name} to finish ({state.value})", "none needed (automatic)", "")
     if m.view.deck is Deck.BLOCKED and m.view.stage is Stage.CLOSED:
-        return ("a replaced or counted deck", "tablectl deck replace | deck counted 52",
-                "dealer")
+        return ("a replaced or counted deck",
+                "tablectl deck replace | tablectl deck counted 52", "dealer")
     return ("the table", "the round's next verb", "dealer")
 
 

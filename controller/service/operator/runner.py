@@ -27,6 +27,7 @@ from typing import Any
 import structlog
 
 from controller.journal.recorder import Phase
+from controller.service.operator.clearing import ClearWatch, clear_refusal
 from controller.service.operator.machine import DeviceMachine
 from controller.service.operator.roundview import RoundView
 from controller.service.operator.states import Action
@@ -55,12 +56,23 @@ class DeviceOperator:
         self.machine = DeviceMachine(device.name)
         self.inbox: queue.Queue[object] = queue.Queue()
         self.commands_sent = 0
+        self.clearing = ClearWatch()
+        """What the device said after each CLEAR_FAULT, for ``supervisor.clear-fault``."""
         self._thread = threading.Thread(target=self._run, name=f"operator-{device.name}",
                                         daemon=True)
 
     @property
+    def name(self) -> str:
+        return self.machine.name
+
+    @property
     def last_error(self) -> str:
         return self.machine.last_error
+
+    def clear_refusal(self) -> str | None:
+        """Why ``supervisor.clear-fault`` could do nothing now (read from the control thread:
+        the machine's state is one attribute, read whole), or ``None``."""
+        return clear_refusal(self.machine, shoe=self.shoe)
 
     # lifecycle ------------------------------------------------------------------------------
     def resume(self, number: int, phase: Phase, resumes_to: Phase, *,
@@ -123,14 +135,20 @@ class DeviceOperator:
     def _send(self, action: Action) -> None:
         driver = self.device.driver
         self.commands_sent += 1
+        if action is Action.CLEAR_FAULT:
+            self.clearing.sent()
         try:
             reply = getattr(driver, action.value)()
         except DriverError as error:
+            if action in (Action.CLEAR_FAULT, Action.STATUS):
+                self.clearing.failed(f"{action.value}: {error}")
             record = self.machine.failed(action, error, self.clock())
             if record is not None:
                 self.put(record)  # journaled once for the whole streak
             return
         self.machine.succeeded(action, self.clock(), reply)
+        if action is Action.STATUS:  # the device's own word after a CLEAR_FAULT
+            self.clearing.answered(tuple(sorted(f.value for f in self.machine.faults)))
 
     # status ---------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -144,4 +162,5 @@ class DeviceOperator:
                 "hold": machine.hold_reason.value if machine.hold_reason else None,
                 "faults": sorted(f.value for f in machine.faults),
                 "waits_for": waits_for, "way_out": way_out, "role": role,
-                "failures": machine.streak.count, "cards_left": machine.cards_left}
+                "failures": machine.streak.count, "cards_left": machine.cards_left,
+                "deck_lost": machine.deck_lost}

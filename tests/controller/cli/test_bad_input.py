@@ -98,7 +98,7 @@ def test_console_amount_over_out_of_range(tmp_path: Path, amount: str) -> None:
     write_synthetic_journal(journal, rounds=3)
     app = WebApp(journal_dir=journal, index_path=tmp_path / "i.sqlite", socket_path=None,
                  key=None, auth=Authenticator({}), local_role=Role.SURVEILLANCE, poll=3600)
-    with TestClient(app.asgi) as client:
+    with TestClient(app.asgi, base_url="http://127.0.0.1") as client:  # the kiosk: loopback
         answer = client.get("/console", params={"amount_over": amount})
     assert answer.status_code == 200
     assert "amount_over: not a whole number of minor units" in answer.text

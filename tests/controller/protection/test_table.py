@@ -45,9 +45,10 @@ def test_alert_is_a_round_event_and_what_watch_is_sent(make: Callable[..., Harne
 
 
 def test_short_deck_blocks_dealing_under_the_count_clause(make: Callable[..., Harness]) -> None:
-    """A card missing from the deck: the alert names the rule set's shortage clause, the deck is
+    """A finding resting on cards counted (``Evidence.COUNT``: more cards dispensed than the
+    deck was counted to hold): the alert names the rule set's shortage clause, the deck is
     blocked (``DeckBlocked``, as for the shuffler's own wrong count) and the round, shuffle not
-    yet dealt from, is ruled as a shortage before the deal (RWS-NC3P 5.5.2: void)."""
+    yet dealt from, is ruled at once (RWS-NC3P 5.5.2: void)."""
     table = make("rws-nc-three-pictures", "shuffler")
     table.open()
     table.default_bets()
@@ -60,6 +61,28 @@ def test_short_deck_blocks_dealing_under_the_count_clause(make: Callable[..., Ha
     assert table.last(ev.RoundVoided).clause == "RWS-NC3P 5.5.2"
     again = table.send(_report(holds=True))
     assert [type(e) for e in again] == [ev.ProtectionAlert] and not again[0].held
+
+
+def test_statistical_finding_blocks_for_a_count_and_rules_nothing(
+        make: Callable[..., Harness]) -> None:
+    """A statistical finding ("stuck inside or missing") after "No more bets", nothing dealt:
+    the deck is blocked under the count clause but nothing is ruled (MBS-R3P 5.9 counts
+    first); a count of 52 releases it and the round deals on."""
+    table = make("mbs-royal-three-pictures", "shuffler")
+    table.open()
+    table.default_bets()
+    table.close()
+    report = dev.ProtectionReport("protection", monitor="ledger", statistic=-14.2,
+                                  threshold=-13.16, decks=18, holds=True,
+                                  detail="QH not dispensed: a card stuck inside or missing",
+                                  evidence=dev.Evidence.STATISTICAL)
+    events = table.send(report)
+    assert [type(e) for e in events] == [ev.ProtectionAlert, ev.DeckBlocked]
+    assert events[1].clause == "MBS-R3P 5.1, 5.9"
+    assert table.machine.state.value == "closed" and table.machine.deck_blocked is not None
+    assert [type(e) for e in table.send(cmd.DeckCounted(**DEALER, count=52))] == [
+        ev.DeckReleased]
+    assert table.machine.deck_blocked is None
 
 
 def _round(table: JournaledTable, number: int) -> None:

@@ -143,7 +143,7 @@ def test_a_blocked_deck_is_not_shuffled_over_and_over(rig: Rig) -> None:
     rig.open_and_close(2)
     rig.until(lambda: rig.operator()["waits_for"] == "a replaced or counted deck",
               what="waiting for the deck")
-    assert rig.operator()["way_out"] == "tablectl deck replace | deck counted 52"
+    assert rig.operator()["way_out"] == "tablectl deck replace | tablectl deck counted 52"
     assert sim(rig).sent("SHUFFLE") == shuffles
     rig.send(cmd.DeckCounted(**DEALER, count=52))
     rig.wait("DealComplete")

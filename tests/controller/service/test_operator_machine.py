@@ -91,7 +91,7 @@ def test_a_reboot_mid_deal_holds_for_a_void() -> None:
     machine.succeeded(Action.STATUS, 2.0, status(DeviceState.IDLE))
     assert machine.next_action() is None
     assert machine.state is Op.HELD and machine.hold_reason is HoldReason.DECK_LOST
-    assert machine.way_out()[1] == "tablectl supervisor void"
+    assert machine.way_out()[1] == "tablectl supervisor void REASON"
     machine.round_events([ev.RoundOpened(round=2, game="g", table="t")], 3.0)
     assert machine.state is Op.BACKING_OFF
 

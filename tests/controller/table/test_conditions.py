@@ -476,3 +476,25 @@ def test_rws_exposure_after_the_reveal_changes_nothing(make) -> None:
     table.send(cmd.ReportIrregularity(**DEALER, kind=K.EXPOSED_CARD, source=cmd.Source.DEALER))
     assert _ruled(table)[0] == "continue" and table.state == "revealed"
     assert table.of(ev.PlayerOptionsOffered) == []
+
+
+@pytest.mark.parametrize("game, device, kind", [
+    ("rws-nc-three-pictures", "shoe", K.EXPOSED_CARD),  # 5.10 or 5.7: where was it seen?
+    ("rws-nc-three-pictures", "shuffler", K.JAMMED),  # 5.4 or 5.17: does the jam stop it?
+])
+def test_a_supervisor_may_void_a_round_held_on_a_question_of_fact(  # noqa: ANN001
+        make, game: str, device: str, kind: cmd.IrregularityKind) -> None:
+    """A hold that asks a fact offers only the answers, yet a pit supervisor can always void a
+    round in progress (issue 22): the void is accepted, under the game's general provision
+    (RWS-NC3P 5.17) unless the supervisor names another clause, and every wager is returned."""
+    table = make(game, device)
+    table.ready()
+    table.send(table.card_events(standard_hands(game))[0])
+    table.send(cmd.ReportIrregularity(**DEALER, kind=kind))
+    held = table.last(ev.SupervisorRequired)
+    assert table.state == "hold" and "void" not in held.options
+    table.send(cmd.SupervisorDecision(**SUPERVISOR, action=cmd.SupervisorAction.VOID,
+                                      reason="camera unclear"))
+    voided = table.last(ev.RoundVoided)
+    assert table.state == "voided" and voided.clause == "RWS-NC3P 5.17"
+    assert {r.wager_id for r in voided.settlement.results} == set(table.machine.wagers)

@@ -1,0 +1,102 @@
+"""The dealer's screen's state-changing routes: a command for the table, a supervisor's
+arrival (name and PIN) and departure (docs/web.md, "Commands from the dealer's screen").
+
+Each takes a small JSON body, only from a logged-in viewer, only from this app's own origin
+with the session's CSRF token (:meth:`WebApp.refused`); who acts is :func:`.commander.acting`,
+and the socket judges the request again in that person's role.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from controller.web.auth import Session
+from controller.web.bodies import declared_too_large, error, read_bounded
+from controller.web.commander import Actor, TableCommander, acting
+
+if TYPE_CHECKING:
+    from controller.web.app import WebApp
+
+MAX_COMMAND_BYTES = 16 * 1024
+"""A command's JSON body (the socket's own line limit is 64 kB)."""
+MAX_NAME_CHARS = 64
+
+
+class ScreenActions:
+    """The routes, over the app's sessions, presence and guard."""
+
+    def __init__(self, app: WebApp, commander: TableCommander) -> None:
+        self.app = app
+        self.commander = commander
+
+    async def _json_action(self, request: Request) -> tuple[Session, dict[str, Any]] | Response:
+        """The viewer and the JSON body of a state-changing request, or the refusal: 401 not
+        logged in, 403 another origin or no CSRF token, 413 too large, 400 not a JSON object."""
+        viewer = self.app.viewer(request)
+        if viewer is None:
+            return error(401, "login", "log in first")
+        if (refusal := self.app.refused(request, viewer)) is not None:
+            return error(403, refusal.code.value, refusal.message)
+        data = None if declared_too_large(request, MAX_COMMAND_BYTES) else \
+            await read_bounded(request, MAX_COMMAND_BYTES)
+        if data is None:
+            return error(413, "too_large", f"a request is at most {MAX_COMMAND_BYTES} bytes")
+        try:
+            body = json.loads(data or b"{}")
+        except (ValueError, RecursionError):
+            return error(400, "bad_request", "the body is not JSON")
+        if not isinstance(body, dict):
+            return error(400, "bad_request", "the body is a JSON object")
+        return viewer, body
+
+    async def command(self, request: Request) -> Response:
+        """``{"verb", "args"}`` -> the control socket, as the person who acts (a supervisor's
+        verb: the supervisor present at this screen). 200 with ``ok: false`` when the table
+        refuses; 403 for a role that may not; the socket judges it again."""
+        found = await self._json_action(request)
+        if isinstance(found, Response):
+            return found
+        viewer, body = found
+        verb, args = body.get("verb"), body.get("args", {})
+        if not isinstance(verb, str) or not isinstance(args, dict) or \
+                set(body) - {"verb", "args"}:
+            return error(400, "bad_request", 'the body is {"verb": "...", "args": {...}}')
+        actor = acting(viewer, verb, self.app.presence)
+        if not isinstance(actor, Actor):
+            return error(403 if actor.code == "role" else 400, actor.code, actor.message)
+        answer = await asyncio.to_thread(self.commander.send, verb, args, actor)
+        if answer.ok:
+            return JSONResponse({"ok": True, "result": answer.result})
+        return error(403 if answer.code == "forbidden" else 200, answer.code, answer.message)
+
+    async def supervisor_login(self, request: Request) -> Response:
+        """A supervisor's name and PIN at this screen: their verbs act as them until they log
+        out or stay idle ``web.supervisor_idle_seconds``."""
+        found = await self._json_action(request)
+        if isinstance(found, Response):
+            return found
+        viewer, body = found
+        name, pin = body.get("name"), body.get("pin")
+        if not isinstance(name, str) or not isinstance(pin, str) \
+                or len(name) > MAX_NAME_CHARS or len(pin) > MAX_NAME_CHARS:
+            return error(400, "bad_request", 'the body is {"name": "...", "pin": "..."}')
+        address = request.client.host if request.client else ""
+        account = await asyncio.to_thread(self.app.auth.check_pin, name, pin, address)
+        if account is None:
+            return error(200, "denied", "wrong name or PIN (or too many tries: wait)")
+        presence = self.app.presence.arrive(viewer.id, account.name)
+        return JSONResponse({"ok": True, "supervisor": presence.name,
+                             "expires_in": round(self.app.presence.idle_seconds)})
+
+    async def supervisor_logout(self, request: Request) -> Response:
+        found = await self._json_action(request)
+        if isinstance(found, Response):
+            return found
+        viewer, _ = found
+        self.app.presence.leave(viewer.id)
+        return JSONResponse({"ok": True, "supervisor": None})

@@ -1,0 +1,104 @@
+"""Sending the dealer's screen's commands to the table, as the person who gave them.
+
+The web process is one account to the kernel; the person at its screen is named in each
+request's ``acting_for`` (docs/service.md, "Delegation"), so the socket judges the request in
+that person's role and the journal records their name and role beside the web process's
+account. Who acts is decided here (:func:`acting`): a supervisor's verb acts as the supervisor
+present at the screen (PIN), else as the session's own account if it is a supervisor's, else it
+is refused before it reaches the socket, which would refuse it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from controller.service.client import CommandRefused, ControlClient
+from controller.service.errors import ControlError
+from controller.service.protocol import VERBS, Role as SocketRole
+from controller.web.auth import Role, Session
+from controller.web.presence import SupervisorPresence
+
+COMMAND_SECONDS = 10.0
+"""The socket answers within its own 5 s table wait; this bounds a stuck connection."""
+ACTOR = "tablectl web"
+SUPERVISOR_VERBS = frozenset(v for v in VERBS if v.startswith("supervisor.")) \
+    | {"journal.acknowledge"}
+"""The verbs the table gives only to a supervisor."""
+SCREEN_VERBS = frozenset(v for v, spec in VERBS.items() if not spec.streams)
+_SOCKET_ROLE = {Role.DEALER: SocketRole.OPERATOR, Role.SUPERVISOR: SocketRole.SUPERVISOR}
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """The person a request is sent for, in the socket's words."""
+
+    name: str
+    role: SocketRole
+    present: bool
+    """A supervisor present by PIN (their idle time restarts with this action)."""
+
+    def acting_for(self) -> dict[str, str]:
+        return {"name": self.name, "role": self.role.value}
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A request the web process refuses itself (HTTP 403, ``code`` ``role`` or ``bad_request``)."""
+
+    code: str
+    message: str
+
+
+def acting(viewer: Session, verb: str, presence: SupervisorPresence) -> Actor | Refused:
+    """Who sends ``verb`` from ``viewer``'s screen, or why nobody may."""
+    if verb not in SCREEN_VERBS:
+        return Refused("bad_request", f"unknown verb {verb!r}")
+    if verb in SUPERVISOR_VERBS:
+        present = presence.present(viewer.id, touch=True)
+        if present is not None:
+            return Actor(present.name, SocketRole.SUPERVISOR, True)
+        if viewer.role is Role.SUPERVISOR:
+            return Actor(viewer.name, SocketRole.SUPERVISOR, False)
+        return Refused("role", f"{verb}: a supervisor's decision; a supervisor must log in at "
+                       "this screen (name and PIN) first")
+    role = _SOCKET_ROLE.get(viewer.role)
+    if role is None:
+        return Refused("role", f"{verb}: {viewer.role.value} watches the table and does not "
+                       "command it")
+    return Actor(viewer.name, role, False)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The socket's answer: ``result`` when accepted, else the error's code and message."""
+
+    ok: bool
+    result: Mapping[str, Any] | None = None
+    code: str = ""
+    message: str = ""
+
+
+class TableCommander:
+    """One connection per command (a command is rare; an idle one the socket would close)."""
+
+    def __init__(self, socket_path: Path | None, timeout: float = COMMAND_SECONDS) -> None:
+        self.socket_path = socket_path
+        self.timeout = timeout
+
+    def send(self, verb: str, args: Mapping[str, Any], actor: Actor) -> Answer:
+        if self.socket_path is None:
+            return Answer(False, code="unavailable", message="no table is configured "
+                          "(web.socket)")
+        try:
+            with ControlClient(self.socket_path, timeout=self.timeout) as client:
+                result = client.request(verb, args, actor=ACTOR, acting_for=actor.acting_for())
+        except CommandRefused as refused:
+            return Answer(False, code=str(getattr(refused.code, "value", refused.code)),
+                          message=refused.message)
+        except (ControlError, OSError) as error:
+            return Answer(False, code="unavailable", message=f"the table service does not "
+                          f"answer: {error}")
+        return Answer(True, result)

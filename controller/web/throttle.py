@@ -1,0 +1,105 @@
+"""A bounded table of failed tries that an attacker cannot flush.
+
+Login (password) and the supervisor's PIN each keep two of these, one keyed by account name
+and one by client address, and a try waits for both. The table is bounded, but a locked key is
+never evicted to make room: an earlier version dropped the oldest names when full, so 1,100
+failures under other names unlocked a name being guessed. Here a full table first forgets keys
+that are quiet and unlocked; if every key is still locked, a key it does not hold is refused
+until one unlocks (fail closed, logged): the per-address table makes filling it slow.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import structlog
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """How failures turn into waits: ``free`` failures cost nothing, then each further one
+    waits ``first`` seconds doubling up to ``longest``; a key quiet for ``forget_after`` seconds
+    (and not locked) starts again from nothing."""
+
+    free: int
+    first: float = 2.0
+    longest: float = 300.0
+    forget_after: float = 900.0
+    capacity: int = 1024
+
+    def wait_after(self, failures: int) -> float:
+        if failures < self.free:
+            return 0.0
+        return min(self.first * 2.0 ** (failures - self.free), self.longest)
+
+
+@dataclass(frozen=True, slots=True)
+class _Strikes:
+    failures: int
+    until: float
+    last: float
+
+
+class Throttle:
+    """Failures per key (a name or an address); thread-safe."""
+
+    def __init__(self, backoff: Backoff, what: str,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.backoff = backoff
+        self.what = what
+        self._clock = clock
+        self._strikes: dict[str, _Strikes] = {}
+        self._lock = threading.Lock()
+        self._full_logged = False
+
+    def wait(self, key: str) -> float:
+        """Seconds before ``key`` may try again (0: now)."""
+        now = self._clock()
+        with self._lock:
+            found = self._strikes.get(key)
+            if found is not None:
+                return max(0.0, found.until - now)
+            if len(self._strikes) < self.backoff.capacity or self._make_room(now):
+                return 0.0
+            return max(0.0, min(s.until for s in self._strikes.values()) - now)
+
+    def failed(self, key: str) -> None:
+        now = self._clock()
+        with self._lock:
+            found = self._strikes.get(key)
+            if found is None and len(self._strikes) >= self.backoff.capacity \
+                    and not self._make_room(now):
+                return  # a key not held is refused by wait() until one unlocks
+            failures = (found.failures if found else 0) + 1
+            self._strikes[key] = _Strikes(failures, now + self.backoff.wait_after(failures), now)
+
+    def succeeded(self, key: str) -> None:
+        with self._lock:
+            self._strikes.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._strikes)
+
+    def _make_room(self, now: float) -> bool:
+        """Forget quiet unlocked keys, else the unlocked key with fewest failures; never a
+        locked one. ``False`` when every key is locked."""
+        quiet = [k for k, s in self._strikes.items()
+                 if s.until <= now and now - s.last >= self.backoff.forget_after]
+        for key in quiet:
+            del self._strikes[key]
+        if len(self._strikes) < self.backoff.capacity:
+            return True
+        unlocked = [(s.failures, s.last, k) for k, s in self._strikes.items() if s.until <= now]
+        if unlocked:
+            del self._strikes[min(unlocked)[2]]
+            return True
+        if not self._full_logged:
+            self._full_logged = True
+            log.warning("login throttle full: every entry locked; new keys wait",
+                        table=self.what, capacity=self.backoff.capacity)
+        return False
