@@ -22,6 +22,7 @@ import pytest
 
 from controller.journal.reader import iter_records
 from controller.journal.record import Record
+from controller.service.access import Peer
 from controller.service.config import parse_config
 from controller.service.floodgate import (
     DEFAULT_FLOOD_BURST,
@@ -31,6 +32,8 @@ from controller.service.floodgate import (
     FloodKind,
     FloodLimits,
 )
+from controller.service.handler import flood_source
+from controller.service.protocol import Role
 from controller.service.wiring import Wiring
 from firmware_sim.beetek import BeeTekShoeSim
 from firmware_sim.serve import PtyServer
@@ -229,3 +232,15 @@ def test_the_default_limits_keep_a_source_under_200_records_a_minute() -> None:
     window, scaled to a minute."""
     per_window = 3 * DEFAULT_FLOOD_BURST + 1
     assert per_window * 60 / DEFAULT_FLOOD_WINDOW_SECONDS < 200
+
+
+def test_the_person_a_delegate_names_is_a_source_of_their_own() -> None:
+    """The web process is one account for every screen: the person it acts for (``acting_for``,
+    docs/service.md "Delegation") counts apart, so one dealer flooding from a screen does not
+    silence the others; an account's own requests count as the account."""
+    own = Peer(1, 4242, 4242, Role.OPERATOR)
+    dana = Peer(1, 4242, 4242, Role.OPERATOR, acting_for="dana")
+    sam = Peer(1, 4242, 4242, Role.SUPERVISOR, acting_for="sam")
+    assert flood_source(own).startswith("uid 4242")
+    assert flood_source(dana) == f"dana via {flood_source(own)}"
+    assert len({flood_source(own), flood_source(dana), flood_source(sam)}) == 3
