@@ -117,6 +117,7 @@ class Floodgate:
     wall: Callable[[], float] = time.time
     _windows: dict[tuple[FloodKind, str], _Window] = field(default_factory=dict)
     _ended: list[FloodSummary] = field(default_factory=list)
+    _retry_at: float = 0.0
 
     def throttled(self, kind: FloodKind, source: str) -> bool:
         """The source has had ``burst`` of ``kind`` journaled in its current window: the next
@@ -151,7 +152,7 @@ class Floodgate:
     def next_due(self) -> float | None:
         """Seconds until the next summary is due (0: one is due now); None: none pending."""
         if self._ended:
-            return 0.0
+            return max(0.0, self._retry_at - self.clock())
         ends = [w.opened + self.limits.window_seconds for w in self._windows.values()
                 if w.suppressed]
         return max(0.0, min(ends) - self.clock()) if ends else None
@@ -164,6 +165,8 @@ class Floodgate:
             if now >= window.opened + self.limits.window_seconds:
                 del self._windows[key]
                 self._close(key, window)
+        if now < self._retry_at:  # the journal refused the last ones: not yet
+            return []
         ended, self._ended = self._ended, []
         return ended
 
@@ -175,9 +178,11 @@ class Floodgate:
         ended, self._ended = self._ended, []
         return ended
 
-    def requeue(self, summaries: list[FloodSummary]) -> None:
-        """Summaries the journal could not take: tried again with the next ones due."""
+    def requeue(self, summaries: list[FloodSummary], retry_seconds: float) -> None:
+        """Summaries the journal could not take (a full disk): due again in
+        ``retry_seconds``, not at once, so a quiet table thread does not spin on them."""
         self._ended[:0] = summaries
+        self._retry_at = self.clock() + retry_seconds
 
     def _window(self, kind: FloodKind, source: str, *, open_new: bool) -> _Window | None:
         key, now = (kind, source), self.clock()

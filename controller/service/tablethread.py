@@ -332,7 +332,7 @@ class TableThread:
             except JournalError as error:
                 log.error("flood summary not journaled yet; kept", error=str(error),
                           source=summary.source, kind=summary.kind.value)
-                self.floodgate.requeue(summaries[done:])
+                self.floodgate.requeue(summaries[done:], RETRY_MAX_SECONDS)
                 return
             log.warning("flood limited", kind=summary.kind.value, source=summary.source,
                         suppressed=summary.suppressed, first=summary.first_reason,

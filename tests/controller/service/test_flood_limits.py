@@ -244,3 +244,18 @@ def test_the_person_a_delegate_names_is_a_source_of_their_own() -> None:
     assert flood_source(own).startswith("uid 4242")
     assert flood_source(dana) == f"dana via {flood_source(own)}"
     assert len({flood_source(own), flood_source(dana), flood_source(sam)}) == 3
+
+
+def test_a_summary_the_journal_could_not_take_is_due_again_later_not_at_once() -> None:
+    """A full disk: the summary is kept, and due again after the retry delay (a quiet table
+    thread waits for it instead of spinning), then handed out once."""
+    clock = Clock()
+    gate = Floodgate(FloodLimits(burst=1, window_seconds=10), clock=clock, wall=clock)
+    gate.counted(FloodKind.LINK_ERROR, "shoe")
+    gate.suppressed(FloodKind.LINK_ERROR, "shoe", "bad CRC")
+    clock.now += 10
+    summaries = gate.due()
+    gate.requeue(summaries, retry_seconds=5)
+    assert gate.next_due() == pytest.approx(5) and gate.due() == []
+    clock.now += 5
+    assert gate.next_due() == 0 and gate.due() == summaries and gate.due() == []
