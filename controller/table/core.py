@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import structlog
 
+from controller.games.cards import Card
 from controller.games.rules import Family, GameId
 from controller.settlement import Settlement, TableMemory, Wager
 from controller.table import commands as cmd
@@ -25,6 +26,9 @@ from controller.table.states import NO_ROUND, Hold, Kind, Offer, RoundState, S
 from drivers import events as dev
 
 log = structlog.get_logger("controller.table")
+
+SettledHands = tuple[tuple[str, tuple[Card, ...]], ...]
+"""The hands a settlement was made on, by position."""
 
 
 class RoundCore:
@@ -60,10 +64,11 @@ class RoundCore:
     _apply: Callable[[Kind, Ruling, str | None, str], None]  # rulings
     _offer_options: Callable[[str], None]  # rulings
     _remove_hand: Callable[[str, str], None]  # rulings
-    _void: Callable[[str, str], None]  # rulings
+    _void: Callable[..., None]  # rulings
     _after_resume: Callable[[], None]  # holds
     _after_settlement: Callable[[cmd.ReportIrregularity], None]  # settling
     _decide_correction: Callable[[Hold, cmd.SupervisorDecision], None]  # settling
+    _settlement: Callable[..., tuple[Settlement, SettledHands]]  # settling
 
     def __init__(self, layout: TableLayout, emit: Callable[[ev.RoundEvent], None],
                  memory: TableMemory = TableMemory()) -> None:
@@ -163,6 +168,16 @@ class RoundCore:
 
     def active_wagers(self) -> list[Wager]:
         return [w for w in self.wagers.values() if w.id not in self.withdrawn]
+
+    def short_hands(self, deal: Deal | None = None) -> dict[str, int]:
+        """Boxes in play (an active wager, not removed) and the dealer whose hand in ``deal``
+        (default: the round's) can never be three cards, with the cards each holds."""
+        deal = deal if deal is not None else self.deal
+        if deal is None:
+            return {}
+        boxes = {w.position for w in self.active_wagers()} - set(self.removed)
+        in_play = [p for p in deal.hands if p in boxes or p == self.rules.dealer]
+        return deal.short_hands(in_play)
 
     # -- output -----------------------------------------------------------------------------
     def emit(self, event: ev.RoundEvent) -> None:

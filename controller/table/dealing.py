@@ -125,6 +125,22 @@ class Deal:
         return burnt, [self.deliver_card(card) for card in sequence[self.burn_target:]
                        if not self.complete]
 
+    def still_to_come(self, position: str) -> int:
+        """Cards the rest of the plan brings to ``position`` (a set step counts its three)."""
+        rest = sum(step.cards for step in self.plan[self.cursor:] if step.position == position)
+        if self.partial and not self.complete and self.plan[self.cursor].position == position:
+            rest -= self.partial
+        return rest
+
+    def short_hands(self, positions: Iterable[str]) -> dict[str, int]:
+        """Of ``positions``, those that can never hold a hand of three cards (RWS-NC3P 3.12,
+        MBS-3P 3.8, MBS-R3P 3.17, RWS-3CP 3.6), with the cards each holds now: what it holds
+        and what the plan still brings do not make three. Such a hand can be neither played
+        nor settled, so a decision that would leave one in play is refused."""
+        return {position: len(self.hands.get(position, ())) for position in positions
+                if len(self.hands.get(position, ())) + self.still_to_come(position)
+                != CARDS_PER_HAND}
+
     def drop_position(self, position: str) -> int:
         """A hand removed from play receives nothing more: its remaining steps leave the plan, so
         the cards still to come go to the remaining boxes in order (RWS-NC3P 3.12 deals only to

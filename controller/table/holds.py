@@ -7,13 +7,15 @@ and the device events buffered meanwhile are replayed in arrival order.
 
 from __future__ import annotations
 
+import copy
+
 from controller.errors import RequestError
 from controller.games.cards import Card
 from controller.games.rules import GameId
 from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.core import RoundCore
-from controller.table.dealing import Delivery
+from controller.table.dealing import Deal, Delivery
 from controller.table.irregularities import Action, Source, general
 from controller.table.states import IN_ROUND, RESUMABLE, Hold, Kind, Refused, S
 from drivers import events as dev
@@ -77,21 +79,17 @@ class HoldsMixin(RoundCore):
         if action is cmd.SupervisorAction.ORDER:
             ordered = self._ordered_cards(command.cards, from_buffer=hold.kind is not Kind.NO_READ)
         if action is cmd.SupervisorAction.RECONSTRUCT:
-            assert self.deal is not None
-            if command.moves:
-                self.deal.move_hands(command.moves)
-            if command.hands:
-                if hold.ruling.complete_hands_only \
-                        and not self.deal.is_rearrangement(dict(command.hands)):
-                    raise Refused(f"{hold.ruling.clause}: the void is avoided only by moving "
-                                  f"complete hands from one betting area to another; the hands "
-                                  f"given are not a rearrangement of the complete hands dealt")
-                self.deal.override(dict(command.hands))
+            self.deal = self._reconstructed(hold, command)
+        elif action is cmd.SupervisorAction.CONTINUE:
+            self._refuse_short_hands(hold, action, self.deal)
         self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor, action=action.value,
                                        clause=hold.ruling.clause, reason=command.reason))
         self.hold_info = None
         if action is cmd.SupervisorAction.VOID:
-            self._void(command.reason or hold.ruling.note, hold.ruling.clause)
+            # a clause that voids unless the cards are reconstructed voids as the text says;
+            # any other void offered is the supervisor's own decision
+            self._void(command.reason or hold.ruling.note, hold.ruling.clause,
+                       discretionary=hold.ruling.declined is not Action.VOID)
             return
         if action is cmd.SupervisorAction.RECONSTRUCT and (command.moves or command.hands):
             self.emit(ev.HandsMoved(round=self.number, moves=command.moves,
@@ -133,7 +131,9 @@ class HoldsMixin(RoundCore):
                                        action=command.action.value, clause=clause,
                                        reason=command.reason))
         self.hold_info = None
-        self._void(command.reason, clause)
+        # A supervisor's own void: after the reveal it keeps the bets already decided
+        # (rules-coverage interpretation 34).
+        self._void(command.reason, clause, discretionary=True)
 
     def _burnt_on_reconstruction(self, burnt: list[Card]) -> None:
         """A short burn reconstructed (LIVE-3P T&C 1): the cards held out become the missing
@@ -145,6 +145,50 @@ class HoldsMixin(RoundCore):
             self.emit(ev.BurnCard(round=self.number, card=card, index=first + offset))
         if self.state is S.BURN and not deal.burning:
             self.start_deal()
+
+    def _reconstructed(self, hold: Hold, command: cmd.SupervisorDecision) -> Deal:
+        """The deal as the supervisor reconstructs it, worked out on a copy: the round's own
+        deal changes only once the whole reconstruction is accepted (transitions has no
+        rollback, and neither has a half-applied list of moves)."""
+        assert self.deal is not None
+        trial = copy.deepcopy(self.deal)
+        if command.moves:
+            trial.move_hands(command.moves)
+        if command.hands:
+            if hold.ruling.complete_hands_only \
+                    and not trial.is_rearrangement(dict(command.hands)):
+                raise Refused(f"{hold.ruling.clause}: the void is avoided only by moving "
+                              f"complete hands from one betting area to another; the hands "
+                              f"given are not a rearrangement of the complete hands dealt")
+            trial.override(dict(command.hands))
+        if hold.kind is not Kind.BURN_ERROR:  # LIVE-3P T&C 1: the deal is re-made in order
+            self._refuse_short_hands(hold, command.action, trial)
+        return trial
+
+    def _refuse_short_hands(self, hold: Hold, action: cmd.SupervisorAction,
+                            deal: Deal | None) -> None:
+        """A decision that would resume the round with a box (or the dealer) that can never
+        hold three cards is refused, naming the box and what the supervisor must give: such a
+        hand can be neither played (RWS-3CP 3.8) nor settled, and the round would be stranded
+        (issue 23). The hold stays, with every way out it offered."""
+        short = self.short_hands(deal)
+        if not short:
+            return
+        held = ", ".join(
+            f"{'the dealer' if position == self.rules.dealer else f'box {position}'} with "
+            f"{count} card{'' if count == 1 else 's'}" for position, count in short.items())
+        ways: list[str] = []
+        if Act.RECONSTRUCT in hold.ruling.options:
+            what = ("`moves` of complete hands (or `hands` that rearrange them)"
+                    if hold.ruling.complete_hands_only
+                    else "`hands` (cards seen this round) or `moves` (complete hands)")
+            ways.append(f"reconstruct with {what} that leave every box in play and the dealer "
+                        f"three cards")
+        ways += [f"decide {option.value}" for option in hold.ruling.options
+                 if option not in (action, Act.RECONSTRUCT)]
+        raise Refused(f"{action.value} would leave {held}, where a hand is three cards "
+                      f"({hold.ruling.clause}), and the round could be neither played nor "
+                      f"settled; instead {'; or '.join(ways) if ways else 'void the round'}")
 
     def _answered(self, hold: Hold, command: cmd.SupervisorDecision) -> None:
         """The supervisor answered the fact the ruling asked for: rule again knowing it."""
@@ -225,9 +269,24 @@ class HoldsMixin(RoundCore):
         return next(iter(players), None)
 
     def _cmd_CloseOptions(self, command: cmd.CloseOptions) -> None:
-        if self.state is not S.OPTIONS:
+        """The dealer closes the options: every box still to choose continues its hand
+        (RWS-NC3P 5.7.1/5.7.2; MBS-R3P 5.7, 5.13.1 only permit a withdrawal). Each is said in a
+        ``PlayerOptionTaken``, so whoever follows the round (the device operator, recovery)
+        sees the options end: with no event the operator waited for them for good (issue 23)."""
+        if self.state is not S.OPTIONS or self.offer is None:
             raise Refused("no options are offered now")
+        offer = self.offer
+        for position in sorted(offer.pending, key=self._seat_order):
+            self.emit(ev.PlayerOptionTaken(round=self.number, position=position,
+                                           option=cmd.Option.CONTINUE.value, wager_ids=(),
+                                           clause=offer.clause))
+        offer.pending.clear()
         self._close_options()
+
+    def _seat_order(self, position: str) -> tuple[bool, int]:
+        positions = self.rules.positions
+        return (position not in positions,
+                positions.index(position) if position in positions else 0)
 
     def _close_options(self) -> None:
         self.offer = None

@@ -173,7 +173,38 @@ def rule(rules: GameRules, kind: Kind, ctx: Context) -> Ruling:
     handler = _HANDLERS.get(kind)
     if handler is None:
         return general(rules, kind.value)
-    return handler(rules, game, ctx)
+    ruling = handler(rules, game, ctx)
+    return _no_options_after_reveal(rules, ruling) if ctx.revealed else ruling
+
+
+_NO_WITHDRAWAL = {GameId.RWS_NC3P: "5.8", GameId.MBS_3P: "5.6", GameId.MBS_R3P: "5.3",
+                  GameId.RWS_3CP: "5.2"}
+"""Each game's clause that no wager may be withdrawn after "No more bets" (LIVE-3P prints
+none and offers no options)."""
+
+
+def _no_options_after_reveal(rules: GameRules, ruling: Ruling) -> Ruling:
+    """After the dealer's hand is revealed every bet is decided. The players' options (RWS-NC3P
+    5.7: continue the hand, "accept any subsequent cards", or have the bet returned; MBS-R3P
+    5.7: withdraw "before the round of play" concludes) are a choice made before the outcome;
+    offered now they would let each loser take his stake back and each winner stay, which the
+    no-withdrawal clause forbids (RWS-NC3P 5.8, MBS-R3P 5.3: a wager withdrawn is "won or lost
+    based on the outcomes"). So no option is offered after the reveal: the round is settled as
+    dealt, and a hand removed by its own clause (MBS-R3P 5.5) stays removed. An exposure after
+    the reveal is ruled the same way (:func:`_exposed`)."""
+    clause = _NO_WITHDRAWAL.get(rules.id)
+    if clause is None:
+        return ruling
+    reading = (f"noticed after the dealer's hand was revealed: every bet is decided, so no "
+               f"option is offered ({rules.cite} {clause}: no withdrawal after \"No more "
+               f"bets\")")
+    if ruling.action is Action.PLAYER_OPTIONS:
+        return Ruling(Action.CONTINUE, f"{ruling.clause}, {clause}",
+                      f"{reading}; the round is settled as dealt")
+    if ruling.then is Action.PLAYER_OPTIONS:
+        return Ruling(ruling.action, ruling.clause, f"{ruling.note}; {reading}",
+                      ruling.options, None, ruling.declined, ruling.complete_hands_only)
+    return ruling
 
 
 def _void_or_general(table: dict[GameId, str], what: str):  # type: ignore[no-untyped-def]

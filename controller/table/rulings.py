@@ -8,8 +8,9 @@ gathers the context from the round and applies the action, emitting the clause i
 
 from __future__ import annotations
 
+from controller.errors import TablectlError
 from controller.games.rules import GameId
-from controller.settlement import void_round
+from controller.settlement import Settlement, void_round
 from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.core import RoundCore, log
@@ -175,8 +176,10 @@ class RulingsMixin(RoundCore):
                                           if p in self.rules.positions else 0))
         if not positions:
             return
+        reopened = self.state is S.OPTIONS
         self.offer = Offer(clause, set(positions))
-        self.offer_options()
+        if not reopened:  # a new dealing error while the options are open: every box in play
+            self.offer_options()  # chooses again, on the same open options (issue 23)
         self.emit(ev.PlayerOptionsOffered(round=self.number, clause=clause,
                                           positions=tuple(positions)))
 
@@ -188,15 +191,44 @@ class RulingsMixin(RoundCore):
             self.deal.drop_position(position)  # the cards still to come go to the boxes in play
         self.emit(ev.HandRemoved(round=self.number, position=position, clause=clause))
 
-    def _void(self, reason: str, clause: str) -> None:
-        # RWS-NC3P 5.15 says in so many words that a void returns all bets; the other rule sets
-        # say it in the void clause itself ("the round of play shall be void").
-        returned = f"{clause}; RWS-NC3P 5.15" if self.rules.id is GameId.RWS_NC3P else clause
-        settlement = void_round(tuple(self.wagers.values()), returned, self.memory)
+    def _void(self, reason: str, clause: str, discretionary: bool = False) -> None:
+        """Void the round. A void a clause orders returns every bet: RWS-NC3P 5.15 says so in
+        so many words, the other rule sets in the void clause itself ("the round of play shall
+        be void"). A supervisor's own void (``discretionary``: a management void, or the void
+        a hold offers where no clause voids) after the dealer's hand is revealed returns only
+        what is not decided: see :meth:`_decided_stand` (docs/rules-coverage.md)."""
+        settlement = self._decided_stand(clause) \
+            if discretionary and self._effective_state() is S.REVEALED else None
+        if settlement is None:
+            returned = (f"{clause}; RWS-NC3P 5.15" if self.rules.id is GameId.RWS_NC3P
+                        else clause)
+            settlement = void_round(tuple(self.wagers.values()), returned, self.memory)
         self.void()
         self.hold_info = None
         self.offer = None
         self.buffer = []
+        self.memory = settlement.memory  # a void returns it unchanged; settled bets move it
         self.last_settlement = settlement
         self.emit(ev.RoundVoided(round=self.number, reason=reason, clause=clause,
                                  settlement=settlement))
+
+    def _decided_stand(self, clause: str) -> Settlement | None:
+        """A supervisor's void after the reveal: every box holding a hand of three cards
+        against the dealer's three is decided, and its bets are settled as the revealed hands
+        decide; only the bets of a box with no such hand are returned. The texts void a round
+        that has "no result" (RWS-NC3P 1.19) and conclude one whose outcome is established
+        (5.4.1, MBS-R3P 5.13.2); no clause lets a void take back a bet the revealed hands have
+        already won or lost (issue 23). ``None``: nothing is decided (the dealer has no hand
+        of three cards), so the void returns every bet."""
+        assert self.deal is not None
+        short = self.short_hands()
+        if self.rules.dealer in short:
+            return None
+        returned = {position: f"{clause} (no hand of three cards: returned)"
+                    for position in short}
+        try:
+            settlement, _ = self._settlement(returned)
+        except TablectlError as error:  # a record settlement cannot read: return everything
+            log.warning("void after the reveal settles nothing", error=str(error))
+            return None
+        return settlement

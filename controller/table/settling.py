@@ -8,6 +8,7 @@ the memory the round started with.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
 
 from controller.games.cards import Card
@@ -34,6 +35,11 @@ class SettlingMixin(RoundCore):
         if position in self.decisions:
             raise Refused(f"box {position} has already decided "
                           f"({self.decisions[position].value})")
+        held = len(self.deal.hands.get(position, ())) if self.deal is not None else 0
+        if held != 3:
+            raise Refused(f"box {position} holds {held} card{'' if held == 1 else 's'}: a "
+                          f"player plays or folds on a hand of three cards (RWS-3CP 3.6, 3.8); "
+                          f"a supervisor reconstructs the hand or voids the round")
         plays: tuple[Wager, ...] = ()
         if command.choice is cmd.Choice.PLAY:
             plays = tuple(Wager(f"{w.id}:play", position, "play", w.amount, w.player, w.seated)
@@ -70,16 +76,20 @@ class SettlingMixin(RoundCore):
         self.emit(ev.RoundSettled(round=self.number, settlement=settlement, hands=hands,
                                   returned_positions=tuple(self.removed.items())))
 
-    def _settlement(self) -> tuple[Settlement, tuple[tuple[str, tuple[Card, ...]], ...]]:
+    def _settlement(self, returned: Mapping[str, str] | None = None
+                    ) -> tuple[Settlement, tuple[tuple[str, tuple[Card, ...]], ...]]:
+        """Settle the round as dealt; ``returned`` adds boxes whose wagers are returned (with
+        the clause) besides the hands removed from play."""
         assert self.deal is not None
         active = self.active_wagers()
+        returned_positions = {**self.removed, **(returned or {})}
         hands = {position: tuple(cards) for position, cards in self.deal.hands.items()
-                 if len(cards) == 3 and position not in self.removed}
+                 if len(cards) == 3 and position not in returned_positions}
         round_input = RoundInput(
             rules=self.rules, hands=MappingProxyType(hands), wagers=tuple(active),
             limits=self.layout.limits, memory=self.memory,
             rounding_unit=self.layout.rounding_unit,
-            returned_positions=MappingProxyType(dict(self.removed)),
+            returned_positions=MappingProxyType(returned_positions),
             progressive=self.layout.progressive)
         settled = settle(round_input)
         extra = tuple(Result(wid, Outcome.RETURNED, 0, clause)
