@@ -23,6 +23,7 @@ from controller.service.operator import HoldReason, Op
 from controller.settlement.model import ProgressiveConfig
 from controller.table import commands as cmd
 from controller.table import events as ev
+from controller.table.options import PER_PLAYER_WITHDRAWAL
 
 DEALER = {"actor": "bench-dealer", "role": cmd.Role.DEALER}
 SUPERVISOR = {"actor": "bench-supervisor", "role": cmd.Role.SUPERVISOR}
@@ -78,8 +79,17 @@ class Players:
         return out
 
     def options(self, event: ev.PlayerOptionsOffered) -> None:
-        for position in event.positions:
-            self.put(cmd.PlayerOption(**DEALER, position=position, option=cmd.Option.CONTINUE))
+        """Every player continues, each answering for himself (one answer per player where
+        an answer covers all his boxes: MBS-R3P 5.13.1)."""
+        players = event.players or tuple(ev.PlayerAtBox(p) for p in event.positions)
+        answered: set[str] = set()
+        for who in players:
+            if who.player is not None and event.clause in PER_PLAYER_WITHDRAWAL:
+                if who.player in answered:
+                    continue
+                answered.add(who.player)
+            self.put(cmd.PlayerOption(**DEALER, position=who.position, player=who.player,
+                                      option=cmd.Option.CONTINUE))
 
     def decide(self, antes: set[str], hands: dict[str, tuple[Card, ...]]) -> None:
         """RWS-3CP 3.8: each Ante player plays Q-6-4 or better, else folds."""

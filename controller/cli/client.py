@@ -81,11 +81,13 @@ def register(subparsers: Any) -> None:
     decide.set_defaults(func=run, verb=lambda a: ("decide", {"position": a.position,
                                                              "choice": a.choice}))
 
-    option = subparsers.add_parser("option", help="a player's option after a dealing error "
+    option = subparsers.add_parser("option", help="one player's option after a dealing error "
                                                    "or interruption (continue or withdraw)")
     option.add_argument("position")
     option.add_argument("choice", choices=("continue", "withdraw"))
-    option.add_argument("--player")
+    option.add_argument("--player", help="the player answering (each player at a box answers "
+                                         "for himself; needed when several are still to "
+                                         "answer there: round status options_pending_players)")
     _common(option)
     option.set_defaults(func=run, verb=_option)
 

@@ -66,7 +66,7 @@ OUTPUT_EVENT_TYPES = frozenset(ROUND_EVENT_TYPES)
 # acts on them. Everything that moves a card, a wager or a decision; not link chatter.
 MONEY_INPUT_TYPES = frozenset({
     "PlaceWager", "WithdrawWager", "CloseBets", "ConfirmShuffle", "ReplaceDeck", "DeckCounted",
-    "PlayerDecision", "PlayerOption", "CloseOptions", "ReportIrregularity",
+    "PlayerDecision", "PlayerOption", "CloseOptions", "OptionsDeadline", "ReportIrregularity",
     "SupervisorDecision", "RevealDealer", "SettleRound", "OpenRound",
     "ShuffleDone", "CardSetDispensed", "CardRead", "ForeignCard", "NoRead", "DoubleFeed",
     "FaultRaised", "DeviceOffline", "DeviceRebooted", "ProtectionReport",

@@ -51,6 +51,8 @@ MONEY_EVENT_TYPES: frozenset[str] = frozenset(
         "hands_moved",
         "results_swapped",
         "wager_withdrawn",
+        "wager_reduced",
+        "player_options_closed",
         JournalEvent.REPAIRED.value,
         JournalEvent.RETENTION_CHECKPOINT.value,
         JournalEvent.DAMAGE_FOUND.value,

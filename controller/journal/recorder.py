@@ -110,6 +110,8 @@ class RoundTracker:
     """The phase a hold or the players' options return to."""
     options_pending: list[str] = field(default_factory=list)
     """Boxes whose option (RWS-NC3P 5.7, MBS-R3P 5.7, 5.13.1) is still awaited."""
+    players_pending: list[ev.PlayerAtBox] = field(default_factory=list)
+    """The players whose option is still awaited (each Player answers for himself)."""
 
     @property
     def open(self) -> bool:
@@ -140,13 +142,22 @@ class RoundTracker:
         elif isinstance(event, ev.PlayerOptionsOffered):
             self._suspend(Phase.OPTIONS)
             self.options_pending = list(event.positions)
+            self.players_pending = list(event.players)
         elif isinstance(event, ev.SupervisorDecided) and self.phase is Phase.HOLD:
             self.phase = self.resumes_to
         elif isinstance(event, ev.PlayerOptionTaken) and self.phase is Phase.OPTIONS:
-            if event.position in self.options_pending:
+            if event.players:
+                self.players_pending = [p for p in self.players_pending
+                                        if p not in event.players]
+                self.options_pending = list(dict.fromkeys(
+                    p.position for p in self.players_pending))
+            elif event.position in self.options_pending:
                 self.options_pending.remove(event.position)
             if not self.options_pending:
                 self.phase = self.resumes_to
+        elif isinstance(event, ev.PlayerOptionsClosed) and self.phase is Phase.OPTIONS:
+            self.options_pending, self.players_pending = [], []
+            self.phase = self.resumes_to
         elif isinstance(event, ev.RoundSettled):
             self.phase, self.memory = Phase.SETTLED, event.settlement.memory
         elif isinstance(event, ev.RoundVoided):
@@ -158,6 +169,7 @@ class RoundTracker:
             self.resumes_to = self.phase
         self.phase = phase
         self.options_pending = []
+        self.players_pending = []
 
 
 @dataclass(frozen=True, slots=True)

@@ -197,6 +197,8 @@ class ServiceConfig:
     journal: JournalConfig
     limits: Mapping[str, BetLimit] = field(default_factory=lambda: MappingProxyType({}))
     rounding_unit: int = 1
+    options_deadline_s: int = 120
+    """``[table] options_deadline_s``: how long the players' options stay open."""
     progressive: ProgressiveConfig | None = None
     control: ControlConfig = ControlConfig()
     software: SoftwareConfig = SoftwareConfig()
@@ -218,7 +220,8 @@ class ServiceConfig:
                            rounding_unit=self.rounding_unit, table_id=self.table_id,
                            progressive=self.progressive or ProgressiveConfig(),
                            burns_marked=self.device.dialect is None
-                           or self.device.dialect.marks_burns)
+                           or self.device.dialect.marks_burns,
+                           options_deadline_s=self.options_deadline_s)
 
 
 def load_config(path: str | Path) -> ServiceConfig:
@@ -268,6 +271,7 @@ class _Reader:
         rules = GAMES[game_id]
         boxes = self._boxes(table, rules)
         rounding_unit = table.integer("rounding_unit", 1, minimum=1, unit="minor")
+        options_deadline_s = table.integer("options_deadline_s", 120, minimum=1, unit="s")
         table.finish()
 
         device_section = root.section("device", required=True)
@@ -290,7 +294,7 @@ class _Reader:
         return ServiceConfig(source=self.source, table_id=table_id, game=rules.id, boxes=boxes,
                              device=device, journal=journal,
                              limits=MappingProxyType(limits), rounding_unit=rounding_unit,
-                             progressive=progressive, control=control, software=software,
+                             options_deadline_s=options_deadline_s, progressive=progressive, control=control, software=software,
                              clock=clock)
 
     def _boxes(self, table: Section, rules: GameRules) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ disagree.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -110,11 +111,22 @@ def _hold(snapshot: Mapping[str, Any], operator: Mapping[str, Any]) -> list[Wait
 
 
 def _options(snapshot: Mapping[str, Any]) -> list[Wait]:
+    """Each player still to answer, by box and name (RWS-NC3P 5.7, MBS-R3P 5.13.1: the options
+    are each player's), and the dealer's close; the deadline after which they continue."""
     pending = list(snapshot.get("options_pending") or ())
-    out = [Wait(f"the option of box {box}", f"tablectl option {box} {choice}", DEALER)
-           for box in pending for choice in ("continue", "withdraw")]
-    out.append(Wait(f"the options of {' '.join(pending)}" if pending else "the players' options",
-                    "tablectl options close", DEALER))
+    players = list(snapshot.get("options_pending_players") or ()) or [
+        {"position": box, "player": None} for box in pending]
+    out: list[Wait] = []
+    for each in players:
+        box, player = str(each.get("position")), each.get("player")
+        whose = f"box {box}" + (f", {player}" if player else "")
+        named = f" --player {shlex.quote(str(player))}" if player else ""
+        out += [Wait(f"the option of {whose}", f"tablectl option {box} {choice}{named}", DEALER)
+                for choice in ("continue", "withdraw")]
+    deadline = snapshot.get("options_deadline_s")
+    later = f" (players who do not answer continue after {deadline} s)" if deadline else ""
+    out.append(Wait((f"the options of {' '.join(pending)}" if pending
+                     else "the players' options") + later, "tablectl options close", DEALER))
     return out
 
 

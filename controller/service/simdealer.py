@@ -153,7 +153,7 @@ class SimulatedDealer:
             if self.draw is Draw.DRAWING:
                 self.draw = Draw.HELD
         elif isinstance(event, ev.SupervisorDecided) and event.action in _RESUMING or \
-                isinstance(event, ev.PlayerOptionTaken) or \
+                isinstance(event, (ev.PlayerOptionTaken, ev.PlayerOptionsClosed)) or \
                 isinstance(event, ev.IrregularityRuled) and event.action == "continue":
             if self.draw is Draw.HELD:
                 self.draw = Draw.DRAWING

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,6 +57,8 @@ InputSubscriber = Callable[[object, list[ev.RoundEvent]], None]
 _STOP = object()
 RETRY_FIRST_SECONDS = 0.05
 RETRY_MAX_SECONDS = 5.0
+OPTIONS_DEADLINE_ACTOR = "options-deadline"
+"""The actor of the input the table thread gives when the options' deadline passes."""
 AWAITING_JOURNAL = "awaiting_journal"
 """The state ``round.status`` shows while outcome records wait for the journal."""
 
@@ -113,6 +116,11 @@ class Snapshot:
     """What the table accepts as the supervisor's decision on that hold (the ruling's options,
     and ``void``), so ``round.status`` offers only those."""
     options_pending: tuple[str, ...] = ()
+    """Boxes with a player whose option is awaited."""
+    options_pending_players: tuple[dict[str, str | None], ...] = ()
+    """Each player (box and player id) whose option is awaited (RWS-NC3P 5.7: per Player)."""
+    options_deadline_s: int | None = None
+    """How long the options announced last stay open (None: no options open)."""
     decisions_due: tuple[str, ...] = ()
     offline: tuple[tuple[str, str], ...] = ()
     deck_blocked: str | None = None
@@ -133,6 +141,8 @@ class Snapshot:
                 "hands": {position: list(cards) for position, cards in self.hands},
                 "held_for": self.held_for, "hold_options": list(self.hold_options),
                 "options_pending": list(self.options_pending),
+                "options_pending_players": [dict(p) for p in self.options_pending_players],
+                "options_deadline_s": self.options_deadline_s,
                 "decisions_due": list(self.decisions_due),
                 "offline": dict(self.offline), "deck_blocked": self.deck_blocked,
                 "clock_blocks": self.clock_blocks, "clock_override": self.clock_override,
@@ -148,9 +158,15 @@ def _wager(wager: Wager) -> dict[str, Any]:
 class TableThread:
     """``TableThread(journaled)``; drivers ``put`` on :attr:`inputs`; :meth:`command` answers."""
 
-    def __init__(self, journaled: JournaledTable, floodgate: Floodgate | None = None) -> None:
+    def __init__(self, journaled: JournaledTable,
+                 clock: Callable[[], float] = time.monotonic, *,
+                 floodgate: Floodgate | None = None) -> None:
         self.journaled = journaled
         self.floodgate = floodgate or Floodgate()
+        self._clock = clock
+        self._options_due: float | None = None
+        """When the options announced last close (``clock`` time), or None."""
+        self._options_offer: int | None = None
         self.inputs: queue.Queue[object] = queue.Queue()
         self.subscribers: list[Subscriber] = []
         self.batch_subscribers: list[BatchSubscriber] = []
@@ -180,6 +196,7 @@ class TableThread:
         self.input_subscribers.append(subscriber)
 
     def start(self) -> None:
+        self._arm_options_deadline()  # options recovered open: their deadline counts from now
         self._thread.start()
 
     def close(self, timeout: float = 5.0) -> None:
@@ -220,8 +237,12 @@ class TableThread:
             behind = bool(self.journaled.unrecorded)
             if not behind:
                 wait = RETRY_FIRST_SECONDS
-            flood_due = self.floodgate.next_due()
+            self._options_deadline()
             timeout = wait if behind else None
+            if self._options_due is not None:
+                left = max(self._options_due - self._clock(), 0.0)
+                timeout = left if timeout is None else min(timeout, left)
+            flood_due = self.floodgate.next_due()
             if flood_due is not None:
                 timeout = flood_due if timeout is None else min(timeout, flood_due)
             try:
@@ -240,44 +261,46 @@ class TableThread:
             if isinstance(item, _Marker):
                 item.passed.set()
                 continue
-            if self._flooding(item):
-                self._record_floods(self.floodgate.due())
-                continue
-            ticket = item if isinstance(item, Ticket) else None
-            self._collected = collected = ticket.events if ticket else []
+            if not self._flooding(item):
+                self._handle(item)
+            self._record_floods(self.floodgate.due())
+
+    def _handle(self, item: object) -> None:
+        """One input (or a ticket around a command) through the journaled table."""
+        ticket = item if isinstance(item, Ticket) else None
+        self._collected = collected = ticket.events if ticket else []
+        try:
+            if ticket is None or not self._held(ticket):
+                self.journaled.process(ticket.command if ticket else item)
+        except JournalError as error:
+            # not recorded -> not acted on (JournaledTable's rule); or recorded and acted
+            # on but its outcome not durable yet (behind): either way not "accepted"
+            behind = isinstance(error, JournalBehindError)
+            self.journaled.failures += 1
+            log.error("outcome not journaled yet; retrying" if behind
+                      else "input not journaled; not acted on", input=_name(item),
+                      error=str(error))
+            if ticket is not None:
+                ticket.error = (f"the journal has not recorded its outcome: {error}"
+                                if behind else f"the journal cannot record it: {error}")
+        except Exception:  # never let one input kill the table thread
+            self.journaled.failures += 1
+            log.exception("input failed", input=_name(item))
+            if ticket is not None:
+                ticket.error = "internal error; the service log has the details"
+        finally:
+            self._collected = []
+            self._count += 1
             try:
-                if ticket is None or not self._held(ticket):
-                    self.journaled.process(ticket.command if ticket else item)
-            except JournalError as error:
-                # not recorded -> not acted on (JournaledTable's rule); or recorded and acted
-                # on but its outcome not durable yet (behind): either way not "accepted"
-                behind = isinstance(error, JournalBehindError)
-                self.journaled.failures += 1
-                log.error("outcome not journaled yet; retrying" if behind
-                          else "input not journaled; not acted on", input=_name(item),
-                          error=str(error))
-                if ticket is not None:
-                    ticket.error = (f"the journal has not recorded its outcome: {error}"
-                                    if behind else f"the journal cannot record it: {error}")
-            except Exception:  # never let one input kill the table thread
-                self.journaled.failures += 1
-                log.exception("input failed", input=_name(item))
-                if ticket is not None:
-                    ticket.error = "internal error; the service log has the details"
-            finally:
-                self._collected = []
-                self._count += 1
-                try:
-                    self.snapshot = self._snap()
-                except Exception:
-                    log.exception("status snapshot failed")
-                self._count_flood(item, collected)
-                if ticket is not None:
-                    ticket.done.set()
-                self._deliver_input(ticket.command if ticket else item, collected)
-                if collected:
-                    self._deliver(collected)
-                self._record_floods(self.floodgate.due())
+                self.snapshot = self._snap()
+            except Exception:
+                log.exception("status snapshot failed")
+            self._count_flood(item, collected)
+            if ticket is not None:
+                ticket.done.set()
+            self._deliver_input(ticket.command if ticket else item, collected)
+            if collected:
+                self._deliver(collected)
 
     # flood limits (:mod:`.floodgate`) ---------------------------------------------------------
     def _flooding(self, item: object) -> bool:
@@ -324,7 +347,7 @@ class TableThread:
 
     def _record_floods(self, summaries: list[FloodSummary]) -> None:
         """Journal each ended window's ``flood_summary``; one the journal cannot take yet is
-        kept and tried again with the next."""
+        kept and tried again after a delay."""
         for done, summary in enumerate(summaries):
             try:
                 self.journaled.writer.append(FLOOD_SUMMARY, summary.payload(),
@@ -337,6 +360,27 @@ class TableThread:
             log.warning("flood limited", kind=summary.kind.value, source=summary.source,
                         suppressed=summary.suppressed, first=summary.first_reason,
                         last=summary.last_reason)
+
+    def _arm_options_deadline(self) -> None:
+        """Measure the deadline of the options the table has just announced (or recovered)."""
+        machine = self.journaled.table.machine
+        offer = machine.offer if machine.state.value == "options" else None
+        self._options_due = None if offer is None else self._clock() + offer.deadline_s
+        self._options_offer = None if offer is None else offer.number
+
+    def _options_deadline(self) -> None:
+        """The table thread owns the clock: when the options' deadline has passed, it hands
+        the table an :class:`~controller.table.commands.OptionsDeadline` input, journaled like
+        any other, and the players who did not answer continue."""
+        if self._options_due is None or self._clock() < self._options_due:
+            return
+        machine = self.journaled.table.machine
+        offer = machine.offer if machine.state.value == "options" else None
+        self._options_due = None
+        if offer is None or offer.number != self._options_offer:
+            return
+        self._handle(cmd.OptionsDeadline(actor=OPTIONS_DEADLINE_ACTOR,
+                                         deadline_s=offer.deadline_s, offer=offer.number))
 
     def hold_for_journal(self, hold: JournalHold) -> None:
         """Before :meth:`start`: the start-up check found the journal damaged; commands are
@@ -393,6 +437,8 @@ class TableThread:
 
     def _on_output(self, event: ev.RoundEvent) -> None:
         self._collected.append(event)
+        if isinstance(event, ev.PlayerOptionsOffered):
+            self._arm_options_deadline()
         for subscriber in self.subscribers:
             try:
                 subscriber(event)
@@ -402,6 +448,7 @@ class TableThread:
     def _snap(self) -> Snapshot:
         machine = self.journaled.table.machine
         held = machine.hold_info
+        offer = machine.offer if machine.state.value == "options" else None
         hands: tuple[tuple[str, tuple[str, ...]], ...] = ()
         if machine.deal is not None:
             hands = tuple((position, tuple(card.code for card in cards))
@@ -418,7 +465,9 @@ class TableThread:
             held_for=None if held is None or machine.state.value != "hold"
             else f"{held.kind.value} ({held.ruling.clause})",
             hold_options=tuple(action.value for action in machine.hold_decisions()),
-            options_pending=tuple(sorted(machine.offer.pending)) if machine.offer else (),
+            options_pending=offer.boxes if offer else (),
+            options_pending_players=tuple(offer.to_json()) if offer else (),
+            options_deadline_s=offer.deadline_s if offer else None,
             decisions_due=due,
             offline=tuple(sorted(machine.offline.items())),
             deck_blocked=machine.deck_blocked,

@@ -143,7 +143,7 @@ class Wiring:
             journaled.guard = guard = TableGuard()
             warmed = warm_from_journal(guard, journal.directory)
             log.info("protection monitors warmed from the journal", decks=warmed)
-        self.table = TableThread(journaled, Floodgate(config.journal.flood))
+        self.table = TableThread(journaled, floodgate=Floodgate(config.journal.flood))
         self._journal_check(check, key, found_seq)
         self.device = open_device(config.device, self.table.inputs)
         if self.device.acknowledger is not None:  # before the table thread runs

@@ -40,11 +40,18 @@ def _needed_hands(rules: GameRules, round_: RoundInput) -> set[str]:
         if wager.position in round_.returned_positions:
             continue
         spec = rules.bet(wager.bet)
-        has_required = spec.requires is None or any(
-            w.position == wager.position and w.bet == spec.requires for w in round_.wagers)
+        has_required = spec.requires is None or _has_required(round_, wager.position,
+                                                               spec.requires)
         if has_required:
             needed.update((wager.position, rules.dealer))
     return needed
+
+
+def _has_required(round_: RoundInput, position: str, bet: str) -> bool:
+    """A wager of ``bet`` is at ``position``, or was when bets closed (withdrawn since by its
+    player's option: :attr:`RoundInput.on_layout_at_close`)."""
+    return (position, bet) in round_.on_layout_at_close or any(
+        w.position == position and w.bet == bet for w in round_.wagers)
 
 
 def _stakes(round_: RoundInput, wagers: list[Wager]) -> tuple[dict[str, Stake], frozenset[str]]:
@@ -78,8 +85,7 @@ def settle(round_: RoundInput) -> Settlement:
         if wager.position in round_.returned_positions:
             early[wager.id] = returned(round_.returned_positions[wager.position],
                                       label="hand removed from play")
-        elif spec.requires and not any(w.position == wager.position and w.bet == spec.requires
-                                       for w in wagers):
+        elif spec.requires and not _has_required(round_, wager.position, spec.requires):
             early[wager.id] = returned(spec.requires_clause or spec.clause,
                                        label=f"no {spec.requires} wager at this box")
         else:

@@ -109,6 +109,12 @@ class RoundInput:
     progressive: ProgressiveConfig = ProgressiveConfig()
     void_clause: str | None = None
     """Set when the round is Void: every wager is returned under this clause (RWS-NC3P 5.15)."""
+    on_layout_at_close: frozenset[tuple[str, str]] = frozenset()
+    """(box, bet) of wagers on the layout at "No more bets" that a player's option has since
+    withdrawn: a side Bet that needed one of them still stands, since it was placed on a box
+    with its Initial Bet (RWS-NC3P 3.9, 5.13) and another Player's withdrawal (5.7.3) is his
+    own choice, not a reason to return this Player's Bet (5.14 is for a side Bet placed
+    *without* one)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,8 @@ the layout, so a refused wager leaves the round exactly as it was.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from controller.games.rules import GameId
 from controller.settlement import Wager
 from controller.settlement.validate import check_wager
@@ -16,6 +18,7 @@ from controller.table.core import RoundCore
 from controller.table.dealing import Deal
 from controller.table.irregularities import rule
 from controller.table.layout import DealingDevice
+from controller.table.priority import Reduction, seated_priority
 from controller.table.procedure import burn_cards, deal_plan, receiving_boxes
 from controller.table.states import AFTER_CLOSE, IN_ROUND, NO_ROUND, Kind, Refused, S
 
@@ -38,11 +41,15 @@ class BettingMixin(RoundCore):
             raise Refused("no round is open for betting")
         wager = Wager(command.wager_id, command.position, command.bet, command.amount,
                       command.player, command.seated)
-        self._check_placement(wager)
+        reductions = self._check_placement(wager)
+        for reduction in reductions:
+            self._reduce(reduction)
         self.wagers[wager.id] = wager
         self.emit(ev.WagerAccepted(round=self.number, wager=wager))
 
-    def _check_placement(self, wager: Wager) -> None:
+    def _check_placement(self, wager: Wager) -> list[Reduction]:
+        """Refuse a wager the layout, limits or prerequisites forbid; else the Standing
+        Players' wagers to cut back to make room for it (RWS-NC3P 5.1), maybe none."""
         rules = self.rules
         if wager.id in self.wagers:
             raise Refused(f"wager id {wager.id!r} is already on the layout")
@@ -63,10 +70,24 @@ class BettingMixin(RoundCore):
                               f"({rules.max_wagers_clause})")
         limit = self.layout.limits.get(wager.bet)
         if limit is not None and rules.limit_clause and rules.id is GameId.RWS_NC3P:
-            total = sum(w.amount for w in here if w.bet == wager.bet) + wager.amount
+            same = [w for w in here if w.bet == wager.bet]
+            total = sum(w.amount for w in same) + wager.amount
             if total > limit.maximum:
+                if wager.seated:
+                    return seated_priority(wager, same, limit)
                 raise Refused(f"box {wager.position} {wager.bet} would total {total}, over the "
                               f"maximum {limit.maximum}: excess rejected (RWS-NC3P 5.1)")
+        return []
+
+    def _reduce(self, reduction: Reduction) -> None:
+        wager = reduction.wager
+        if reduction.keep:
+            self.wagers[wager.id] = replace(wager, amount=reduction.keep)
+        else:
+            del self.wagers[wager.id]
+        self.emit(ev.WagerReduced(round=self.number, wager_id=wager.id, player=wager.player,
+                                  amount=reduction.keep, returned=wager.amount - reduction.keep,
+                                  clause="RWS-NC3P 5.1", reason=reduction.reason))
 
     def _cmd_WithdrawWager(self, command: cmd.WithdrawWager) -> None:
         if self.state is not S.BETTING:
@@ -82,7 +103,7 @@ class BettingMixin(RoundCore):
                           f"{needing[0].id} ({self.rules.bet(needing[0].bet).requires_clause}); "
                           f"withdraw that first")
         del self.wagers[wager.id]
-        self.emit(ev.WagerWithdrawn(round=self.number, wager_id=wager.id))
+        self.emit(ev.WagerWithdrawn(round=self.number, wager_id=wager.id, player=wager.player))
 
     def _cmd_CloseBets(self, command: cmd.CloseBets) -> None:
         if self.state is not S.BETTING:

@@ -155,10 +155,12 @@ class PlayerDecision(Command):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlayerOption(Command):
-    """A player's option (RWS-NC3P 5.7, MBS-R3P 5.7, 5.13.1). A withdrawal under MBS-R3P 5.13.1
-    takes ALL the player's wagers ("must withdraw all his wagers"): the player named, or else
-    the one player whose wagers are at ``position``; under 5.7 the box's wagers (RWS-NC3P 5.7.3:
-    the hand is invalidated)."""
+    """One player's option (RWS-NC3P 5.7, MBS-R3P 5.7, 5.13.1): each Player at the box answers
+    for himself ("all Players on the gaming table shall have the option"). ``player`` names
+    him; it may be left out only when one player at ``position`` has an option pending. A
+    withdrawal takes that player's wagers at the box only (RWS-NC3P 5.7.3: the hand is
+    invalidated for him; it leaves play only when no player continues it), except under
+    MBS-R3P 5.13.1, where it takes ALL his wagers ("must withdraw all his wagers")."""
 
     position: str
     option: Option
@@ -168,6 +170,18 @@ class PlayerOption(Command):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CloseOptions(Command):
     """The dealer closes the options: players who did not answer continue."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OptionsDeadline(Command):
+    """The table's options deadline passed (``[table] options_deadline_s``): players who did
+    not answer continue. Put by the service's table thread, which owns the clock, so that the
+    journal records it as an input and a replay closes the options at the same point."""
+
+    deadline_s: int
+    offer: int
+    """Which announcement of the options the deadline belongs to (a resumed offer after a
+    hold has a deadline of its own); a stale one is refused."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

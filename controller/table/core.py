@@ -22,7 +22,8 @@ from controller.table.dealing import Deal, Delivery
 from controller.table.irregularities import Context, Ruling
 from controller.table.layout import TableLayout
 from controller.table.procedure import burn_cards
-from controller.table.states import NO_ROUND, Hold, Kind, Offer, RoundState, S
+from controller.table.options import Offer
+from controller.table.states import NO_ROUND, Hold, Kind, RoundState, S
 from drivers import events as dev
 
 log = structlog.get_logger("controller.table")
@@ -63,6 +64,7 @@ class RoundCore:
     _exposure: Callable[..., None]  # rulings
     _apply: Callable[[Kind, Ruling, str | None, str], None]  # rulings
     _offer_options: Callable[[str], None]  # rulings
+    _announce_options: Callable[[bool], None]  # rulings
     _remove_hand: Callable[[str, str], None]  # rulings
     _void: Callable[..., None]  # rulings
     _after_resume: Callable[[], None]  # holds
@@ -109,6 +111,8 @@ class RoundCore:
         self.exposed_in_deal = 0
         self.hold_info: Hold | None = None
         self.offer: Offer | None = None
+        self.offers = 0
+        """Announcements of options this round (numbers each :class:`Offer`)."""
         self.buffer: list[dev.DeviceEvent] = []
         self.source: RoundState = S.IDLE
         self.swapped = False

@@ -32,11 +32,26 @@ class WagerAccepted(RoundEvent):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WagerWithdrawn(RoundEvent):
     wager_id: str
+    player: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WagerRefused(RoundEvent):
     wager_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WagerReduced(RoundEvent):
+    """A Standing Player's wager cut back because a Seated Player's wager has priority up to
+    the box's maximum (RWS-NC3P 5.1): ``amount`` stays in play (0: the whole wager is
+    returned, the room left being under the minimum), ``returned`` goes back to the player."""
+
+    wager_id: str
+    player: str | None
+    amount: int
+    returned: int
+    clause: str
     reason: str
 
 
@@ -141,18 +156,52 @@ class SupervisorDecided(RoundEvent):
     reason: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class PlayerAtBox:
+    """A Player at a betting box (RWS-NC3P 1.11, 1.15, 1.16): the one who answers an option.
+    ``player`` is None for wagers that name no player (the box's one unnamed player)."""
+
+    position: str
+    player: str | None = None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlayerOptionsOffered(RoundEvent):
+    """Options offered to each player in ``players`` (``positions``: their boxes). After a
+    hold the options still unanswered are announced again (``resumed``) with a fresh deadline;
+    ``deadline_s`` 0 means only the dealer closes them."""
+
     clause: str
     positions: tuple[str, ...]
+    players: tuple[PlayerAtBox, ...] = ()
+    deadline_s: int = 0
+    resumed: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlayerOptionTaken(RoundEvent):
+    """One player's answer. ``wager_ids``: the wagers it withdrew (only that player's);
+    ``players``: every player-at-box the answer settles (MBS-R3P 5.13.1: all boxes of the
+    player)."""
+
     position: str
     option: str
     wager_ids: tuple[str, ...]
     clause: str
+    player: str | None = None
+    players: tuple[PlayerAtBox, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlayerOptionsClosed(RoundEvent):
+    """The options closed before every player answered: by the dealer (``options close``) or
+    by the table's options deadline. ``continuing``: the players who had not answered and so
+    continue (RWS-NC3P 5.7.1/5.7.2: "continue their Hand"; MBS-R3P 5.7, 5.13.1: a withdrawal is
+    only ever the player's own choice)."""
+
+    clause: str
+    by: str
+    continuing: tuple[PlayerAtBox, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

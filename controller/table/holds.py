@@ -16,7 +16,9 @@ from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.core import RoundCore
 from controller.table.dealing import Deal, Delivery
+from controller.table.events import PlayerAtBox
 from controller.table.irregularities import Action, Source, general
+from controller.table.options import PER_PLAYER_WITHDRAWAL, players_at_boxes
 from controller.table.states import IN_ROUND, RESUMABLE, Hold, Kind, Refused, S
 from drivers import events as dev
 
@@ -28,9 +30,6 @@ _ANSWERS: dict[Act, tuple[Kind, dict[str, object]]] = {
 }
 """A supervisor's answer to the fact a ruling asked for: the irregularity is ruled again with
 that fact (RWS-NC3P 5.10 vs 5.7; a jam that stops the round is a 5.4 interruption)."""
-_PER_PLAYER = ("MBS-R3P 5.13.1",)
-"""Options under which a withdrawal takes every wager of the player ("must withdraw all his
-wagers"), not only the box's."""
 
 
 class HoldsMixin(RoundCore):
@@ -223,7 +222,10 @@ class HoldsMixin(RoundCore):
                 for index, card in enumerate(cards)]
 
     def _after_resume(self) -> None:
-        """Replay device events that arrived while the round was held, in arrival order."""
+        """Replay device events that arrived while the round was held, in arrival order
+        (after the players' options, when a hold interrupted them)."""
+        if self._options_outlive_hold():
+            return
         pending, self.buffer = self.buffer, []
         for event in pending:
             self._device(event)
@@ -233,54 +235,59 @@ class HoldsMixin(RoundCore):
         if self.state is not S.OPTIONS or self.offer is None:
             raise Refused("no options are offered now (RWS-NC3P 5.7, MBS-R3P 5.7, 5.13)")
         offer = self.offer
-        if command.position not in offer.pending:
-            raise Refused(f"box {command.position} has no option pending")
-        affected: tuple[str, ...] = ()
+        who = offer.who(command.position, command.player)
+        every_box = offer.clause in PER_PLAYER_WITHDRAWAL and who.player is not None
+        answers = [p for p in offer.pending if p.player == who.player] if every_box else [who]
+        withdrawn: tuple[str, ...] = ()
         if command.option is cmd.Option.WITHDRAW:
-            player = command.player
-            if player is None and offer.clause in _PER_PLAYER:
-                player = self._player_at(command.position, offer.clause)
-            if player is not None:
-                chosen = [w for w in self.active_wagers() if w.player == player]
-            else:
-                chosen = [w for w in self.active_wagers() if w.position == command.position]
-            affected = tuple(w.id for w in chosen)
-            if self.rules.id is GameId.RWS_NC3P:
-                self._remove_hand(command.position, "RWS-NC3P 5.7.3")
-            else:
-                for wager in chosen:
-                    self.withdrawn[wager.id] = offer.clause
-        offer.pending.discard(command.position)
-        left = {w.position for w in self.active_wagers()}
-        offer.pending &= left  # a box whose every wager was withdrawn has no option left
-        self.emit(ev.PlayerOptionTaken(round=self.number, position=command.position,
-                                       option=command.option.value, wager_ids=affected,
-                                       clause=offer.clause))
-        if not offer.pending:
+            withdrawn = self._withdraw(who, every_box, offer.clause)
+        offer.settle(answers)
+        offer.keep_only(players_at_boxes(self.active_wagers(), self.rules.positions,
+                                         self.removed))
+        self.emit(ev.PlayerOptionTaken(round=self.number, position=who.position,
+                                       option=command.option.value, wager_ids=withdrawn,
+                                       clause=offer.clause, player=who.player,
+                                       players=tuple(answers)))
+        if offer.done:
             self._close_options()
 
-    def _player_at(self, position: str, clause: str) -> str | None:
-        """The one player whose wagers are at ``position`` (None: the wagers name nobody)."""
-        players = {w.player for w in self.active_wagers() if w.position == position}
-        if len(players) > 1:
-            names = ", ".join(sorted(str(p) for p in players))
-            raise Refused(f"box {position} holds wagers of players {names}: name the player "
-                          f"({clause}: a player who withdraws withdraws all his wagers)")
-        return next(iter(players), None)
+    def _withdraw(self, who: PlayerAtBox, every_box: bool, clause: str) -> tuple[str, ...]:
+        """The player's wagers taken out of play: at his box (or, under MBS-R3P 5.13.1, all
+        of them). Under RWS-NC3P 5.7.3 his Hand is invalidated: the box's hand leaves play
+        (no more cards to it) only once no other player continues it."""
+        chosen = [w for w in self.active_wagers() if w.player == who.player
+                  and w.position not in self.removed
+                  and (every_box or w.position == who.position)]
+        returned_by = "RWS-NC3P 5.7.3" if self.rules.id is GameId.RWS_NC3P else clause
+        for wager in chosen:
+            self.withdrawn[wager.id] = returned_by
+        if self.rules.id is GameId.RWS_NC3P and \
+                not any(w.position == who.position for w in self.active_wagers()):
+            self._remove_hand(who.position, returned_by)
+        return tuple(w.id for w in chosen)
 
     def _cmd_CloseOptions(self, command: cmd.CloseOptions) -> None:
-        """The dealer closes the options: every box still to choose continues its hand
-        (RWS-NC3P 5.7.1/5.7.2; MBS-R3P 5.7, 5.13.1 only permit a withdrawal). Each is said in a
-        ``PlayerOptionTaken``, so whoever follows the round (the device operator, recovery)
+        """The dealer closes the options: every player still to choose continues
+        (RWS-NC3P 5.7.1/5.7.2; MBS-R3P 5.7, 5.13.1 only permit a withdrawal), named in a
+        ``PlayerOptionsClosed``, so whoever follows the round (the device operator, recovery)
         sees the options end: with no event the operator waited for them for good (issue 23)."""
         if self.state is not S.OPTIONS or self.offer is None:
             raise Refused("no options are offered now")
+        self._close_unanswered(f"{command.actor} ({command.role.value})")
+
+    def _cmd_OptionsDeadline(self, command: cmd.OptionsDeadline) -> None:
+        if self.state is not S.OPTIONS or self.offer is None \
+                or self.offer.number != command.offer:
+            raise Refused(f"options announcement {command.offer} is not open; its deadline "
+                          f"closes nothing")
+        self._close_unanswered(f"options deadline ({command.deadline_s} s)")
+
+    def _close_unanswered(self, by: str) -> None:
+        """The options end before every player answered: those who did not, continue."""
         offer = self.offer
-        for position in sorted(offer.pending, key=self._seat_order):
-            self.emit(ev.PlayerOptionTaken(round=self.number, position=position,
-                                           option=cmd.Option.CONTINUE.value, wager_ids=(),
-                                           clause=offer.clause))
-        offer.pending.clear()
+        assert offer is not None
+        self.emit(ev.PlayerOptionsClosed(round=self.number, clause=offer.clause, by=by,
+                                         continuing=tuple(offer.pending)))
         self._close_options()
 
     def _seat_order(self, position: str) -> tuple[bool, int]:
@@ -292,3 +299,20 @@ class HoldsMixin(RoundCore):
         self.offer = None
         self.resume()
         self._after_resume()
+
+    def _options_outlive_hold(self) -> bool:
+        """Options interrupted by a hold are announced again once it is decided, for the
+        players still to answer, with a fresh deadline (True: the round waits for them)."""
+        offer = self.offer
+        if offer is None or self.state not in RESUMABLE:
+            return False
+        offer.keep_only(players_at_boxes(self.active_wagers(), self.rules.positions,
+                                         self.removed))
+        if offer.done:
+            self.offer = None
+            return False
+        self.offers += 1
+        offer.number = self.offers
+        self.offer_options()
+        self._announce_options(True)
+        return True

@@ -132,7 +132,11 @@ class IntakeMixin(RoundCore):
         self._interruption(event, Kind.INTERRUPTION)
 
     def _interruption(self, event: dev.DeviceEvent, kind: Kind) -> None:
-        if self.state not in DEALING_PHASES:
+        # during the players' options the round is still being dealt: a jam or a power failure
+        # then is ruled like one while dealing (the options outlive the hold it may bring)
+        dealing = self.state in DEALING_PHASES or \
+            self.state is S.OPTIONS and self.source in DEALING_PHASES
+        if not dealing:
             what = type(event).__name__
             if self.state is S.BETTING and isinstance(event, dev.DeviceOffline):
                 what += (": no card dealt, nothing established; the round continues when the "

@@ -45,6 +45,9 @@ class TableLayout:
     Bee-Tek's ``[Manual Burn Cards]`` section), so a card it sends unmarked while LIVE-3P burns
     are still due is a short burn (T&C 1). ``False`` for a barcode scanner, which marks
     nothing: the first four cards of a round are then the burns, whatever they are."""
+    options_deadline_s: int = 120
+    """How long the players' options (RWS-NC3P 5.7, MBS-R3P 5.7, 5.13.1) stay open before the
+    players who have not answered continue; announced with the options and journaled."""
 
     def __post_init__(self) -> None:
         rules = get_game(GameId(self.game).value)
@@ -62,6 +65,9 @@ class TableLayout:
             raise RequestError("LIVE-3P always deals all three Player hands (LIVE-3P Game Play)")
         if self.rounding_unit < 1:
             raise RequestError(f"rounding unit must be at least 1, got {self.rounding_unit}")
+        if self.options_deadline_s < 1:
+            raise RequestError(f"options deadline must be at least 1 second, got "
+                               f"{self.options_deadline_s}")
         for bet in self.limits:
             rules.bet(bet)
         object.__setattr__(self, "limits", MappingProxyType(dict(self.limits)))

@@ -39,6 +39,7 @@ from controller.table.holds import HoldsMixin
 from controller.table.intake import IntakeMixin
 from controller.table.irregularities import Source
 from controller.table.layout import TableLayout
+from controller.table.options import Offer
 from controller.table.protection import ProtectionMixin
 from controller.table.positions import check_positions
 from controller.table.rulings import RulingsMixin
@@ -49,7 +50,6 @@ from controller.table.states import (
     RESUMABLE,
     Hold,
     Kind,
-    Offer,
     Refused,
     RoundState,
     S,

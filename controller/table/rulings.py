@@ -15,6 +15,7 @@ from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.core import RoundCore, log
 from controller.table.established import decided_outcomes, is_established
+from controller.table.options import Offer, players_at_boxes
 from controller.table.irregularities import (
     Action,
     Context,
@@ -30,7 +31,6 @@ from controller.table.states import (
     RESUMABLE,
     Hold,
     Kind,
-    Offer,
     Refused,
     RoundState,
     S,
@@ -157,7 +157,7 @@ class RulingsMixin(RoundCore):
             if self.state not in (*RESUMABLE, S.OPTIONS):
                 return
             self.hold_info = Hold(kind, ruling, position)
-            self.offer = None  # a hold during the options ends them: the rest continue
+            # a hold during the options suspends them: they are announced again on resuming
             self.hold()
             self.emit(ev.SupervisorRequired(round=self.number, kind=kind.value,
                                             clause=ruling.clause,
@@ -170,18 +170,23 @@ class RulingsMixin(RoundCore):
                                         second=self.rules.positions[-1], clause=ruling.clause))
 
     def _offer_options(self, clause: str) -> None:
-        positions = sorted({w.position for w in self.active_wagers()} - set(self.removed),
-                           key=lambda p: (p not in self.rules.positions,
-                                          self.rules.positions.index(p)
-                                          if p in self.rules.positions else 0))
-        if not positions:
+        """Offer the options to every Player with a wager in play, each answering for himself
+        (RWS-NC3P 5.7 "all Players on the gaming table"; MBS-R3P 5.7, 5.13.1)."""
+        players = players_at_boxes(self.active_wagers(), self.rules.positions, self.removed)
+        if not players:
             return
-        reopened = self.state is S.OPTIONS
-        self.offer = Offer(clause, set(positions))
-        if not reopened:  # a new dealing error while the options are open: every box in play
-            self.offer_options()  # chooses again, on the same open options (issue 23)
-        self.emit(ev.PlayerOptionsOffered(round=self.number, clause=clause,
-                                          positions=tuple(positions)))
+        self.offers += 1
+        self.offer = Offer(clause, list(players), self.layout.options_deadline_s, self.offers)
+        if self.state is not S.OPTIONS:  # a new dealing error while the options are open:
+            self.offer_options()  # every player in play chooses again, on the same options
+        self._announce_options(resumed=False)
+
+    def _announce_options(self, resumed: bool) -> None:
+        offer = self.offer
+        assert offer is not None
+        self.emit(ev.PlayerOptionsOffered(round=self.number, clause=offer.clause,
+                                          positions=offer.boxes, players=tuple(offer.pending),
+                                          deadline_s=offer.deadline_s, resumed=resumed))
 
     def _remove_hand(self, position: str, clause: str) -> None:
         if position in self.removed:

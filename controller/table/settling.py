@@ -90,7 +90,9 @@ class SettlingMixin(RoundCore):
             limits=self.layout.limits, memory=self.memory,
             rounding_unit=self.layout.rounding_unit,
             returned_positions=MappingProxyType(returned_positions),
-            progressive=self.layout.progressive)
+            progressive=self.layout.progressive,
+            on_layout_at_close=frozenset((w.position, w.bet) for w in self.wagers.values()
+                                         if w.id in self.withdrawn))
         settled = settle(round_input)
         extra = tuple(Result(wid, Outcome.RETURNED, 0, clause)
                       for wid, clause in self.withdrawn.items() if wid in self.wagers)

@@ -56,12 +56,5 @@ class Hold:
     position: str | None
 
 
-@dataclass(slots=True)
-class Offer:
-    clause: str
-    pending: set[str]
-    then_hold_clause: str | None = None
-
-
 __all__ = ["AFTER_CLOSE", "DEALING_PHASES", "IN_ROUND", "NO_ROUND", "RESUMABLE", "Hold", "Kind",
-           "Offer", "Refused", "RoundState", "S"]
+           "Refused", "RoundState", "S"]

@@ -115,7 +115,7 @@ class RoundView:
             if self.stage is not Stage.HELD:
                 self.resume_to, self.stage = self.stage, Stage.HELD
         elif isinstance(event, ev.SupervisorDecided) and event.action in _RESUMING or \
-                isinstance(event, ev.PlayerOptionTaken) or \
+                isinstance(event, (ev.PlayerOptionTaken, ev.PlayerOptionsClosed)) or \
                 isinstance(event, ev.IrregularityRuled) and event.action == "continue":
             if self.stage is Stage.HELD:
                 self.stage = self.resume_to

@@ -29,19 +29,22 @@ WAGERS = {"rws-nc-three-pictures": [("1", "main", 500), ("2", "main", 1000)],
           "rws-three-card-poker": [("1", "ante", 500), ("2", "pair_plus", 500)]}
 
 
-def toml(tmp: Path, game: str, url: str) -> str:
-    return (f'[table]\nid = "OP-1"\ngame = "{game}"\n\n[device]\nkind = "shuffler"\n'
+def toml(tmp: Path, game: str, url: str, table: str = "", extra: str = "") -> str:
+    """The service's config; ``table``: more ``[table]`` keys, ``extra``: more sections."""
+    return (f'[table]\nid = "OP-1"\ngame = "{game}"\n{table}\n[device]\nkind = "shuffler"\n'
             f'url = "{url}"\n\n[journal]\ndirectory = "{tmp / "journal"}"\n'
             f'durability = "none"\n\n[control]\nsocket = "{tmp / "control.sock"}"\n'
-            f'socket_group = ""\n' + ALLOW_CLOCK)
+            f'socket_group = ""\n' + ALLOW_CLOCK + extra)
 
 
 class Rig:
     """``Rig(tmp, game, sim=ShufflerSim(...))``; ``start()``, ``close()``."""
 
     def __init__(self, tmp: Path, game: str = "rws-nc-three-pictures", *,
-                 sim: ShufflerSim | None = None, auto_take: bool = True) -> None:
+                 sim: ShufflerSim | None = None, auto_take: bool = True,
+                 table_toml: str = "", extra_toml: str = "") -> None:
         self.tmp, self.game = tmp, game
+        self.table_toml, self.extra_toml = table_toml, extra_toml
         self.sim = sim or ShufflerSim(seed=7, shuffle_seconds=0.0, dispense_seconds=0.0,
                                       take_seconds=None)
         self.server = PtyServer(self.sim, name="shuffler", link=tmp / "shuffler")
@@ -61,7 +64,8 @@ class Rig:
         return self
 
     def open_service(self) -> None:
-        config = parse_config(toml(self.tmp, self.game, str(self.tmp / "shuffler")),
+        config = parse_config(toml(self.tmp, self.game, str(self.tmp / "shuffler"),
+                                   self.table_toml, self.extra_toml),
                               source=str(self.tmp / "tablectl.toml"))
         self.wiring = Wiring(config, self._publish)
         self.wiring.start()

@@ -187,8 +187,8 @@ def test_options_opened_twice_mid_deal_then_closed_let_the_deal_go_on(rig: Rig) 
     options are open. The second error used to be refused ("Can't trigger offer_options from
     OPTIONS") after being ruled; now every box chooses again on the same open options. Closing
     them (``CloseOptions``) emitted nothing, so the device operator, which follows the round by
-    its events, kept waiting for the options and never dealt the rest: now each box still to
-    choose continues in a ``PlayerOptionTaken``, and the deal goes on to settlement."""
+    its events, kept waiting for the options and never dealt the rest: now the players still to
+    choose continue, named in a ``PlayerOptionsClosed``, and the deal goes on to settlement."""
     rig.auto_take = False  # box 1's hand stays presented: the deal waits for the dealer
     rig.open_and_close(1)
     rig.wait("HandComplete", where=lambda e: e["position"] == "1")
@@ -200,7 +200,8 @@ def test_options_opened_twice_mid_deal_then_closed_let_the_deal_go_on(rig: Rig) 
     rig.auto_take = True
     rig.sim.take_hand()
     closed = rig.send(cmd.CloseOptions(**DEALER))
-    assert [(e["type"], e["option"]) for e in closed] == [("PlayerOptionTaken", "continue")] * 2
+    assert [e["type"] for e in closed][0] == "PlayerOptionsClosed", closed
+    assert len(closed[0]["continuing"]) == 2, closed
     rig.wait("DealComplete")
     rig.finish()
     settled = results(rig.wait("RoundSettled"))
