@@ -1,8 +1,11 @@
 """``tablectl run [--config PATH] [--check]``: the table service (systemd runs this).
 
 A bad config is one line naming the file, the key and the problem, exit 2: the service refuses
-to start rather than run a table on a guess. ``--check`` only validates (exit 0 when good), for
-``ExecStartPre=`` or an operator editing ``/etc/tablectl/tablectl.toml``.
+to start rather than run a table on a guess, and systemd does not retry it. A journal disk that
+is full or read-only is not a config error: one line, a wait that backs off across restarts,
+then exit 75 (``EX_TEMPFAIL``), which systemd retries (:mod:`controller.service.backoff`).
+``--check`` only validates (exit 0 when good), for ``ExecStartPre=`` or an operator editing
+``/etc/tablectl/tablectl.toml``.
 
 Without ``--config`` the embedded simulated bench table runs, but only on a machine with no
 table hardware: if a udev name of a table device exists, running the bench there would be a
@@ -24,9 +27,10 @@ from controller.journal.errors import JournalError
 from controller.journal.files import journal_files, read_lines
 from controller.journal.record import Record
 from controller.service.app import Service
+from controller.service.backoff import EXIT_TEMPFAIL, StartBackoff
 from controller.service.config import ServiceConfig, default_bench_config, load_config
 from controller.service.devices import check_device_path
-from controller.service.errors import ConfigError, ServiceError
+from controller.service.errors import ConfigError, ResourceUnavailableError, ServiceError
 from controller.service.keyfile import load_service_key
 
 HARDWARE_PATHS: tuple[Path, ...] = (Path("/dev/table-shuffler"), Path("/dev/table-shoe"))
@@ -124,8 +128,13 @@ def run(args: argparse.Namespace) -> int:
         service.request_stop()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    backoff = StartBackoff.from_environ()
     try:
-        service.start()
+        try:
+            service.start()
+        except ResourceUnavailableError as error:
+            return _retry_later(service, backoff, error)
+        backoff.reset()
         try:
             service.wait()
         finally:
@@ -134,3 +143,17 @@ def run(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0
+
+
+def _retry_later(service: Service, backoff: StartBackoff, error: ResourceUnavailableError
+                 ) -> int:
+    """A full or read-only journal disk may come back: say so, wait (backing off across
+    systemd's restarts, :mod:`controller.service.backoff`; a stop request ends the wait) and
+    exit :data:`EXIT_TEMPFAIL`, which the unit restarts, unlike exit 2."""
+    delay = backoff.failed()
+    print(f"tablectl run: {error}; exit {EXIT_TEMPFAIL} in {delay:g} s for systemd to retry "
+          f"(failure {backoff.failures()} in a row)", file=sys.stderr)
+    service.notifier.notify(f"EXTEND_TIMEOUT_USEC={int((delay + 10) * 1_000_000)}")
+    service.notifier.status(f"journal disk unavailable, retrying: {error}")
+    service.wait(delay)
+    return EXIT_TEMPFAIL

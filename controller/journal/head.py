@@ -88,6 +88,12 @@ class HeadRead:
     head: Head | None
     problem: str | None = None
     bad_hmac: bool = False
+    spoiled: str | None = None
+    """The other slot is not blank and not a sound head (why): the head is then only known
+    as this older slot, and a newer one may have named records after it. A torn write only
+    spoils the slot being written after its record's fsync, so a power cut leaves that record
+    on disk; a journal ending at the sound slot's record is what a spoiled newer slot *and* a
+    cut last record look like (``verify``: ``truncated``)."""
 
 
 def _seal(body: dict[str, Any], key: bytes | None) -> dict[str, Any]:
@@ -138,12 +144,26 @@ class HeadFile:
         except OSError as error:
             raise JournalIOError(f"{self.path}: {error.strerror or error}") from error
         self._slot = _newest_slot(self.path, key)
+        found = self.found.head
+        self._written = None if found is None else (found.seq, found.hash, found.file)
 
     def update(self, seq: int, hash_: str, file: str, *, force: bool = False) -> None:
         """Record ``seq``/``hash_`` as the durable head, in the slot not holding the newest;
         synced every :data:`SYNC_EVERY` updates, or now when ``force``. A failure is kept in
         :attr:`error` and logged by the caller, never raised: the record itself is already on
-        disk and must not be taken for unwritten."""
+        disk and must not be taken for unwritten.
+
+        The same head is not written again (a ``sync()`` with nothing new): the two slots then
+        never name the same record, so a slot a torn write spoils always named a later record
+        than the other, which is what lets ``verify`` tell a torn write from a cut."""
+        if (seq, hash_, file) == self._written:
+            if self.sync and force and self._unsynced:
+                try:
+                    os.fdatasync(self._fd)
+                    self._unsynced = 0
+                except OSError as error:
+                    self.error = f"{self.path}: {error.strerror or error}"
+            return
         body = asdict(Head(self.table, seq, hash_, file))
         body.pop("keyed")
         body["v"] = MARK_VERSION
@@ -160,6 +180,7 @@ class HeadFile:
             return
         self.error = None
         self._slot = slot
+        self._written = (seq, hash_, file)
 
     def close(self) -> None:
         os.close(self._fd)
@@ -205,8 +226,10 @@ def read_head(path: Path, key: bytes | None) -> HeadRead:
     except OSError as error:
         return HeadRead(None, f"{path}: {error.strerror or error}")
     heads = [head for _i, head, _p, _k in slots if head is not None]
+    spoiled = [p for _i, head, p, _k in slots if head is None and p != "empty"]
     if heads:
-        return HeadRead(max(heads, key=lambda h: h.seq))
+        return HeadRead(max(heads, key=lambda h: h.seq),
+                        spoiled=spoiled[0] if spoiled else None)
     problems = sorted({p for _i, _h, p, _k in slots if p and p != "empty"})
     bad_hmac = any(p == "HMAC absent or wrong for this key" for p in problems)
     return HeadRead(None, f"{path}: no sound head ({', '.join(problems) or 'empty'})",

@@ -8,7 +8,8 @@ reading is kept separate so that a tool can still show a damaged journal up to i
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,25 @@ from controller.journal.damage import Damage, LineFault, check_line
 from controller.journal.errors import JournalFormatError, JournalIOError
 from controller.journal.files import expand_paths, journal_files, read_lines
 from controller.journal.record import Record
+
+_SEQ_RE = re.compile(rb'"seq":(\d+)')
+
+
+@dataclass(frozen=True, slots=True)
+class Unsound:
+    """A line that is not a sound record, met by a reader told to skip it (recovery)."""
+
+    path: Path
+    line: int
+    seq: int | None
+    """The sequence number the line claims, when one can be read from its bytes."""
+    detail: str
+
+    def describe(self) -> str:
+        return f"{self.path.name} line {self.line}: {self.detail}"
+
+
+SkipUnsound = Callable[[Unsound], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,24 +47,29 @@ class Entry:
     record: Record
 
 
-def iter_from_last(directory: str | Path, event_type: str) -> Iterator[Record]:
+def iter_from_last(directory: str | Path, event_type: str, *,
+                   on_unsound: SkipUnsound | None = None) -> Iterator[Record]:
     """Records of a journal directory from the last one of ``event_type`` on (all of them when
     there is none), reading files newest first only until it is found.
 
     Recovery needs the last session, not the year of journal before it: each file is searched
     from its end for the bytes that name ``event_type``, only a candidate line is parsed, and
-    the lines before the one found are skipped unparsed."""
+    the lines before the one found are skipped unparsed.
+
+    A line that is not a sound record raises :class:`JournalFormatError`, unless
+    ``on_unsound`` is given: then it is handed to it and skipped, so recovery can still rebuild
+    the table from the rest and hold it for a supervisor instead of refusing to start."""
     files = journal_files(directory)
     needle = f'"{event_type}"'.encode()
     for index in range(len(files) - 1, -1, -1):
         found = _last_line_of(files[index], needle, event_type)
         if found is not None:
-            yield from _records(files[index], _lines_from(files[index], found))
+            yield from _records(files[index], _lines_from(files[index], found), on_unsound)
             for path in files[index + 1:]:
-                yield from _records(path, read_lines(path))
+                yield from _records(path, read_lines(path), on_unsound)
             return
     for path in files:
-        yield from _records(path, read_lines(path))
+        yield from _records(path, read_lines(path), on_unsound)
 
 
 def _last_line_of(path: Path, needle: bytes, event_type: str) -> int | None:
@@ -78,9 +103,21 @@ def _read(path: Path) -> bytes:
         raise JournalIOError(f"{path}: {error.strerror or error}") from error
 
 
-def _records(path: Path, lines: Iterable[tuple[int, bytes, bool]]) -> Iterator[Record]:
-    for entry in _entries(path, lines, strict=True):
-        yield entry.record
+def _records(path: Path, lines: Iterable[tuple[int, bytes, bool]],
+             on_unsound: SkipUnsound | None = None) -> Iterator[Record]:
+    if on_unsound is None:
+        for entry in _entries(path, lines, strict=True):
+            yield entry.record
+        return
+    for number, raw, terminated in lines:
+        found = check_line(raw, None) if terminated else LineFault(
+            Damage.TRUNCATED, "torn line")
+        if isinstance(found, Record):
+            yield found
+        else:
+            hint = _SEQ_RE.search(raw)
+            on_unsound(Unsound(path, number, int(hint.group(1)) if hint else None,
+                               found.detail))
 
 
 def _entries(path: Path, lines: Iterable[tuple[int, bytes, bool]], *, strict: bool

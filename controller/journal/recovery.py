@@ -23,8 +23,14 @@ power-failure clause to a round the restart interrupted.
    blocked, a new session starts from the TableMemory the last settlement left (MBS-R3P
    under-minimum players, RWS-3CP jackpot meter) with round numbers continuing.
 
-A divergence in the session being continued means the journal's decisions cannot be reproduced:
-recovery refuses (:class:`RecoveryError`) rather than continue a round on an unproven record.
+A divergence in the session being continued (a recorded output the rules do not give, a record
+that is not sound) means the journal's decisions for the round in progress cannot be reproduced.
+Recovery does not refuse to start over it: a service that will not start leaves the round with
+nobody able to conclude it. It rebuilds the table from the inputs it could read, applies the
+restart as above, and names the first divergence in ``recovery_completed`` (``unproven``); the
+service then holds every command until a supervisor acknowledges the damage
+(``journal_damage_found``, docs/journal.md "Start-up check"), who may then void the round
+(``supervisor.void``) or let it go on.
 """
 
 from __future__ import annotations
@@ -35,11 +41,10 @@ from typing import Any
 
 import structlog
 
-from controller.journal.errors import JournalError
 from controller.journal.provenance import layout_to_json, plain
-from controller.journal.reader import iter_from_last
+from controller.journal.reader import Unsound, iter_from_last
 from controller.journal.recorder import SESSION_STARTED, ClockProbe, JournaledTable, Phase
-from controller.journal.replay import Divergence, Replayer
+from controller.journal.replay import Divergence, DivergenceKind, Replayer
 from controller.journal.writer import JournalWriter
 from controller.table import events as ev
 from controller.table.layout import TableLayout
@@ -51,10 +56,6 @@ RECOVERY_STARTED = "recovery_started"
 RECOVERY_COMPLETED = "recovery_completed"
 RESTART_DEVICE = "controller"
 """The device name of the interruption a restart feeds to the table."""
-
-
-class RecoveryError(JournalError):
-    """The journal cannot be continued safely (its decisions are not reproduced)."""
 
 
 class Decision(str, Enum):
@@ -88,6 +89,9 @@ class RecoveryReport:
     clause: str | None
     established: bool | None
     new_session: bool
+    unproven: Divergence | None = None
+    """The first divergence inside the session of the round in progress: its record cannot be
+    reproduced, so the service holds the table for a supervisor (None: reproduced)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"last_seq": self.last_seq, "records": self.records,
@@ -96,7 +100,8 @@ class RecoveryReport:
                 "divergences": [d.to_dict() for d in self.divergences],
                 "outputs_recorded": self.outputs_recorded, "round": self.round,
                 "phase": self.phase, "decision": self.decision.value, "clause": self.clause,
-                "established": self.established, "new_session": self.new_session}
+                "established": self.established, "new_session": self.new_session,
+                "unproven": None if self.unproven is None else self.unproven.describe()}
 
 
 def recover(writer: JournalWriter, layout: TableLayout, *, clock: ClockProbe | None = None
@@ -107,11 +112,17 @@ def recover(writer: JournalWriter, layout: TableLayout, *, clock: ClockProbe | N
     replayer = Replayer()
     with writer.lock:
         last_seq = writer.seq
-    for record in iter_from_last(writer.directory, SESSION_STARTED):
+    unsound: list[Divergence] = []
+
+    def skip(line: Unsound) -> None:
+        unsound.append(Divergence(line.seq or 0, DivergenceKind.UNREADABLE, line.describe()))
+
+    for record in iter_from_last(writer.directory, SESSION_STARTED, on_unsound=skip):
         if record.seq > last_seq:
             break
         replayer.feed(record)
     report = replayer.report
+    report.divergences[:0] = unsound
     current = replayer.current
     writer.append(RECOVERY_STARTED, {
         "last_seq": last_seq, "records": report.records, "inputs_replayed": report.inputs,
@@ -123,15 +134,17 @@ def recover(writer: JournalWriter, layout: TableLayout, *, clock: ClockProbe | N
                                            delivered=replayer.delivered, clock=clock)
         return table, _complete(writer, report, last_seq, 0, None, Phase.NONE.value,
                                 Decision.NO_ROUND, None, None, True)
-    in_session = [d for d in report.divergences if d.seq >= current.start_seq]
+    # an unreadable line is named first: what follows it (an output missing because its line
+    # was skipped) is its consequence
+    in_session = sorted((d for d in report.divergences
+                         if d.seq >= current.start_seq or d.kind is DivergenceKind.UNREADABLE),
+                        key=lambda d: (d.kind is not DivergenceKind.UNREADABLE, d.seq))
     tracker = current.tracker
-    if in_session and (tracker.open or tracker.blocked):
-        writer.append(RECOVERY_COMPLETED, {"decision": "refused",
-                                           "first_divergence": in_session[0].to_dict()},
-                      money=True)
-        raise RecoveryError(f"journal {writer.directory}: the round in progress cannot be "
-                            f"reproduced ({in_session[0].describe()}); a supervisor must "
-                            f"decide it (run tablectl journal replay)")
+    unproven = in_session[0] if in_session and (tracker.open or tracker.blocked) else None
+    if unproven is not None:
+        log.error("the round in progress cannot be reproduced from the journal; rebuilt from "
+                  "the inputs that could be read, held for a supervisor",
+                  first_divergence=unproven.describe(), divergences=len(in_session))
     journaled = JournaledTable(writer, current.session, table=current.table,
                                router=current.router, tracker=tracker, devices=current.devices,
                                delivered=replayer.delivered, clock=clock)
@@ -152,7 +165,7 @@ def recover(writer: JournalWriter, layout: TableLayout, *, clock: ClockProbe | N
                                 Decision.NO_ROUND, None, None, True)
     if not tracker.open:
         return journaled, _complete(writer, report, last_seq, len(pending), None, phase.value,
-                                    Decision.NO_ROUND, None, None, False)
+                                    Decision.NO_ROUND, None, None, False, unproven)
     if layout_to_json(layout) != layout_to_json(current.session.layout):
         log.warning("configured layout differs; the interrupted round keeps its own",
                     table=layout.table_id, round=round_number)
@@ -167,7 +180,7 @@ def recover(writer: JournalWriter, layout: TableLayout, *, clock: ClockProbe | N
     log.warning("interrupted round recovered", round=round_number, decision=decision.value,
                 clause=clause)
     return journaled, _complete(writer, report, last_seq, len(pending), round_number,
-                                phase.value, decision, clause, established, False)
+                                phase.value, decision, clause, established, False, unproven)
 
 
 def _decided(outputs: list[ev.RoundEvent], phase: Phase
@@ -191,12 +204,13 @@ def _decided(outputs: list[ev.RoundEvent], phase: Phase
 
 def _complete(writer: JournalWriter, report: Any, last_seq: int, recorded: int,
               round_number: int | None, phase: str, decision: Decision, clause: str | None,
-              established: bool | None, new_session: bool) -> RecoveryReport:
+              established: bool | None, new_session: bool,
+              unproven: Divergence | None = None) -> RecoveryReport:
     result = RecoveryReport(
         last_seq=last_seq, records=report.records, inputs_replayed=report.inputs,
         outputs_checked=report.outputs_checked, divergences=tuple(report.divergences),
         outputs_recorded=recorded, round=round_number, phase=phase, decision=decision,
-        clause=clause, established=established, new_session=new_session)
+        clause=clause, established=established, new_session=new_session, unproven=unproven)
     payload = result.to_dict()
     payload["divergences"] = len(result.divergences)
     writer.append(RECOVERY_COMPLETED, plain(payload),

@@ -52,6 +52,9 @@ class DivergenceKind(str, Enum):
     """An input record that does not decode to a command or device event."""
     NO_SESSION = "no_session"
     """Inputs with no ``session_started`` before them (an excerpt): nothing to replay from."""
+    UNREADABLE = "unreadable"
+    """A line of the session that is not a sound record (recovery skips it and holds the
+    table: what it said cannot be known)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ history (without a mark: from the newest file's start). What is found is one of:
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import dataclass, replace
@@ -35,6 +36,7 @@ from controller.journal.files import journal_files
 from controller.journal.head import VERIFIED_NAME, Mark, read_mark, write_mark
 from controller.journal.policy import JournalEvent
 from controller.journal.record import Record
+from controller.journal.replay import Divergence
 from controller.journal.verify import Problem, VerifyReport, verify
 from controller.journal.writer import JournalWriter
 
@@ -102,6 +104,20 @@ def check_journal(directory: Path, key: bytes | None) -> StartupCheck:
                         damage, known, mark)
 
 
+def unproven_round(check: StartupCheck, unproven: Divergence) -> StartupCheck:
+    """The check, with the damage recovery found: the round in progress cannot be reproduced
+    from the journal (a record of its session altered, missing or unreadable: the check reads
+    only what came after the verified mark, replay the whole session). Held like any damage;
+    one a supervisor acknowledged before is ``known`` and holds nothing."""
+    damage = {"kind": "unproven", "file": str(check.directory), "line": None,
+              "seq": unproven.seq or None,
+              "detail": "recovery cannot reproduce the round in progress from the journal ("
+                        f"{unproven.describe()}): rebuilt from the inputs that could be read"}
+    if check.mark is not None and damage_key(damage) in check.mark.acknowledged:
+        return replace(check, known=damage)
+    return replace(check, damage=damage)
+
+
 def _names_its_record(directory: Path, mark: Mark) -> bool:
     """The line at the mark's offset is the mark's record (not so after a cut before it: the
     check then starts at the newest file, and the head shows the cut)."""
@@ -150,8 +166,22 @@ def mark_clean(check: StartupCheck, key: bytes | None, table: str) -> None:
     if report is None or report.mark is None or check.damage is not None:
         return
     acknowledged = check.mark.acknowledged if check.mark is not None else ()
+    _sync_file(check.directory / report.mark.file)  # never vouch for what a power cut may lose
     write_mark(check.directory, replace(report.mark, table=table, acknowledged=acknowledged),
                key)
+
+
+def _sync_file(path: Path) -> None:
+    """The mark is held against the files like the head (``verify``): the record it names must
+    be on disk before it says so, or a power cut after a daily pass would look like a cut."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as error:
+        raise JournalIOError(f"{path}: {error.strerror or error}") from error
 
 
 def advance_mark(directory: Path, key: bytes | None, table: str) -> StartupCheck | None:
@@ -177,7 +207,14 @@ def record_damage(writer: JournalWriter, check: StartupCheck, key: bytes | None)
         **check.damage, "incremental": check.incremental,
         "head": None if head is None else {"seq": head.seq, "hash": head.hash},
         "journal_last_seq": check.report.last_seq if check.report else None}, money=True)
-    place = check.mark or _unplaced(writer.table_id)
+    # the mark stays where the check started, unless the damage took its record (a cut before
+    # it): then at the last record found sound, so it never names a seq the writer reuses
+    kept = check.mark if check.incremental or check.report is None \
+        or check.report.mark is None else replace(
+            check.report.mark, table=writer.table_id,
+            acknowledged=check.mark.acknowledged if check.mark else (),
+            pending=check.mark.pending if check.mark else ())
+    place = kept or _unplaced(writer.table_id)
     if check.damage["kind"] != "unacknowledged":
         place = replace(place, pending=(*place.pending,
                                         f"seq {record.seq}: {check.describe()}"))

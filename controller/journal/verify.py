@@ -23,7 +23,15 @@ from controller.journal.files import (
     read_lines,
     read_lines_at,
 )
-from controller.journal.head import HEAD_NAME, Head, Mark, read_head
+from controller.journal.head import (
+    HEAD_NAME,
+    VERIFIED_NAME,
+    Head,
+    HeadRead,
+    Mark,
+    read_head,
+    read_mark,
+)
 from controller.journal.record import FIRST_SEQ, GENESIS_HASH
 from controller.journal.policy import JournalEvent
 
@@ -290,6 +298,10 @@ def verify(
         else (None if head is None else Path(head))  # type: ignore[arg-type]
     head_read = read_head(head_path, hmac_key) if head_path is not None else None
     wanted = head_read.head if head_read is not None else None
+    marked = read_mark(head_path.parent, hmac_key) if head_path is not None else None
+    if marked is not None and not marked.placed:
+        marked = None
+    watch = {vouched.seq for vouched in (wanted, marked) if vouched is not None}
     notes: list[str] = []
     if since is not None:
         later = [f for f in files if (file_index(f) or 0) >= (file_index(since.file) or 0)]
@@ -298,10 +310,10 @@ def verify(
             since = None
         else:
             files = later
-    chain, found = _check_chain(files, hmac_key, since, wanted)
+    chain, found = _check_chain(files, hmac_key, since, watch)
     if since is not None and chain.anchor is not Anchor.VERIFIED:
         notes.append("verified mark does not match its record: checked in full")
-        chain, found = _check_chain(files := expand_paths(paths), hmac_key, None, wanted)
+        chain, found = _check_chain(files := expand_paths(paths), hmac_key, None, watch)
     if chain.head_anchor is not None:
         if chain.head_anchor in chain.checkpoints:
             chain.anchor = Anchor.CHECKPOINT
@@ -329,9 +341,13 @@ def verify(
     elif wanted is not None:
         if wanted.keyed and hmac_key is None:
             unchecked.append("the journal head carries an HMAC but no key was given")
-        found = found or _held_to_head(chain, wanted, files, str(head_path))
+        found = found or _held_to_head(chain, wanted, files, str(head_path)) \
+            or _spoiled_head(chain, head_read, files, str(head_path))
     elif head_path is None and not allow_unanchored:
         unchecked.append("no head given: whether records were cut from the end is unchecked")
+    if marked is not None and head_path is not None:
+        found = found or _held_to_mark(chain, marked, files,
+                                       str(head_path.parent / VERIFIED_NAME))
     notes.extend(_damage_notes(chain))
     if found is None and not chain.closed and chain.records:
         notes.append("journal does not end with journal_closed (still open, or cut off)")
@@ -363,10 +379,9 @@ def _default_head(files: list[Path]) -> Path | None:
 
 
 def _check_chain(files: list[Path], key: bytes | None, since: Mark | None,
-                 head: Head | None) -> tuple[_Chain, Problem | None]:
+                 watch: set[int]) -> tuple[_Chain, Problem | None]:
     chain = _Chain(files, since)
-    if head is not None:
-        chain.watch.add(head.seq)
+    chain.watch |= watch
     found: Problem | None = None
     for fi, path in enumerate(files):
         start = (since.offset, since.line) if since is not None and fi == 0 else (0, 1)
@@ -400,6 +415,44 @@ def _held_to_head(chain: _Chain, head: Head, files: list[Path], where: str) -> P
         return Problem(Damage.ALTERED, str(seen[1]), seen[2], head.seq,
                        f"the head ({where}) records another hash for seq {head.seq}: rewritten "
                        "since it was written")
+    return None
+
+
+def _spoiled_head(chain: _Chain, read: HeadRead | None, files: list[Path], where: str
+                  ) -> Problem | None:
+    """One head slot damaged and the journal ending at the record the other one names: a
+    spoiled newer slot and a cut last record, which nothing else tells from a torn head write.
+    A power cut cannot leave it: the slot being written names a record already fsynced, so
+    the journal holds a record after the sound slot's (a spoiled *older* slot on a journal
+    that ends at the newer one is media damage, and reported as the same: the head cannot
+    vouch for the end)."""
+    if read is None or read.head is None or read.spoiled is None or chain.seq is None \
+            or chain.seq != read.head.seq:
+        return None
+    last = str(chain.file or files[-1]) if files else where
+    return Problem(Damage.TRUNCATED, last, chain.line, chain.seq,
+                   f"the journal ends at seq {chain.seq}, the record its head's sound slot "
+                   f"names; the other slot of {where} is damaged ({read.spoiled}): the newer "
+                   "head it held is lost, so records after it may have been cut from the end")
+
+
+def _held_to_mark(chain: _Chain, mark: Mark, files: list[Path], where: str) -> Problem | None:
+    """The files against the verified mark, as against the head: the mark is keyed like the
+    head and names a record the service found on disk (synced before the mark was written), so
+    a journal cut back before it, with an older head put back, still shows the cut."""
+    if chain.seq is None or chain.seq < mark.seq:
+        ends = "has no records" if chain.seq is None else f"ends at seq {chain.seq}"
+        last = str(chain.file or files[-1]) if files else where
+        return Problem(Damage.TRUNCATED, last, chain.line, chain.seq,
+                       f"the journal {ends} but its verified mark ({where}) records seq "
+                       f"{mark.seq} in {mark.file}: seq {(chain.seq or 0) + 1}..{mark.seq} cut "
+                       "from its end (an older head put back does not vouch for a shorter "
+                       "journal)")
+    seen = chain.hashes_at.get(mark.seq)
+    if seen is not None and seen[0] != mark.hash:
+        return Problem(Damage.ALTERED, str(seen[1]), seen[2], mark.seq,
+                       f"the verified mark ({where}) records another hash for seq {mark.seq}: "
+                       "rewritten since it was verified")
     return None
 
 

@@ -30,10 +30,12 @@ from controller.journal.errors import (
     JournalIOError,
     JournalValueError,
 )
+from controller.journal.damage import check_line
 from controller.journal.files import (
     file_index,
     file_name,
     journal_files,
+    read_lines,
     repair_payload,
     scan_tail,
 )
@@ -91,7 +93,13 @@ class JournalWriter:
         clock: Callable[[], datetime] = _utc_now,
         monotonic_ns: Callable[[], int] = time.monotonic_ns,
         software_version: str = __version__,
+        past_damage: bool = False,
     ) -> None:
+        """``past_damage``: when the newest file ends in damage that is not a power-cut
+        artefact, leave that file as it is (evidence) and continue the chain in a new file
+        from its last sound record, instead of raising :class:`JournalDamagedError`. For a
+        caller that has found and journals the damage first (the service's start-up check),
+        so a damaged tail holds the table instead of stopping the service."""
         if not table_id:
             raise JournalConfigError("a journal needs a table id")
         if rotate_bytes is not None and rotate_bytes <= 0:
@@ -102,6 +110,7 @@ class JournalWriter:
         self.rotate_bytes = rotate_bytes
         self.rotate_daily = rotate_daily
         self.software_version = software_version
+        self._past_damage = past_damage
         self.lock = threading.RLock()
         self._key = hmac_key
         self._clock = clock
@@ -410,15 +419,27 @@ class JournalWriter:
             self._start_file(1, None, "created")
             return
         current = files[-1]
-        tail = scan_tail(current, None)
+        try:
+            tail = scan_tail(current, None)
+        except JournalDamagedError:
+            if not self._past_damage:
+                raise
+            self._continue_past_damage(files)
+            return
         anchor, first = tail.last, tail.first
         if anchor is None and len(files) > 1:
-            before = scan_tail(files[-2], None)
-            if before.last is None or before.dropped:
-                raise JournalDamagedError(
-                    f"{files[-2]}: does not end with a sound record; run 'tablectl journal "
-                    f"verify {self.directory}'"
-                )
+            try:
+                before = scan_tail(files[-2], None)
+                if before.last is None or before.dropped:
+                    raise JournalDamagedError(
+                        f"{files[-2]}: does not end with a sound record; run 'tablectl "
+                        f"journal verify {self.directory}'"
+                    )
+            except JournalDamagedError:
+                if not self._past_damage:
+                    raise
+                self._continue_past_damage(files)
+                return
             anchor = before.last
         if anchor is not None:
             self._check_belongs(anchor)
@@ -442,6 +463,30 @@ class JournalWriter:
                        None, None, True, self._clock())
         self._emit(JournalEvent.RESUMED.value,
                    {"file": current.name, "last_seq": anchor.seq if anchor else 0,
+                    "software_version": self.software_version},
+                   None, None, True, self._clock())
+
+    def _continue_past_damage(self, files: list[Path]) -> None:
+        """The newest file ends in damage: it stays untouched, and a new file (reason
+        ``damaged``) continues the chain from its last sound record, so ``verify`` still
+        reports the damage where it is and nothing after it is lost."""
+        current = files[-1]
+        anchor: Record | None = None
+        for path in reversed(files):  # the newest file may hold no sound record at all
+            for _number, raw, terminated in read_lines(path):
+                found = check_line(raw, None) if terminated else None
+                if isinstance(found, Record):
+                    anchor = found
+            if anchor is not None:
+                break
+        if anchor is not None:
+            self._check_belongs(anchor)
+            self._seq, self._last_hash = anchor.seq, anchor.hash
+        log.error("journal file ends in damage; left as it is, continued in a new file",
+                  file=str(current), last_sound_seq=self._seq)
+        self._start_file((file_index(current) or len(files)) + 1, current.name, "damaged")
+        self._emit(JournalEvent.RESUMED.value,
+                   {"file": self.path.name, "last_seq": self._seq,
                     "software_version": self.software_version},
                    None, None, True, self._clock())
 

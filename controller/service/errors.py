@@ -1,4 +1,5 @@
-"""Errors of the service layer, all :class:`TablectlError` so the CLI prints one line, exit 2."""
+"""Errors of the service layer, all :class:`TablectlError` so the CLI prints one line, exit 2
+(:class:`ResourceUnavailableError`: exit 75, which systemd retries)."""
 
 from __future__ import annotations
 
@@ -28,3 +29,10 @@ class ServiceError(TablectlError, RuntimeError):
 
 class ControlError(TablectlError, RuntimeError):
     """The control socket could not be reached, or answered something that is not protocol."""
+
+
+class ResourceUnavailableError(ServiceError):
+    """Something the service needs that may come back on its own: the journal's disk full,
+    read-only or failing. Not a configuration error, so ``tablectl run`` exits with
+    :data:`controller.service.backoff.EXIT_TEMPFAIL`, which systemd retries (exit 2 it does
+    not)."""

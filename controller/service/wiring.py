@@ -8,6 +8,7 @@ and the cause, and whatever was opened before it is closed again.
 
 from __future__ import annotations
 
+import errno
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -26,6 +27,7 @@ from controller.journal.startup import (
     mark_new_journal,
     record_acknowledgement,
     record_damage,
+    unproven_round,
 )
 from controller.journal.writer import JournalWriter
 from controller.protection.guard import TableGuard
@@ -37,7 +39,7 @@ from controller.selfcheck.status import check_and_record
 from controller.service.config import DeviceKind, ServiceConfig, SoftwareVerify
 from controller.service.clockwatch import ClockMonitor
 from controller.service.devices import DealingDevice, check_device_path, open_device
-from controller.service.errors import ServiceError
+from controller.service.errors import ResourceUnavailableError, ServiceError
 from controller.service.floodgate import Floodgate
 from controller.service.handler import TableHandler, event_json
 from controller.service.kernelclock import ClockSource, KernelClock
@@ -57,6 +59,25 @@ SIM_ONLINE_SECONDS = 3.0
 a real device is never waited for (it may be unplugged: the status line says so)."""
 
 Publish = Callable[[Mapping[str, Any]], None]
+
+
+_MAY_COME_BACK = {errno.ENOSPC: "full", errno.EDQUOT: "full (quota)",
+                  errno.EROFS: "read-only", errno.EIO: "failing (I/O error)"}
+"""OS errors of a resource that may come back (space freed, the card remounted read-write or
+reseated). A permission or a missing path is a deployment mistake: exit 2, not retried."""
+
+
+def _resource_gone(error: BaseException) -> str | None:
+    """What went (``full``, ``read-only``) when ``error`` comes, through its causes, from an
+    OS error that may go away again; None for anything else (a bad config, a bug)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in _MAY_COME_BACK:
+            return _MAY_COME_BACK[current.errno]
+        current = current.__cause__ or current.__context__
+    return None
 
 
 class Wiring:
@@ -88,8 +109,13 @@ class Wiring:
     def start(self) -> None:
         try:
             self._start()
-        except BaseException:
+        except BaseException as error:
             self.close()
+            gone = _resource_gone(error)
+            if gone is not None:
+                raise ResourceUnavailableError(
+                    f"{error} (the journal's disk is {gone}: retried, not a configuration "
+                    "error)") from error
             raise
 
     def _start(self) -> None:
@@ -109,8 +135,13 @@ class Wiring:
         self.software = check_and_record(software.manifest, software.public_key,
                                          required=software.verify is SoftwareVerify.REQUIRED)
         try:
+            # damage the check found is journaled and holds the table: a damaged tail must
+            # not stop the service (nobody could then conclude the round), so the writer
+            # leaves it as evidence and continues in a new file
+            found = check.damage is not None or check.known is not None
             self.writer = JournalWriter(journal.directory, table_id=config.table_id,
-                                        hmac_key=key, durability=journal.durability)
+                                        hmac_key=key, durability=journal.durability,
+                                        past_damage=found)
         except JournalError as error:
             raise ServiceError(f"journal.directory {journal.directory}: {error}") from error
         found_seq = record_damage(self.writer, check, key) if check.damage is not None \
@@ -127,12 +158,18 @@ class Wiring:
                                         apply=daily)
         self.retention.run_pass()  # once now (a failure is logged; old files stay), then daily
         started = time.monotonic()
-        try:
-            journaled, self.recovery = recover(self.writer, config.layout(),
-                                               clock=self.clock.session_clock)
-        except JournalError as error:
-            raise ServiceError(f"journal recovery refused: {error}") from error
+        journaled, self.recovery = recover(self.writer, config.layout(),
+                                           clock=self.clock.session_clock)
         report = self.recovery
+        if report.unproven is not None and found_seq is None:
+            # damage the check could not see (before the verified mark) but replay did: held
+            # like any damage, never a service that will not start (nobody could end the round)
+            self.journal_check = check = unproven_round(check, report.unproven)
+            if check.damage is not None:
+                found_seq = record_damage(self.writer, check, key)
+            else:
+                log.warning("round not reproduced again (acknowledged before)",
+                            found=check.describe())
         log.info("journal recovered", decision=report.decision.value, round=report.round,
                  clause=report.clause, inputs_replayed=report.inputs_replayed,
                  seconds=round(time.monotonic() - started, 3))
@@ -285,7 +322,12 @@ class Wiring:
         writer = self.writer
         device = self.device_status()
         snap = self.table.snapshot.to_json() if self.table is not None else None
+        layout = self.config.layout()
         return {"table": self.config.table_id, "game": self.config.game.value,
+                # the cloth and its limits: what the dealer's screen offers and shows
+                "layout": {"boxes": list(layout.boxes),
+                           "limits": {bet: {"min": limit.minimum, "max": limit.maximum}
+                                      for bet, limit in layout.limits.items()}},
                 "device": device,
                 "waits": waits({**snap, "open_refused": self._open_refusal()},
                                device.get("operator")) if snap else [],

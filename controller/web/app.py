@@ -131,7 +131,8 @@ class WebApp:
                  key: bytes | None, auth: Authenticator, local_role: Role | None,
                  tls: bool = False, poll: float = 1.0, zone: LocalZone | None = None,
                  video: VideoLink | None = None,
-                 supervisor_idle: float = DEFAULT_IDLE_SECONDS) -> None:
+                 supervisor_idle: float = DEFAULT_IDLE_SECONDS,
+                 chips: tuple[int, ...] | None = None) -> None:
         self.index = JournalIndex(journal_dir, index_path, key)
         self.key = key
         self.auth = auth
@@ -139,7 +140,8 @@ class WebApp:
         self.tls = tls
         self.watcher = JournalWatcher(journal_dir, self.index, key, poll)
         self.broadcast = Broadcast()
-        self.follower = TableFollower(socket_path, self.broadcast) if socket_path else None
+        self.follower = TableFollower(socket_path, self.broadcast, **(
+            {"chips": chips} if chips else {})) if socket_path else None
         self.presence = SupervisorPresence(supervisor_idle)
         self.actions = ScreenActions(self, TableCommander(socket_path))
         self._uploads = 0

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.web.auth import Role
+from controller.web.dealer import DEFAULT_CHIPS
 from controller.web.errors import WebConfigError
 from controller.web.localtime import LocalZone
 from controller.web.video import VideoLink
@@ -25,9 +26,13 @@ DEFAULT_PORT = 8640
 DEFAULT_JOURNAL = "/var/lib/tablectl/journal"
 DEFAULT_SOCKET = "/run/tablectl/control.sock"
 _KEYS = {"listen", "port", "tls_cert", "tls_key", "accounts", "local_role", "journal",
-         "hmac_key_file", "socket", "index", "timezone", "video_url", "supervisor_idle_seconds"}
+         "hmac_key_file", "socket", "index", "timezone", "video_url", "supervisor_idle_seconds",
+         "chips"}
 MIN_SUPERVISOR_IDLE = 10
 MAX_SUPERVISOR_IDLE = 3600
+MAX_CHIPS = 12
+"""Chip buttons on the dealer's screen: more would not fit a row at 800x480 with 48 px targets."""
+MAX_CHIP = 10**12
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +53,9 @@ class WebConfig:
     """The zone local times are shown in beside UTC; None: the Pi's own (read at start)."""
     video_url: VideoLink | None = None
     """The surveillance video link's template; None: no link."""
+    chips: tuple[int, ...] = DEFAULT_CHIPS
+    """The chip denominations on the dealer's screen, minor units, as this table's cage issues
+    them (the table's own limits still decide what a wager may be)."""
     supervisor_idle_seconds: int = 120
     """A supervisor logged in at the dealer's screen (PIN) is logged out after this long
     without a supervisor action."""
@@ -131,6 +139,8 @@ def _apply(config: WebConfig, values: dict[str, Any], base: Path) -> WebConfig:
                                      f"from {MIN_SUPERVISOR_IDLE} to {MAX_SUPERVISOR_IDLE}, "
                                      f"got {value!r}")
             changes[key] = value
+        elif key == "chips":
+            changes[key] = _chips(value)
         elif key == "listen":
             changes[key] = str(value)
         elif key in ("timezone", "video_url"):
@@ -149,3 +159,13 @@ def _apply(config: WebConfig, values: dict[str, Any], base: Path) -> WebConfig:
                 raise WebConfigError(f"web.{key}: must be a path")
             changes[key] = None if str(value) == "" else (base / Path(value))
     return replace(config, **changes)
+
+
+def _chips(value: Any) -> tuple[int, ...]:
+    """``web.chips``: 1 to MAX_CHIPS distinct positive integers (minor units), shown sorted."""
+    if not isinstance(value, list) or not value or len(value) > MAX_CHIPS or any(
+            not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= MAX_CHIP
+            for v in value):
+        raise WebConfigError(f"web.chips: 1 to {MAX_CHIPS} positive whole amounts in minor "
+                             f"units (500 = 5.00), got {value!r}")
+    return tuple(sorted(set(value)))

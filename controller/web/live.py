@@ -2,8 +2,10 @@
 
 One thread subscribes with ``watch`` and, on every round event, asks ``round.status`` on a second
 connection and publishes the dealer view (:func:`controller.web.dealer.dealer_view`) to every
-open page (server-sent events). Only read verbs are sent: nothing here can change the table,
-and the table never waits for this process (the service drops a watcher that falls behind).
+open page (server-sent events). The follower sends only read verbs (the dealer's own commands
+go through ``POST /dealer/command``), and the table never waits for it (the service drops a
+watcher that falls behind). What the status does not carry (a fold, an option, the results)
+it keeps from the events as :class:`controller.web.dealer.RoundNotes`.
 When the service is not there the view says so and the thread retries with a bounded backoff
 (0.2 s doubling to 5 s); a repeated failure is logged once, with its count when it ends.
 """
@@ -12,17 +14,18 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import structlog
 
-from controller.service.client import ControlClient
+from controller.service.client import CommandRefused, ControlClient
+from controller.service.protocol import ErrorCode
 from controller.service.errors import ControlError
 from controller.errors import TablectlError
-from controller.web.dealer import dealer_view
+from controller.web.dealer import DEFAULT_CHIPS, RoundNotes, dealer_view
 
 log = structlog.get_logger(__name__)
 BACKOFF_FIRST = 0.2
@@ -35,7 +38,13 @@ MAX_PER_SESSION = 8
 MAX_PER_ACCOUNT = 24
 """One account's pages over its sessions (auth caps an account's sessions too)."""
 QUEUE_DEPTH = 4
-_END_EVENTS = frozenset({"RoundSettled", "RoundVoided"})
+STATUS_AS: tuple[dict[str, str], ...] = ({"name": "dealer screen", "role": "supervisor"},
+                                         {"name": "dealer screen", "role": "operator"})
+"""Whom the follower reads ``round.status`` for (delegation: docs/service.md), first that the
+socket allows. The screen offers every command the table accepts now, a dealer's and (behind a
+PIN) a supervisor's, and ``waits`` is cut to the reader's role: read in the web process's own
+surveillance role it would offer none. Where ``control.web_roles`` leaves the supervisor out, a
+dealer's reading still gives the dealer's buttons. Either hides the dealer's face-down hand."""
 
 
 class StreamLimit(str, Enum):
@@ -104,13 +113,16 @@ class TableFollower:
     """The thread that keeps :class:`Broadcast` current from the control socket."""
 
     def __init__(self, socket_path: Path, broadcast: Broadcast,
-                 client: Callable[..., ControlClient] = ControlClient) -> None:
+                 client: Callable[..., ControlClient] = ControlClient,
+                 chips: Sequence[int] = DEFAULT_CHIPS) -> None:
         self.socket_path = socket_path
         self.broadcast = broadcast
+        self.chips = tuple(chips)
         self._client = client
         self._stop = threading.Event()
         self._watcher: ControlClient | None = None
-        self._results: tuple[Any, list[dict[str, Any]]] = (None, [])
+        self._notes = RoundNotes()
+        self._status_as: list[dict[str, str]] = list(STATUS_AS)
         self._failures = 0
         self._thread = threading.Thread(target=self._run, name="web-follow", daemon=True)
 
@@ -144,7 +156,7 @@ class TableFollower:
         if self._failures == 1:
             log.warning("table service not reachable", socket=str(self.socket_path),
                         problem=problem)
-        self.broadcast.publish(dealer_view(None, problem=problem))
+        self.broadcast.publish(dealer_view(None, problem=problem, chips=self.chips))
 
     def _follow(self) -> None:
         with self._client(self.socket_path, timeout=None) as watcher:
@@ -165,19 +177,28 @@ class TableFollower:
         raise ControlError("the table service closed the connection")
 
     def _note(self, event: dict[str, Any]) -> None:
-        if event.get("type") in _END_EVENTS:
-            settlement = event.get("settlement") or {}
-            results = settlement.get("results") if isinstance(settlement, dict) else None
-            self._results = (event.get("round"), [
-                {"wager": r.get("wager_id"), "outcome": r.get("outcome"), "net": r.get("net"),
-                 "rule": r.get("rule")} for r in results or [] if isinstance(r, dict)])
+        """Folds the event into the round's notes (plays, folds, options, removed hands,
+        results: what ``round.status`` does not carry)."""
+        self._notes = self._notes.noted(event)
 
     def _show(self) -> None:
         """A fresh connection per status: one idle between events would be closed by the
         service's idle limit (docs/service.md), and a Unix connect costs microseconds."""
         with self._client(self.socket_path, timeout=STATUS_TIMEOUT) as status:
-            answer = status.request("round.status")
-        view = dealer_view(answer)
-        if view["state"] in ("settled", "voided") and self._results[0] == answer.get("round"):
-            view["results"] = self._results[1]
-        self.broadcast.publish(view)
+            answer = self._status(status)
+        self.broadcast.publish(dealer_view(answer, notes=self._notes, chips=self.chips))
+
+    def _status(self, client: ControlClient) -> dict[str, Any]:
+        """``round.status`` for the first person the socket lets this process act for; when it
+        lets it act for none, in its own role (logged once: the screen then offers nothing)."""
+        while self._status_as:
+            try:
+                return client.request("round.status", acting_for=self._status_as[0])
+            except CommandRefused as refused:
+                if refused.code not in (ErrorCode.FORBIDDEN, ErrorCode.MALFORMED):
+                    raise
+                dropped = self._status_as.pop(0)
+                log.warning("the table's status cannot be read for this role (control.web_group,"
+                            " control.web_roles)", role=dropped["role"], problem=refused.message,
+                            next=self._status_as[0]["role"] if self._status_as else "own role")
+        return client.request("round.status")

@@ -32,7 +32,7 @@ def build_app(config: WebConfig) -> WebApp:
                   socket_path=config.socket, key=key, auth=Authenticator(accounts),
                   local_role=None if config.accounts else config.local_role, tls=config.tls,
                   zone=config.local_zone(), video=config.video_url,
-                  supervisor_idle=float(config.supervisor_idle_seconds))
+                  supervisor_idle=float(config.supervisor_idle_seconds), chips=config.chips)
 
 
 def serve(config: WebConfig) -> int:

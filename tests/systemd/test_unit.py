@@ -128,6 +128,32 @@ def test_a_config_error_is_not_restarted() -> None:
     assert str(EXIT_USAGE) in _one(service, "RestartPreventExitStatus").split()
 
 
+def test_a_full_or_read_only_disk_is_restarted_with_its_count_kept() -> None:
+    """Exit 75 (a journal disk full or read-only, issue 24 finding 5) is not in
+    RestartPreventExitStatus=, so Restart=on-failure retries it; the runtime directory that
+    holds the backoff's count survives the restart; and the longest wait plus RestartSec keeps
+    StartLimitBurst= starts from falling in one StartLimitIntervalSec= (the unit would then
+    fail for good while the disk is still full)."""
+    from controller.service.backoff import EXIT_TEMPFAIL, FIRST_SECONDS, MAX_SECONDS
+
+    unit = parse_unit(UNIT.read_text(encoding="utf-8"))
+    service = unit["Service"]
+    assert str(EXIT_TEMPFAIL) not in _one(service, "RestartPreventExitStatus").split()
+    assert _one(service, "Restart") == "on-failure"
+    assert _one(service, "RuntimeDirectoryPreserve") == "restart"
+    interval = float(_one(unit["Unit"], "StartLimitIntervalSec"))
+    burst = int(_one(unit["Unit"], "StartLimitBurst"))
+    restart = float(_one(service, "RestartSec").removesuffix("s"))
+    starts, clock, wait = 1, 0.0, FIRST_SECONDS
+    while True:  # starts in the first interval, each failing at once after its wait
+        clock += wait + restart
+        if clock > interval:
+            break
+        starts += 1
+        wait = min(wait * 2, MAX_SECONDS)
+    assert starts < burst
+
+
 def test_documentation_names_installed_docs() -> None:
     """Documentation= points at the docs the package installs under share/doc/tablectl, each a
     file of docs/ listed in pyproject's data-files."""

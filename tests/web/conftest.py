@@ -30,6 +30,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-component-update", "--disable-sync"]
 START_SECONDS = 20.0
 PASSWORDS = {"dealer1": "deal-the-cards", "surv1": "watch-the-table", "super1": "pit-boss-ok"}
+PINS = {"super1": "472193"}
+"""A supervisor's PIN, typed at the dealer's screen to answer a hold there."""
 
 
 @dataclass
@@ -136,7 +138,7 @@ def accounts_fixture(workdir: Path) -> Path:
     path = workdir / "accounts"
     add_account(path, "dealer1", Role.DEALER, PASSWORDS["dealer1"])
     add_account(path, "surv1", Role.SURVEILLANCE, PASSWORDS["surv1"])
-    add_account(path, "super1", Role.SUPERVISOR, PASSWORDS["super1"])
+    add_account(path, "super1", Role.SUPERVISOR, PASSWORDS["super1"], pin=PINS["super1"])
     return path
 
 

@@ -57,8 +57,9 @@ def test_next_step_in_dealer_words() -> None:
             "waits": [{"waits_for": "x", "way_out": "tablectl supervisor continue | void",
                        "role": "supervisor"}]}
     view = dealer_view(held)
-    assert view["next"] == "Call a supervisor: exposed_card (RWS-3CP 5.1.2)"
-    assert view["hold"]["verb"] == "tablectl supervisor continue | void"
+    assert view["next"] == "Call a supervisor: a card was exposed"
+    assert [b["verb"] for b in view["hold"]["buttons"]] == ["supervisor.continue",
+                                                           "supervisor.void"]
     assert dealer_view(None)["next"].startswith("Call a supervisor")
 
 

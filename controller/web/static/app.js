@@ -1,12 +1,25 @@
-// tablectl web: the dealer screen's live updates and the export check. No inline script
-// anywhere (Content-Security-Policy script-src 'self'); text goes in with textContent only,
-// so nothing the table or the journal says can become markup.
+// tablectl web: the dealer's touch screen and the export check. No inline script anywhere
+// (Content-Security-Policy script-src 'self'); text goes in with textContent only, so nothing
+// the table or the journal says can become markup.
+//
+// The screen renders the view the server builds (controller/web/dealer.py) and sends what the
+// dealer taps as control-socket verbs to POST /dealer/command; every button it shows comes from
+// the view (the table's own "waits"), so it offers nothing the table would refuse in that state.
+// A supervisor's button asks a supervisor to log in at the table first (name + PIN).
 "use strict";
 
 const SUITS = { C: ["\u2663", "black"], D: ["\u2666", "red"], H: ["\u2665", "red"], S: ["\u2660", "black"] };
+const REASONS = ["Card exposed", "Deck count wrong", "Device fault", "Dealing error", "Player dispute"];
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
 
 function cardNode(code) {
-  const span = document.createElement("span");
+  const span = el("span");
   if (code === null || code === undefined) {
     span.className = "card back";
     span.title = "face down";
@@ -31,39 +44,442 @@ function money(v) {
   return sign + Math.floor(a / 100).toLocaleString("en") + "." + String(a % 100).padStart(2, "0");
 }
 
+function byId(id) { return document.getElementById(id); }
+
 function show(id, text) {
-  const el = document.getElementById(id);
-  el.textContent = text || "";
-  el.hidden = !text;
+  const node = byId(id);
+  node.textContent = text || "";
+  node.hidden = !text;
+}
+
+// -- talking to the server ---------------------------------------------------------------------
+
+function csrfToken() {
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  return meta ? meta.getAttribute("content") : "";
+}
+
+async function post(url, body) {
+  let reply;
+  try {
+    reply = await fetch(url, {
+      method: "POST", credentials: "same-origin", body: JSON.stringify(body),
+      headers: { "content-type": "application/json", "x-csrf-token": csrfToken() },
+    });
+  } catch (error) {
+    return { ok: false, error: { code: "network", message: "The screen's server does not answer" } };
+  }
+  let answer = null;
+  try { answer = await reply.json(); } catch (error) { answer = null; }
+  if (answer && typeof answer.ok === "boolean") return answer;
+  const words = { 401: "Log in again", 403: "Not allowed from this screen", 404: "This screen cannot send commands" };
+  return { ok: false, error: { code: String(reply.status), message: words[reply.status] || ("Server answered " + reply.status) } };
+}
+
+const state = { view: null, box: null, player: null, bet: null, pending: 0, sending: false, standing: {} };
+
+function say(text, good) {
+  const node = byId("answer");
+  node.textContent = text || "";
+  node.hidden = !text;
+  node.className = "answer " + (good ? "good" : "bad");
+}
+
+async function command(verb, args, button) {
+  if (state.sending) return false;
+  state.sending = true;
+  document.body.classList.add("sending");
+  try {
+    const answer = await post(byId("dealer").dataset.command, { verb, args: args || {} });
+    if (answer.ok) {
+      const result = answer.result || {};
+      if (result.accepted === false || result.refused) {
+        say("Refused: " + (result.reason || result.refused || "the table said no"), false);
+        return false;
+      }
+      say("", true);
+      return true;
+    }
+    if (button && button.supervisor && answer.error && answer.error.code === "role") {
+      // the supervisor's presence ended (idle, or logged out elsewhere): ask again, then send
+      if (state.view) { state.view.supervisor = null; renderSupervisor(state.view); }
+      state.sending = false;
+      askSupervisor("\u201c" + button.label + "\u201d needs a supervisor", () => command(verb, args));
+      return false;
+    }
+    say("Refused: " + ((answer.error && answer.error.message) || "the table said no"), false);
+    return false;
+  } finally {
+    state.sending = false;
+    document.body.classList.remove("sending");
+  }
+}
+
+// -- supervisor at the table -------------------------------------------------------------------
+
+let afterLogin = null;
+
+function askSupervisor(why, then) {
+  afterLogin = then;
+  byId("supervisor-why").textContent = why;
+  byId("supervisor-name").value = "";
+  byId("supervisor-pin").value = "";
+  show("supervisor-problem", "");
+  byId("supervisor-login").showModal();
+  byId("supervisor-name").focus();
+}
+
+async function supervisorLogin(event) {
+  event.preventDefault();
+  const name = byId("supervisor-name").value.trim();
+  const pin = byId("supervisor-pin").value;
+  if (!name || !pin) { show("supervisor-problem", "Name and PIN, please"); return; }
+  const answer = await post(byId("dealer").dataset.supervisor, { name, pin });
+  if (!answer.ok) {
+    show("supervisor-problem", (answer.error && answer.error.message) || "Wrong name or PIN");
+    return;
+  }
+  byId("supervisor-login").close();
+  if (state.view) { state.view.supervisor = { name: answer.supervisor || name, expires_in: answer.expires_in }; renderSupervisor(state.view); }
+  const then = afterLogin;
+  afterLogin = null;
+  if (then) await then();
+}
+
+function withSupervisor(button, run) {
+  if (!button.supervisor || (state.view && state.view.supervisor)) return run();
+  return askSupervisor("\u201c" + button.label + "\u201d needs a supervisor", run);
+}
+
+// -- prompts for what a command needs ----------------------------------------------------------
+
+let askThen = null;
+
+function ask(title, what, presets, value, then) {
+  askThen = then;
+  byId("ask-title").textContent = title;
+  byId("ask-what").textContent = what;
+  byId("ask-input").value = value || "";
+  show("ask-problem", "");
+  byId("ask-presets").replaceChildren(...presets.map((text) => {
+    const b = el("button", "preset", text);
+    b.type = "button";
+    b.addEventListener("click", () => { byId("ask-input").value = text; });
+    return b;
+  }));
+  byId("ask").showModal();
+}
+
+async function askSubmit(event) {
+  event.preventDefault();
+  const value = byId("ask-input").value.trim();
+  if (!value) { show("ask-problem", "Please fill this in"); return; }
+  byId("ask").close();
+  const then = askThen;
+  askThen = null;
+  if (then) await then(value);
+}
+
+function argsFor(button, value) {
+  const args = Object.assign({}, button.args);
+  if (button.needs.includes("reason")) args.reason = value;
+  if (button.needs.includes("cards")) args.cards = value.split(/[\s,]+/).filter(Boolean);
+  if (button.needs.includes("positions")) args.positions = value.split(/[\s,]+/).filter(Boolean);
+  return args;
+}
+
+function press(button) {
+  const send = async () => {
+    if (!button.needs.length) return command(button.verb, button.args, button);
+    const need = button.needs[0];
+    const words = { reason: ["Reason", REASONS], cards: ["Cards in the order drawn (e.g. QD 10H 4S)", []],
+                    positions: ["The two boxes (e.g. 1 3)", []] }[need] || [need, []];
+    return ask(button.label, words[0], words[1], "", (value) => command(button.verb, argsFor(button, value), button));
+  };
+  return withSupervisor(button, send);
+}
+
+function buttonNode(button, extra) {
+  const b = el("button", (extra || "") + (button.supervisor ? " supervisor" : ""), button.label);
+  b.type = "button";
+  b.dataset.verb = button.verb;
+  if (button.args && button.args.answer) b.dataset.answer = button.args.answer;
+  if (button.supervisor) b.title = "a supervisor logs in at the table";
+  b.addEventListener("click", () => press(button));
+  return b;
+}
+
+// -- rendering ---------------------------------------------------------------------------------
+
+function renderSupervisor(view) {
+  const sup = view.supervisor;
+  show("supervisor", sup ? "Supervisor " + sup.name : "");
+  byId("supervisor-logout").hidden = !sup;
+}
+
+function renderHold(view) {
+  const hold = view.hold;
+  byId("hold").hidden = !hold;
+  if (!hold) return;
+  byId("hold-title").textContent = hold.title;
+  byId("hold-detail").textContent = hold.detail || "";
+  byId("hold-clause").textContent = hold.clause ? "Rule: " + hold.clause : "";
+  byId("hold-buttons").replaceChildren(...hold.buttons.map((b) => buttonNode(b, "big")));
+}
+
+function boxTotal(box) {
+  let total = 0;
+  for (const p of box.players) for (const w of p.wagers) total += w.amount;
+  return total;
+}
+
+function playerName(player, seated) {
+  if (player === null || player === undefined || player === "") return "Player";
+  const m = /^box[^-]*-(seated|standing-(\d+))$/.exec(String(player));
+  if (m) return m[1] === "seated" ? "Seated" : "Standing " + m[2];
+  return String(player) + (seated === false ? " (standing)" : seated ? " (seated)" : "");
+}
+
+function wagerNode(w, withdrawable) {
+  const li = el("li", "wager" + (w.result ? " " + w.result.outcome : ""));
+  li.dataset.wager = w.id;
+  li.append(el("span", "bet", w.bet_words), el("span", "amount", money(w.amount)));
+  if (w.option) li.append(el("span", "option", w.option === "withdraw" ? "withdrawn" : "continues"));
+  if (w.result) {
+    const r = el("span", "result " + w.result.outcome, w.result.words);
+    if (w.result.rule) r.title = w.result.rule;
+    li.append(r);
+  }
+  if (withdrawable) {
+    const x = el("button", "withdraw", "\u2715");
+    x.type = "button";
+    x.title = "withdraw this wager";
+    x.setAttribute("aria-label", "withdraw " + w.bet_words + " " + money(w.amount));
+    x.addEventListener("click", (event) => { event.stopPropagation(); command("wager.withdraw", { wager_id: w.id }); });
+    li.append(x);
+  }
+  return li;
+}
+
+function choiceButtons(box, view, player) {
+  const out = [];
+  if (box.decision_due) {
+    for (const choice of box.choices.decide) {
+      const b = el("button", "choice " + choice, choice === "play" ? "Play" : choice === "fold" ? "Fold" : choice);
+      b.type = "button";
+      b.dataset.choice = choice;
+      b.addEventListener("click", (event) => { event.stopPropagation(); command("decide", { position: box.position, choice }); });
+      out.push(b);
+    }
+  }
+  if (player && player.option_due) {
+    for (const choice of box.choices.option) {
+      const b = el("button", "choice " + choice, choice === "continue" ? "Continue" : choice === "withdraw" ? "Withdraw" : choice);
+      b.type = "button";
+      b.dataset.choice = choice;
+      const args = { position: box.position, choice };
+      if (player.player !== null && player.player !== undefined) args.player = player.player;
+      b.addEventListener("click", (event) => { event.stopPropagation(); command("option", args); });
+      out.push(b);
+    }
+  }
+  return out;
+}
+
+function boxNode(box, view) {
+  const node = el("div", "box");
+  node.dataset.position = box.position;
+  node.id = "box-" + box.position;
+  if (box.folded) node.classList.add("folded");
+  if (box.removed) node.classList.add("removed");
+  if (box.decision_due || box.option_due) node.classList.add("due");
+  if (view.betting) node.classList.add("open");
+  if (state.box === box.position && view.betting) node.classList.add("selected");
+  const head = el("div", "box-head");
+  head.append(el("span", "pos", box.label));
+  if (box.folded) head.append(el("span", "mark fold", "FOLDED"));
+  else if (box.decision === "play") head.append(el("span", "mark play", "PLAYS"));
+  if (box.removed) head.append(el("span", "mark removed", "REMOVED (" + box.removed + ")"));
+  const total = boxTotal(box);
+  if (total) head.append(el("span", "total", money(total)));
+  node.append(head);
+  if (box.cards.length) {
+    const hand = el("div", "cards");
+    hand.append(...box.cards.map(cardNode));
+    node.append(hand);
+  }
+  for (const p of box.players) {
+    const who = el("div", "player");
+    if (p.player !== null || box.players.length > 1) who.append(el("span", "who", playerName(p.player, p.seated)));
+    const list = el("ul", "wagers");
+    list.append(...p.wagers.map((w) => wagerNode(w, false)));
+    who.append(list);
+    const option = choiceButtons({ ...box, decision_due: false }, view, p);
+    if (option.length) { const row = el("div", "buttons choices"); row.append(...option); who.append(row); }
+    node.append(who);
+  }
+  const decide = choiceButtons({ ...box, option_due: false }, view, null);
+  if (box.option_due && !box.players.some((p) => p.option_due)) {
+    decide.push(...choiceButtons({ ...box, decision_due: false }, view, { player: null, option_due: true }));
+  }
+  if (decide.length) { const row = el("div", "buttons choices"); row.append(...decide); node.append(row); }
+  if (view.betting) {
+    if (!total) node.append(el("div", "hint", "Tap to bet"));
+    node.addEventListener("click", () => openWager(box.position));
+  }
+  return node;
+}
+
+function renderTable(view) {
+  const dealerHand = byId("dealer-hand");
+  dealerHand.replaceChildren();
+  if (view.dealer && view.dealer.cards.length) {
+    dealerHand.append(el("span", "pos", "Dealer"), ...view.dealer.cards.map(cardNode));
+  }
+  dealerHand.hidden = !(view.dealer && view.dealer.cards.length);
+  const shown = view.boxes.filter((b) => view.betting || !b.empty);
+  byId("boxes").replaceChildren(...shown.map((b) => boxNode(b, view)));
+  byId("boxes").dataset.count = String(shown.length);
+}
+
+function renderDevice(view) {
+  const dev = view.device;
+  byId("device").textContent = dev ? dev.name + ": " + (dev.online ? "online" : "OFFLINE") +
+    (dev.faults && dev.faults.length ? ", FAULT (" + dev.fault_words + ")" : "") +
+    (dev.cards_left !== null && dev.cards_left !== undefined ? ", " + dev.cards_left + " cards left" : "") : "";
+  byId("device").classList.toggle("bad", !!(dev && (!dev.online || (dev.faults && dev.faults.length))));
 }
 
 function render(view) {
-  document.getElementById("round").textContent = "Round " + (view.round ?? "-");
-  document.getElementById("state").textContent = view.words;
-  document.getElementById("next").textContent = view.next;
-  const dev = view.device;
-  document.getElementById("device").textContent = dev ? dev.name + ": " + (dev.online ? "online" : "OFFLINE") +
-    (dev.faults && dev.faults.length ? ", FAULT (" + dev.faults.join(", ") + ")" : "") +
-    (dev.cards_left !== null && dev.cards_left !== undefined ? ", " + dev.cards_left + " cards left" : "") : "";
-  show("hold", view.hold ? "HOLD: " + view.hold.what + " \u2014 " + view.hold.verb + " (" + view.hold.role + ")" : "");
+  // a view without the key (a server before supervisors at the table) keeps the login we saw
+  if (!("supervisor" in view) && state.view && state.view.supervisor) view.supervisor = state.view.supervisor;
+  state.view = view;
+  byId("round").textContent = "Round " + (view.round ?? "-");
+  byId("state").textContent = view.words;
+  byId("next").textContent = view.next;
+  renderDevice(view);
+  renderSupervisor(view);
+  renderHold(view);
   show("problem", view.problem);
-  const hands = document.getElementById("hands");
-  hands.replaceChildren(...view.hands.map((h) => {
-    const div = document.createElement("div");
-    div.className = "hand";
-    const pos = document.createElement("span");
-    pos.className = "pos";
-    pos.textContent = h.position === "dealer" ? "Dealer" : "Box " + h.position;
-    div.append(pos, ...h.cards.map(cardNode));
-    return div;
-  }));
-  const results = document.getElementById("results");
-  results.replaceChildren(...view.results.map((r) => {
-    const li = document.createElement("li");
-    li.textContent = r.wager + ": " + r.outcome + " " + money(r.net) + " (" + r.rule + ")";
-    return li;
-  }));
+  show("round-note", view.void_clause ? "Void under " + view.void_clause + ": every wager is returned" : "");
+  byId("actions").replaceChildren(...view.actions.map((b) => buttonNode(b, "big primary")));
+  byId("void-row").replaceChildren(...(view.void && !view.hold ? [buttonNode(view.void, "small")] : []));
+  renderTable(view);
+  if (view.betting && state.box !== null) renderWager(view); else closeWager(false);
   document.body.dataset.state = view.state;
+}
+
+// -- placing wagers ----------------------------------------------------------------------------
+
+function boxOf(view, position) { return view.boxes.find((b) => b.position === position); }
+
+function openWager(position) {
+  if (state.box !== position) { state.player = null; state.pending = 0; }
+  state.box = position;
+  byId("wager-panel").hidden = false;
+  renderWager(state.view);
+  for (const node of document.querySelectorAll("#boxes .box")) node.classList.toggle("selected", node.dataset.position === position);
+}
+
+function closeWager(clear) {
+  byId("wager-panel").hidden = true;
+  if (clear !== false) { state.box = null; state.pending = 0; }
+  for (const node of document.querySelectorAll("#boxes .box.selected")) node.classList.remove("selected");
+}
+
+function playersAt(box) {
+  // the seated player, every standing player already betting here, and one more standing place
+  const seated = "box" + box.position + "-seated";
+  const known = box.players.map((p) => p.player).filter((p) => p !== null && p !== undefined);
+  let standing = known.filter((p) => /-standing-\d+$/.test(p)).map((p) => Number(/(\d+)$/.exec(p)[1]));
+  const extra = state.standing[box.position] || 0;
+  const next = Math.max(0, extra, ...standing) + 1;
+  const list = [{ id: seated, seated: true, label: "Seated" }];
+  for (let i = 1; i <= next; i++) list.push({ id: "box" + box.position + "-standing-" + i, seated: false, label: "Standing " + i });
+  for (const p of known) if (!list.some((q) => q.id === p)) list.push({ id: p, seated: null, label: playerName(p) });
+  return list;
+}
+
+function renderWager(view) {
+  const box = boxOf(view, state.box);
+  if (!box) { closeWager(); return; }
+  byId("wager-panel").hidden = false;
+  byId("wager-boxes").replaceChildren(...view.boxes.map((b) => {
+    const node = el("button", "choose" + (b.position === box.position ? " chosen" : ""), b.position);
+    node.setAttribute("aria-label", b.label);
+    node.type = "button";
+    node.dataset.box = b.position;
+    node.addEventListener("click", () => openWager(b.position));
+    return node;
+  }));
+  byId("wager-box").textContent = boxTotal(box) ? box.label + ": " + money(boxTotal(box)) : "";
+  const list = byId("wager-list");
+  list.replaceChildren();
+  for (const p of box.players) for (const w of p.wagers) {
+    const li = wagerNode(w, true);
+    li.prepend(el("span", "who", playerName(p.player, p.seated)));
+    list.append(li);
+  }
+  const players = playersAt(box);
+  if (!state.player || !players.some((p) => p.id === state.player)) state.player = players[0].id;
+  byId("players").replaceChildren(...players.map((p) => {
+    const b = el("button", "choose" + (p.id === state.player ? " chosen" : ""), p.label);
+    b.type = "button";
+    b.dataset.player = p.id;
+    b.addEventListener("click", () => { state.player = p.id; renderWager(state.view); });
+    return b;
+  }));
+  if (!state.bet || !view.bets.some((b) => b.bet === state.bet)) state.bet = view.bets.length ? view.bets[0].bet : null;
+  byId("bets").replaceChildren(...view.bets.map((bet) => {
+    const b = el("button", "choose" + (bet.bet === state.bet ? " chosen" : ""));
+    b.type = "button";
+    b.dataset.bet = bet.bet;
+    b.append(el("span", "name", bet.words));
+    if (bet.min !== null || bet.max !== null) b.append(el("span", "limits", money(bet.min ?? 0) + "\u2013" + money(bet.max ?? 0)));
+    b.addEventListener("click", () => { state.bet = bet.bet; renderWager(state.view); });
+    return b;
+  }));
+  byId("chips").replaceChildren(...view.chips.map((value) => {
+    const b = el("button", "chip", money(value).replace(/\.00$/, ""));
+    b.type = "button";
+    b.dataset.chip = String(value);
+    b.addEventListener("click", () => { state.pending += value; renderPending(state.view); });
+    return b;
+  }));
+  renderPending(view);
+}
+
+function renderPending(view) {
+  byId("pending").textContent = money(state.pending);
+  byId("wager-place").disabled = !state.pending || !state.bet;
+  const bet = view.bets.find((b) => b.bet === state.bet);
+  let limit = "";
+  if (bet && (bet.min !== null || bet.max !== null)) {
+    limit = bet.words + " limits " + money(bet.min ?? 0) + " to " + money(bet.max ?? 0);
+    if (state.pending && ((bet.min !== null && state.pending < bet.min) || (bet.max !== null && state.pending > bet.max))) limit += ": outside the limits";
+  }
+  if (bet && bet.requires) limit += (limit ? "; " : "") + "needs " + (view.bets.find((b) => b.bet === bet.requires) || { words: bet.requires }).words + " on the box";
+  byId("wager-limit").textContent = limit;
+}
+
+let wagerCount = 0;
+
+async function placeWager() {
+  const view = state.view;
+  if (!state.pending || !state.bet || state.box === null) return;
+  const player = playersAt(boxOf(view, state.box)).find((p) => p.id === state.player);
+  wagerCount += 1;
+  const id = "r" + view.round + "-b" + state.box + "-" + state.bet + "-" + Date.now().toString(36) + wagerCount;
+  const args = { wager_id: id, position: state.box, bet: state.bet, amount: state.pending };
+  if (player) { args.player = player.id; if (player.seated !== null) args.seated = player.seated; }
+  if (await command("wager.place", args)) {
+    state.pending = 0;
+    if (player && player.seated === false) {
+      const n = Number(/(\d+)$/.exec(player.id)[1]);
+      state.standing[state.box] = Math.max(state.standing[state.box] || 0, n);
+    }
+    renderPending(state.view);
+  }
 }
 
 function follow(url) {
@@ -72,13 +488,43 @@ function follow(url) {
   source.onerror = () => show("problem", "Reconnecting to the screen's server\u2026");
 }
 
+function setUpDealer(dealer) {
+  const initial = byId("initial-view");
+  if (initial) { try { render(JSON.parse(initial.textContent)); } catch (error) { /* the stream brings it */ } }
+  byId("wager-done").addEventListener("click", () => closeWager());
+  byId("wager-clear").addEventListener("click", () => { state.pending = 0; renderPending(state.view); });
+  byId("wager-place").addEventListener("click", placeWager);
+  byId("supervisor-form").addEventListener("submit", supervisorLogin);
+  byId("supervisor-cancel").addEventListener("click", () => { afterLogin = null; byId("supervisor-login").close(); });
+  byId("supervisor-logout").addEventListener("click", async () => {
+    await post(byId("dealer").dataset.supervisor + "/logout", {});
+    if (state.view) { state.view.supervisor = null; renderSupervisor(state.view); }
+  });
+  byId("pin-pad").replaceChildren(...["1", "2", "3", "4", "5", "6", "7", "8", "9", "\u232b", "0"].map((key) => {
+    const b = el("button", "key", key);
+    b.type = "button";
+    b.addEventListener("click", () => {
+      const pin = byId("supervisor-pin");
+      pin.value = key === "\u232b" ? pin.value.slice(0, -1) : pin.value + key;
+    });
+    return b;
+  }));
+  byId("ask-form").addEventListener("submit", askSubmit);
+  byId("ask-cancel").addEventListener("click", () => { askThen = null; byId("ask").close(); });
+  follow(dealer.dataset.live);
+  // who is logged in as supervisor at this screen: the state carries it, the stream may not
+  fetch("/dealer/state", { credentials: "same-origin" }).then((r) => r.ok ? r.json() : null).then((view) => {
+    if (view && state.view && "supervisor" in view) { state.view.supervisor = view.supervisor; renderSupervisor(state.view); }
+  }).catch(() => {});
+}
+
 async function verifyExport() {
   const input = document.getElementById("export-file");
   const out = document.getElementById("verify-result");
   if (!input.files.length) { out.textContent = "Choose an export file first."; return; }
   out.textContent = "Checking\u2026";
   const body = await input.files[0].arrayBuffer();
-  const reply = await fetch("/console/verify", { method: "POST", body, headers: { "content-type": "application/json" } });
+  const reply = await fetch("/console/verify", { method: "POST", body, headers: { "content-type": "application/json", "x-csrf-token": csrfToken() } });
   const answer = await reply.json();
   out.textContent = answer.text;
   out.className = "result " + (answer.ok ? "good" : "bad");
@@ -86,7 +532,7 @@ async function verifyExport() {
 
 document.addEventListener("DOMContentLoaded", () => {
   const dealer = document.getElementById("dealer");
-  if (dealer) follow(dealer.dataset.live);
+  if (dealer) setUpDealer(dealer);
   const button = document.getElementById("verify-export");
   if (button) button.addEventListener("click", verifyExport);
 });

@@ -15,9 +15,6 @@ from __future__ import annotations
 import itertools
 import os
 import re
-import resource
-import shutil
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -36,10 +33,10 @@ from controller.service.protocol import ErrorCode, Refusal, Request
 from controller.service.tablethread import AWAITING_JOURNAL, TableThread
 from controller.table.layout import TableLayout
 from drivers import events as dev
+from tests.controller.journal.smalldisk import PAGE, fill, small_disk
 from tests.controller.service.conftest import DEALER, SUPERVISOR
 
 GAME = "rws-nc-three-pictures"
-PAGE = resource.getpagesize()
 IDENTITY = dev.DeviceIdentity("Sim", "HF-3", "SIM-0001", "2.3.1", "abcd", 1)
 HANDS = (("QD", "JD", "KD"), ("2C", "3C", "4C"), ("5H", "6H", "7H"))
 PAD = "test_padding"
@@ -116,19 +113,6 @@ class Run:
             self.filler = None
 
 
-def fill(disk: Path) -> Path:
-    """Take every free page of the filesystem."""
-    path = disk / "filler"
-    with path.open("wb", buffering=0) as handle:
-        block = bytes(PAGE)
-        try:
-            while handle.write(block):
-                pass
-        except OSError:
-            pass
-    return path
-
-
 def round_layout(directory: Path, pad: int, fill_before: int | None = None) -> Run:
     """Start a table, pad, bring the shuffler online; the round is played by the caller."""
     run = Run(directory, fill_before=fill_before)
@@ -166,18 +150,8 @@ FIRST_SEQ, ROUND_RECORDS = dry_run()
 @pytest.fixture(name="disk")
 def fixture_disk(tmp_path: Path) -> Iterator[Path]:
     """A real 256 KiB tmpfs mounted for this test (root only), unmounted afterwards."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    if shutil.which("mount") is None:
-        pytest.skip("no mount(8) on this machine: a full filesystem needs a small tmpfs")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.strip()}")
-    try:
+    with small_disk(tmp_path / "disk") as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
 def play_until_done(run: Run, fails_at: int, replies: list[tuple[int, Any]],

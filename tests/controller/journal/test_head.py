@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
-from controller.journal import Damage, JournalWriter, verify
+from controller.journal import Damage, Durability, JournalWriter, verify
 from controller.journal.head import HEAD_NAME, SLOT_BYTES, read_head
 from controller.journal.record import canonical_json, seal
 from controller.journal.startup import check_journal, mark_clean
@@ -199,3 +199,16 @@ def test_an_older_file_alone_is_an_excerpt(open_writer: Callable[..., JournalWri
     code, out, _err = _verify_cli(capsys, str(first))
     assert code == 3 and "no head given" in out
     assert _verify_cli(capsys, str(first), "--allow-unanchored")[0] == 0
+
+
+def test_the_two_slots_never_name_the_same_record(open_writer: Callable[..., JournalWriter],
+                                                  journal_dir: Path) -> None:
+    """A ``sync()`` with nothing new rewrites no slot, so the slots always name two records and
+    a spoiled one named the later: a torn head write is never mistaken for a cut."""
+    writer = open_writer(rotate_bytes=None, durability=Durability.MONEY)
+    deal_round(writer, "r1")
+    writer.sync()
+    writer.sync()
+    data = (journal_dir / HEAD_NAME).read_bytes()
+    seqs = [json.loads(data[i * SLOT_BYTES:(i + 1) * SLOT_BYTES])["seq"] for i in range(2)]
+    assert seqs[0] != seqs[1] and max(seqs) == writer.seq

@@ -281,3 +281,49 @@ def test_table_round_events_journal_under_their_snake_case_names(open_writer: Op
     assert (record.event_type, record.round_id) == ("card_assigned", "12")
     assert record.payload == {"round": 12, "position": "3", "card": "TD", "index": 0}
     assert record.event_type in MONEY_EVENT_TYPES
+
+
+def test_past_damage_continues_in_a_new_file_and_keeps_the_evidence(
+        open_writer: Opener, journal_dir: Path) -> None:
+    """For a caller that journals the damage first (the service), ``past_damage`` leaves the
+    damaged file byte for byte and continues the chain in a new file (reason ``damaged``)
+    from its last sound record: verify still names the damage where it is."""
+    writer = open_writer()
+    deal_round(writer, "r1")
+    last_seq, first_file = writer.seq, writer.path
+    writer._close_fd()
+    with first_file.open("ab") as handle:
+        handle.write(b"garbage\nmore garbage\n")
+    evidence = first_file.read_bytes()
+    again = open_writer(past_damage=True)
+    again.append("note", {"n": 1})
+    again.close()
+    assert first_file.read_bytes() == evidence
+    assert again.path.name == file_name(2)
+    header = next(iter_records([again.path]))
+    assert header.payload["reason"] == "damaged" and header.seq == last_seq + 1
+    assert header.payload["previous_file"] == first_file.name
+    problem = verify([journal_dir]).problem
+    assert problem is not None and problem.file == str(first_file)
+    assert problem.seq == last_seq + 1
+
+
+def test_past_damage_when_the_newest_file_holds_nothing_sound(
+        open_writer: Opener, journal_dir: Path) -> None:
+    """The newest file only a torn line (a crash right after rotation) and the file before it
+    ending in damage: with ``past_damage`` the chain still continues, in a third file, from
+    the last sound record of the first."""
+    writer = open_writer()
+    deal_round(writer, "r1")
+    last_seq, first_file = writer.seq, writer.path
+    writer._close_fd()
+    with first_file.open("ab") as handle:
+        handle.write(b"garbage\nmore garbage\n")
+    (journal_dir / file_name(2)).write_bytes(b'{"actor":nu')
+    with pytest.raises(JournalDamagedError):
+        open_writer()
+    again = open_writer(past_damage=True)
+    again.close()
+    assert again.path.name == file_name(3)
+    header = next(iter_records([again.path]))
+    assert header.seq == last_seq + 1 and header.payload["reason"] == "damaged"
