@@ -19,12 +19,12 @@ restarted, or dropped a watcher that fell behind): a log shipper restarts ``watc
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from controller.cli.output import json_text, printable
 from controller.errors import TablectlError
 from controller.service.client import CommandRefused, ControlClient
 from controller.service.config import DEFAULT_CONTROL_SOCKET, bench_runtime_dir, load_config
@@ -263,10 +263,10 @@ def socket_path(args: argparse.Namespace) -> Path:
 def _refused(args: argparse.Namespace, error: CommandRefused) -> int:
     code = error.code
     if code in _REFUSALS:
-        print(f"tablectl {args.command}: {getattr(code, 'value', code)}: {error.message}",
-              file=sys.stderr)
+        print(f"tablectl {args.command}: {getattr(code, 'value', code)}: "
+              f"{printable(error.message)}", file=sys.stderr)
         return EXIT_REFUSED
-    print(f"tablectl {args.command}: {error.message}", file=sys.stderr)
+    print(f"tablectl {args.command}: {printable(error.message)}", file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -278,13 +278,13 @@ def run(args: argparse.Namespace) -> int:
     except CommandRefused as error:
         return _refused(args, error)
     except (ControlError, OSError) as error:
-        print(f"tablectl {args.command}: {error}", file=sys.stderr)
+        print(f"tablectl {args.command}: {printable(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
-        print(json.dumps(result, indent=2, ensure_ascii=False))
+        print(json_text(result, indent=2))
     else:
         for line in describe(verb, result):
-            print(line)
+            print(printable(line))
     return 0
 
 
@@ -296,17 +296,17 @@ def run_watch(args: argparse.Namespace) -> int:
             # the clock's state first (surveillance reads the stream against camera time);
             # later changes arrive as ClockStatus / ClockStepped events
             for line in _clock_lines(client.request("round.status")):
-                print(f"tablectl watch: {line}", file=sys.stderr)
+                print(f"tablectl watch: {printable(line)}", file=sys.stderr)
             events = client.watch()
             print(f"tablectl watch: watching round events on {path} (Ctrl-C to stop)",
                   file=sys.stderr, flush=True)
             for event in events:
-                sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
+                sys.stdout.write(json_text(event) + "\n")
                 sys.stdout.flush()
     except CommandRefused as error:
         return _refused(args, error)
     except (ControlError, OSError) as error:
-        print(f"tablectl {args.command}: {error}", file=sys.stderr)
+        print(f"tablectl {args.command}: {printable(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     # the stream has no end of its own: it ends only when the service hangs up
     print(f"tablectl watch: the service closed the connection on {path} (stopped, restarted, "

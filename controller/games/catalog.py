@@ -86,6 +86,8 @@ RWS_NC3P = GameRules(
     six_point_odds=SIX_POINTS,
     limit_policy=LimitPolicy.PRO_RATA,
     limit_clause="RWS-NC3P 5.1",
+    void_clauses=("5.4", "5.4.2", "5.5", "5.5.1", "5.5.2", "5.5.3", "5.5.4", "5.5.5", "5.11",
+                  "5.17"),
 )
 
 MBS_3P = GameRules(
@@ -106,6 +108,7 @@ MBS_3P = GameRules(
     ),
     tie_rule=TieRule.SAME_POINT_TOTAL,
     six_point_odds=SIX_POINTS,
+    void_clauses=("5.1", "5.1.1", "5.2", "5.3", "5.4"),
 )
 
 MBS_R3P = GameRules(
@@ -143,6 +146,7 @@ MBS_R3P = GameRules(
     limit_clause="MBS-R3P 5.10-5.12",
     max_wagers_per_area=3,
     max_wagers_clause="MBS-R3P 3.9",
+    void_clauses=("5.1", "5.1.1", "5.4", "5.8.1", "5.9", "6.1"),
 )
 
 _PAIR_PLUS_LIVE = (
@@ -190,6 +194,7 @@ LIVE_3P = GameRules(
     ),
     tie_rule=TieRule.SAME_RANKING,
     six_point_odds=SIX_POINTS,
+    void_clauses=("T&C 1", "T&C 2", "T&C 4", "T&C 5", "T&C 6"),
 )
 
 RWS_3CP = GameRules(
@@ -233,6 +238,7 @@ RWS_3CP = GameRules(
             PayLine("straight", "Straights", "RWS-3CP 4.4", fixed=1_500),
         ), SEVEN_BOXES, requires="ante", requires_clause="RWS-3CP 3.4"),
     ),
+    void_clauses=("5.1", "5.1.1", "5.1.2", "5.1.3", "5.1.4", "5.1.5"),
 )
 
 GAMES: MappingProxyType[str, GameRules] = MappingProxyType(

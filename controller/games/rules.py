@@ -120,6 +120,28 @@ class GameRules:
     max_wagers_per_area: int | None = None
     max_wagers_clause: str | None = None
     notes: tuple[str, ...] = field(default=())
+    void_clauses: tuple[str, ...] = ()
+    """Every clause of the rule text under which a round may be voided (the round "shall be
+    void", or management/a supervisor may void it): what a supervisor's void may cite. Written
+    without the game's cite ("5.5.1"), read side by side with section 5 of the text."""
+
+    def void_clause(self, given: str) -> str:
+        """``given`` ("5.5.1", "RWS-NC3P 5.5.1" or several, comma-separated) as this game's
+        cited void clause(s); a clause the game's text does not void under is refused, naming
+        the ones it does, so an invented clause never reaches the journal."""
+        from controller.errors import RequestError
+
+        numbers: list[str] = []
+        for part in given.split(","):
+            number = part.strip()
+            if number.upper().startswith(self.cite.upper()):
+                number = number[len(self.cite):].strip()
+            if number not in self.void_clauses:
+                known = ", ".join(self.void_clauses) or "none"
+                raise RequestError(f"{part.strip()!r} is not a void clause of {self.cite}; "
+                                   f"its void clauses are: {known}")
+            numbers.append(number)
+        return f"{self.cite} {', '.join(numbers)}"
 
     @property
     def hand_positions(self) -> tuple[str, ...]:

@@ -40,6 +40,11 @@ from controller.service.connections import (
 )
 from controller.service.clockwatch import ClockPolicy, Unsynchronised
 from controller.service.errors import ConfigError
+from controller.service.floodgate import (
+    DEFAULT_FLOOD_BURST,
+    DEFAULT_FLOOD_WINDOW_SECONDS,
+    FloodLimits,
+)
 from controller.service.protocol import MAX_MINOR_UNITS
 from controller.service.tomlread import Section
 from controller.settlement.model import BetLimit, ProgressiveConfig
@@ -131,6 +136,10 @@ class JournalConfig:
     ephemeral: bool = False
     """A journal nobody will review (``tablectl bench`` without ``--journal-dir``: a temporary
     directory removed at exit): no HMAC warning. Never set by a config file."""
+    flood: FloodLimits = FloodLimits()
+    """``flood_burst`` / ``flood_window_s``: per source, refused commands and link errors
+    journaled in full per window; the rest counted in one ``flood_summary``
+    (:mod:`controller.service.floodgate`)."""
 
     def unkeyed_warning(self) -> str | None:
         """The loud line for a journal without HMAC (start-up log, ``run --check``)."""
@@ -410,8 +419,13 @@ class _Reader:
         if key_text is None and self.from_file and beside.exists():
             key_file = beside  # on by default: the key the install created
         retention = section.integer("retention_days", DEFAULT_RETENTION_DAYS, minimum=1)
+        flood = FloodLimits(
+            burst=section.integer("flood_burst", DEFAULT_FLOOD_BURST, minimum=1,
+                                  maximum=1000),
+            window_seconds=section.integer("flood_window_s", DEFAULT_FLOOD_WINDOW_SECONDS,
+                                           minimum=1, maximum=3600, unit="s"))
         section.finish()
-        return JournalConfig(directory, durability, key_file, retention)
+        return JournalConfig(directory, durability, key_file, retention, flood=flood)
 
     def _software(self, section: Section | None) -> SoftwareConfig:
         if section is None:

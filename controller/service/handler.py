@@ -57,14 +57,29 @@ def table_role(peer: Peer) -> cmd.Role:
     return cmd.Role.SUPERVISOR if peer.role in (Role.SUPERVISOR, Role.ROOT) else cmd.Role.DEALER
 
 
-def actor_of(request: Request, peer: Peer) -> str:
-    """``dealer:1042 (uid 1001 alice)``: what the request says, and what the kernel says."""
+def account_of(peer: Peer) -> str:
+    """``uid 1001 alice``: who the kernel says is connected, whatever the request claims (the
+    source whose refused commands are limited, :mod:`.floodgate`)."""
     account = "tcp" if peer.uid is None else f"uid {peer.uid}"
     if peer.uid is not None:
         try:
             account += f" {pwd.getpwuid(peer.uid).pw_name}"
         except KeyError:
             pass
+    return account
+
+
+def flood_source(peer: Peer) -> str:
+    """Whose refused commands count together (:mod:`.floodgate`): the account, and for a
+    delegate (the web process, trusted to name the person at its screen) that person, so one
+    dealer flooding from the screen does not silence the other screens."""
+    account = account_of(peer)
+    return account if peer.acting_for is None else f"{peer.acting_for} via {account}"
+
+
+def actor_of(request: Request, peer: Peer) -> str:
+    """``dealer:1042 (uid 1001 alice)``: what the request says, and what the kernel says."""
+    account = account_of(peer)
     return f"{request.actor} ({account})" if request.actor else account
 
 
@@ -111,7 +126,7 @@ class TableHandler:
         if (reason := self._pointless(request, peer)) is not None:
             raise Refusal(ErrorCode.REFUSED, f"{verb}: {reason}", request.id)
         clears = self.device.clearing.count() if self.device is not None else 0
-        ticket = self.table.command(command, self.timeout)
+        ticket = self.table.command(command, self.timeout, source=flood_source(peer))
         if ticket is None:
             raise Refusal(ErrorCode.UNAVAILABLE, f"{verb}: the table did not answer within "
                           f"{self.timeout:g} s; it is queued and will be handled",

@@ -18,6 +18,12 @@ When the journal cannot take the outcome of an input (a full disk), the command'
 :data:`RETRY_FIRST_SECONDS` to :data:`RETRY_MAX_SECONDS`, until the records are written; only
 then does anyone (watchers, the device operator) see those events.
 
+Refused commands and link errors are journaled in full only up to a per-source limit
+(:mod:`.floodgate`): past it, a link error is counted instead of recorded, and a command of the
+account over its limit is refused unheard (it reaches neither the table nor the journal); when
+the source's window ends the thread journals one ``flood_summary`` with the count. The thread
+wakes for a summary that falls due while the queue is quiet.
+
 After each input the thread publishes an immutable :class:`Snapshot` (state, round, wagers,
 what the round waits for) that the control thread reads without locks: ``round.status`` and
 ``wager.list`` never touch table state from another thread.
@@ -37,9 +43,11 @@ import structlog
 from controller.journal.codec import journal_round
 from controller.journal.errors import JournalBehindError, JournalError
 from controller.journal.recorder import JournaledTable
+from controller.service.floodgate import FLOOD_SUMMARY, Floodgate, FloodKind, FloodSummary
 from controller.settlement.model import Wager
 from controller.table import commands as cmd
 from controller.table import events as ev
+from drivers import events as dev
 
 log = structlog.get_logger(__name__)
 
@@ -60,6 +68,9 @@ class Ticket:
     """One operator command and, once handled, the events it caused (or why it was not)."""
 
     command: object
+    source: str | None = None
+    """The account the command came from (the kernel's word, :mod:`.floodgate`); ``None``:
+    not limited (the service's own commands)."""
     done: threading.Event = field(default_factory=threading.Event)
     events: list[ev.RoundEvent] = field(default_factory=list)
     error: str | None = None
@@ -148,8 +159,10 @@ class TableThread:
     """``TableThread(journaled)``; drivers ``put`` on :attr:`inputs`; :meth:`command` answers."""
 
     def __init__(self, journaled: JournaledTable,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, *,
+                 floodgate: Floodgate | None = None) -> None:
         self.journaled = journaled
+        self.floodgate = floodgate or Floodgate()
         self._clock = clock
         self._options_due: float | None = None
         """When the options announced last close (``clock`` time), or None."""
@@ -200,10 +213,12 @@ class TableThread:
     def put(self, item: object) -> None:
         self.inputs.put(item)
 
-    def command(self, command: object, timeout: float) -> Ticket | None:
+    def command(self, command: object, timeout: float, *,
+                source: str | None = None) -> Ticket | None:
         """Queue ``command`` and wait (bounded) for the table to handle it; ``None`` when it
-        did not within ``timeout`` (it stays queued and will be handled)."""
-        ticket = Ticket(command)
+        did not within ``timeout`` (it stays queued and will be handled). ``source``: the
+        account it came from, whose refused commands are limited (:mod:`.floodgate`)."""
+        ticket = Ticket(command, source)
         self.inputs.put(ticket)
         return ticket if ticket.done.wait(timeout) else None
 
@@ -227,21 +242,28 @@ class TableThread:
             if self._options_due is not None:
                 left = max(self._options_due - self._clock(), 0.0)
                 timeout = left if timeout is None else min(timeout, left)
+            flood_due = self.floodgate.next_due()
+            if flood_due is not None:
+                timeout = flood_due if timeout is None else min(timeout, flood_due)
             try:
                 item = self.inputs.get(timeout=timeout)
             except queue.Empty:
                 if behind:
                     self._catch_up()
                     wait = min(wait * 2, RETRY_MAX_SECONDS)
+                self._record_floods(self.floodgate.due())
                 continue
             if item is _STOP:
+                self._record_floods(self.floodgate.drain())
                 return
             if behind:  # its own batch: a command's answer holds only what it caused
                 self._catch_up()
             if isinstance(item, _Marker):
                 item.passed.set()
                 continue
-            self._handle(item)
+            if not self._flooding(item):
+                self._handle(item)
+            self._record_floods(self.floodgate.due())
 
     def _handle(self, item: object) -> None:
         """One input (or a ticket around a command) through the journaled table."""
@@ -273,11 +295,71 @@ class TableThread:
                 self.snapshot = self._snap()
             except Exception:
                 log.exception("status snapshot failed")
+            self._count_flood(item, collected)
             if ticket is not None:
                 ticket.done.set()
             self._deliver_input(ticket.command if ticket else item, collected)
             if collected:
                 self._deliver(collected)
+
+    # flood limits (:mod:`.floodgate`) ---------------------------------------------------------
+    def _flooding(self, item: object) -> bool:
+        """Count ``item`` instead of handling it when its source is over its limit: a link
+        error (not a numbered event: those are acknowledged only once journaled), or a
+        command of an account whose refused commands filled its window (refused unheard)."""
+        gate = self.floodgate
+        chatter = _chatter(item)
+        if chatter is not None:
+            assert isinstance(item, dev.DeviceEvent)
+            if not gate.throttled(chatter, item.device):
+                return False
+            if isinstance(item, dev.LinkError):
+                gate.suppressed(chatter, item.device, item.reason, item.dropped)
+            else:
+                assert isinstance(item, dev.DeviceWarning)
+                gate.suppressed(chatter, item.device, f"{item.code} {item.text}".strip())
+            return True
+        if not isinstance(item, Ticket) or item.source is None \
+                or not isinstance(item.command, cmd.Command) \
+                or not gate.throttled(FloodKind.COMMAND_REFUSED, item.source):
+            return False
+        name = type(item.command).__name__
+        limits = gate.limits
+        left = gate.seconds_left(FloodKind.COMMAND_REFUSED, item.source)
+        reason = (f"{name} not handled: {item.source} had {limits.burst} commands refused "
+                  f"within {limits.window_seconds:g} s; its commands are refused unheard for "
+                  f"{left:.0f} s more (counted in the journal, not recorded one by one)")
+        gate.suppressed(FloodKind.COMMAND_REFUSED, item.source, name)
+        item.events = [ev.CommandRefused(round=self.journaled.table.machine.number,
+                                         command=name, reason=reason)]
+        item.done.set()
+        return True
+
+    def _count_flood(self, item: object, events: list[ev.RoundEvent]) -> None:
+        """A handled link error, or a refused command with a source, counts in its window."""
+        chatter = _chatter(item)
+        if chatter is not None:
+            assert isinstance(item, dev.DeviceEvent)
+            self.floodgate.counted(chatter, item.device)
+        elif isinstance(item, Ticket) and item.source is not None \
+                and any(isinstance(e, ev.CommandRefused) for e in events):
+            self.floodgate.counted(FloodKind.COMMAND_REFUSED, item.source)
+
+    def _record_floods(self, summaries: list[FloodSummary]) -> None:
+        """Journal each ended window's ``flood_summary``; one the journal cannot take yet is
+        kept and tried again after a delay."""
+        for done, summary in enumerate(summaries):
+            try:
+                self.journaled.writer.append(FLOOD_SUMMARY, summary.payload(),
+                                             actor=summary.source)
+            except JournalError as error:
+                log.error("flood summary not journaled yet; kept", error=str(error),
+                          source=summary.source, kind=summary.kind.value)
+                self.floodgate.requeue(summaries[done:], RETRY_MAX_SECONDS)
+                return
+            log.warning("flood limited", kind=summary.kind.value, source=summary.source,
+                        suppressed=summary.suppressed, first=summary.first_reason,
+                        last=summary.last_reason)
 
     def _arm_options_deadline(self) -> None:
         """Measure the deadline of the options the table has just announced (or recovered)."""
@@ -395,6 +477,15 @@ class TableThread:
             journal_failures=self.journaled.failures,
             journal_behind=behind,
             journal_hold=None if self.journal_hold is None else self.journal_hold.description)
+
+
+def _chatter(item: object) -> FloodKind | None:
+    """The flood kind of a device event that changes nothing at the table (a link error, a
+    warning), when it is not numbered: a numbered event is acknowledged to its device only once
+    journaled, so it is never counted away."""
+    if not isinstance(item, (dev.LinkError, dev.DeviceWarning)) or item.origin is not None:
+        return None
+    return FloodKind.LINK_ERROR if isinstance(item, dev.LinkError) else FloodKind.DEVICE_WARNING
 
 
 def _name(item: object) -> str:

@@ -40,6 +40,7 @@ from controller.service.config import DeviceKind, ServiceConfig, SoftwareVerify
 from controller.service.clockwatch import ClockMonitor
 from controller.service.devices import DealingDevice, check_device_path, open_device
 from controller.service.errors import ResourceUnavailableError, ServiceError
+from controller.service.floodgate import Floodgate
 from controller.service.handler import TableHandler, event_json
 from controller.service.kernelclock import ClockSource, KernelClock
 from controller.service.keyfile import load_service_key
@@ -179,7 +180,7 @@ class Wiring:
             journaled.guard = guard = TableGuard()
             warmed = warm_from_journal(guard, journal.directory)
             log.info("protection monitors warmed from the journal", decks=warmed)
-        self.table = TableThread(journaled)
+        self.table = TableThread(journaled, floodgate=Floodgate(config.journal.flood))
         self._journal_check(check, key, found_seq)
         self.device = open_device(config.device, self.table.inputs)
         if self.device.acknowledger is not None:  # before the table thread runs

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 
+from controller.errors import RequestError
 from controller.games.cards import Card
 from controller.games.rules import GameId
 from controller.table import commands as cmd
@@ -48,6 +49,11 @@ class HoldsMixin(RoundCore):
 
     def _cmd_SupervisorDecision(self, command: cmd.SupervisorDecision) -> None:
         action = command.action
+        if action is Act.VOID and command.clause:
+            try:  # only a clause of this game's text that voids a round may be cited
+                self.rules.void_clause(command.clause)
+            except RequestError as error:
+                raise Refused(str(error)) from error
         held = self.state is S.HOLD and self.hold_info is not None
         ruling_void = held and Act.VOID in self.hold_info.ruling.options  # type: ignore[union-attr]
         if action is Act.VOID and self.state in IN_ROUND and not ruling_void and (
@@ -118,7 +124,8 @@ class HoldsMixin(RoundCore):
         clause (or the one given)."""
         if not command.reason:
             raise Refused("a management void needs a reason")
-        clause = command.clause or general(self.rules, "management void").clause
+        clause = (self.rules.void_clause(command.clause) if command.clause
+                  else general(self.rules, "management void").clause)
         self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor,
                                        action=command.action.value, clause=clause,
                                        reason=command.reason))

@@ -41,6 +41,7 @@ from controller.table.irregularities import Source
 from controller.table.layout import TableLayout
 from controller.table.options import Offer
 from controller.table.protection import ProtectionMixin
+from controller.table.positions import check_positions
 from controller.table.rulings import RulingsMixin
 from controller.table.settling import SettlingMixin
 from controller.table.states import (
@@ -131,6 +132,7 @@ class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, Settling
             raise Refused(f"{command.action.value}: this decision belongs to a Pit Supervisor or "
                           f"above ({SUPERVISOR_AUTHORITY[self.rules.id]}); "
                           f"{command.actor} acts as {command.role.value}")
+        check_positions(self.layout, command)
         if self.state is S.HOLD and not isinstance(
                 command, (cmd.SupervisorDecision, cmd.ReportIrregularity, cmd.ReplaceDeck,
                           cmd.DeckCounted, cmd.ClearDeviceFault)):

@@ -166,7 +166,7 @@ def test_a_commands_answer_hides_what_watch_hides(table: TableThread) -> None:
     ticket = Ticket(command=None)  # what the table thread hands back for a command
     ticket.events.append(ev.HandComplete(round=1, position="dealer",
                                          cards=tuple(parse_card(c) for c in ("AS", "KS", "QS"))))
-    table.command = lambda command, timeout: ticket  # type: ignore[method-assign]
+    table.command = lambda command, timeout, **where: ticket  # type: ignore[method-assign]
     handler = TableHandler(table, lambda: 0)
 
     def shown(peer: Peer) -> Any:
