@@ -199,8 +199,8 @@ class Feed:
 
     def open(self) -> None:
         log.info("feed starting", table=self.config.table_id, site=self.config.site,
-                 after_seq=self.cursor.seq, signing=self.signer.backend, broker=f"{self.config.broker.host}:"
-                                                    f"{self.config.broker.port}")
+                 after_seq=self.cursor.seq, signing=self.signer.backend,
+                 broker=f"{self.config.broker.host}:{self.config.broker.port}")
         start(self.client, self.config.broker)
 
     def close(self) -> None:

@@ -26,7 +26,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -80,7 +80,7 @@ class Chase:
     moved_at: float
     wait_s: float = RESEND_AFTER_S
     asks: int = 0
-    asked_from: int | None = field(default=None)
+    asked_from: int | None = None
 
 
 class Floor:

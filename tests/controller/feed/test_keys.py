@@ -65,3 +65,16 @@ def test_libcrypto_signer_signs_as_cryptography_does(tmp_path: Path) -> None:
         message = signed_bytes("site1", "T1", seq, f"{seq:064x}")
         assert small.sign(message) == fallback.sign(message)
         assert len(small.sign(message)) == 64
+
+
+def test_the_feed_will_not_start_with_a_key_others_can_read(tmp_path: Path, capsys) -> None:
+    """``tablectl feed`` with a signing key of mode 0440: exit 2 (the unit does not restart
+    it: a person must fix the file), one line naming the file and the fix."""
+    config = tmp_path / "tablectl.toml"
+    config.write_text(FEED, encoding="utf-8")
+    assert main(["feed", "keygen", "--config", str(config)]) == 0
+    (tmp_path / "keys" / "T07.ed25519").chmod(0o440)
+    capsys.readouterr()
+    assert main(["feed", "--config", str(config)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "T07.ed25519" in err[0] and "chmod 0400" in err[0], err

@@ -102,8 +102,8 @@ def test_a_table_the_floor_is_behind_on_is_asked_to_resend_and_never_shown_onlin
         _send(floor, lines[index])
     floor.chase(chase.moved_at)
     assert "T1" not in floor.chases
-    applied = [j.seq for j in floor.judged if j.verdict is Verdict.APPLY]  # type: ignore[attr-defined]
-    assert applied == [1, 2, 3, 4, 5, 6]
+    judged: list[Judged] = floor.judged  # type: ignore[attr-defined]
+    assert [j.seq for j in judged if j.verdict is Verdict.APPLY] == [1, 2, 3, 4, 5, 6]
     view = floor_view(floor.store)["tables"]["T1"]
     assert (view["online"], view["behind"], view["last_seq"]) == (True, 0, 6)
 
