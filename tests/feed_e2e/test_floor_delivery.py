@@ -240,3 +240,55 @@ def test_forged_record_is_never_applied_and_the_genuine_stream_goes_on(
         assert sorted(k for (k,) in store.query("SELECT kind FROM problems")) == ["forged"] * 3
     finally:
         store.close()
+
+
+def test_a_resend_never_carries_a_face_down_card_before_the_reveal(
+        tmp_path: Path, pki: Path, broker: Mosquitto, journal_3cp: Path) -> None:
+    """RWS-3CP 3.6 under a resend: the journal written up to just before the dealer's reveal,
+    the feed holding the dealer's first card; the floor (its identity, on the real resend
+    topic) asks for everything again from seq 1. The feed sends 1.. again and stops at the
+    same record: no dealer card on the wire, signed or not, before the reveal."""
+    from controller.feed.config import load_feed_config
+    from controller.feed.run import Feed
+    from controller.service.visibility import card_codes
+
+    lines = rehome(journal_3cp, "T1")
+    records = [json.loads(line) for line in lines]
+    reveal = next(i for i, r in enumerate(records) if r["event"] == "dealer_revealed")
+    dealer, round_id = set(records[reveal]["payload"]["cards"]), records[reveal]["round"]
+    journal = write_all(tmp_path / "journal-T1", lines[:reveal])
+    sniffer = Client(pki, broker.port, "sniffer")
+    sniffer.subscribe(f"tablectl/{SITE}/T1/events")
+    floor = Client(pki, broker.port, "floor")
+    feed = Feed(load_feed_config(feed_config(tmp_path, pki, broker, "T1", journal.parent)))
+
+    def turn_until(done: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + WAIT_S
+        while not done():
+            assert time.monotonic() < deadline, f"the feed is stuck at {feed.cursor.seq}"
+            feed.step()
+
+    def held() -> bool:
+        return feed.idle and bool(feed.pending) and feed.pending[0].round_id == round_id
+
+    feed.open()
+    try:
+        turn_until(held)
+        first_held = feed.pending[0].seq
+        assert set(card_codes(feed.pending[0].payload)) & dealer
+        wire = sniffer.records_until("T1", first_held - 1)
+        floor.client.publish(f"tablectl/{SITE}/T1/resend", b'{"from": 1}', qos=1)
+        assert floor.next_event()[0] == "puback"
+        turn_until(lambda: feed.resends == 1)
+        turn_until(lambda: held() and feed.cursor.seq == first_held - 1)
+        again = sniffer.records_until("T1", first_held - 1)
+        threading.Event().wait(1.0)  # anything further on the wire would have come by now
+        assert sniffer.received.empty()
+    finally:
+        feed.close()
+        sniffer.close()
+        floor.close()
+    assert [r["seq"] for r in again] == [r["seq"] for r in wire] == list(range(1, first_held))
+    for record in wire + again:
+        assert not (record["round"] == round_id and set(card_codes(record["payload"]))
+                    & dealer), f"dealer card on the wire in seq {record['seq']}"
