@@ -112,12 +112,18 @@ def _generate(names: list[str], lines: list[list[bytes]], interval: float, secon
               work: Path, pki: Path, broker: Mosquitto, published: Any) -> None:
     """One generator process: a client per table, each record published at its due time
     (tables spread over the interval), as the table's feed would publish it."""
+    import base64
+
+    from controller.feed.keys import SIGNATURE_PROPERTY, read_private_seed, signed_bytes
     from controller.feed.mqtt import make_client, start, topic_events, user_properties
     from controller.feed.mqtt import stop as stop_client
+    from controller.feed.signer import Signer
 
     clients = []
+    signers = []
     for name in names:
         config = load_feed_config(feed_config(work, pki, broker, name, work / "unused"))
+        signers.append(Signer(read_private_seed(config.signing_key)))
         client = make_client(config.broker, f"bench-direct-{name}")
         client.max_queued_messages_set(0)  # unbounded: a generator that falls behind queues
         start(client, config.broker)
@@ -135,10 +141,13 @@ def _generate(names: list[str], lines: list[list[bytes]], interval: float, secon
             if delay > 0:
                 time.sleep(delay)
             record = records[index][step]
+            signature = signers[index].sign(signed_bytes(
+                config.site, names[index], record.seq, record.hash))  # type: ignore[union-attr]
             client.publish(topic, lines[index][step].rstrip(b"\n"), qos=1,
                            properties=user_properties({
                                "seq": str(record.seq), "hash": record.hash,  # type: ignore[union-attr]
-                               "sent_ns": str(time.time_ns())}))
+                               "sent_ns": str(time.time_ns()),
+                               SIGNATURE_PROPERTY: base64.b64encode(signature).decode()}))
             published.value += 1
         step += 1
     time.sleep(5)  # let the last PUBACKs in

@@ -39,7 +39,11 @@ def _openssl(*args: str, cwd: Path) -> None:
 
 
 def make_pki(directory: Path, identities: list[str]) -> Path:
-    """CA, a server certificate for 127.0.0.1, and ``<id>.pem``/``<id>.key`` per identity."""
+    """CA, a server certificate for 127.0.0.1, and ``<id>.pem``/``<id>.key`` per identity;
+    and each identity's record signing key (``<id>.sign.key``, 0400) with its public key in
+    the floor config's form (``<id>.sign.pub``)."""
+    from controller.feed.keys import generate_key_file
+
     directory.mkdir(parents=True, exist_ok=True)
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
     _openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
@@ -50,6 +54,10 @@ def make_pki(directory: Path, identities: list[str]) -> Path:
                  "-subj", f"/CN={name}", cwd=directory)
         _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
                  "-CAcreateserial", "-out", f"{name}.pem", "-days", "2", *ext, cwd=directory)
+    for name in identities:
+        if not (directory / f"{name}.sign.key").exists():
+            public = generate_key_file(directory / f"{name}.sign.key")
+            (directory / f"{name}.sign.pub").write_text(public + "\n")
     return directory
 
 
@@ -68,10 +76,14 @@ class Mosquitto:
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
         (directory / "acl").write_text(
-            "# the floor (and a test's wire sniffer) read every table\n"
-            "user floor\ntopic read tablectl/#\nuser sniffer\ntopic read tablectl/#\n\n"
-            "# a table writes only its own topics (its certificate's CN is its id)\n"
-            f"pattern write tablectl/{SITE}/%u/#\n")
+            "# the floor (and a test's wire sniffer) read every table; the floor asks any\n"
+            "# table to resend\n"
+            "user floor\ntopic read tablectl/#\ntopic write tablectl/+/+/resend\n"
+            "user sniffer\ntopic read tablectl/#\n\n"
+            "# a table writes only its own topics (its certificate's CN is its id) and reads\n"
+            "# only the floor's requests to it\n"
+            f"pattern write tablectl/{SITE}/%u/#\n"
+            f"pattern read tablectl/{SITE}/%u/resend\n")
         (directory / "data").mkdir(exist_ok=True)
         (directory / "mosquitto.conf").write_text(
             f"listener {self.port} 127.0.0.1\n"
@@ -102,6 +114,14 @@ class Mosquitto:
                 time.sleep(0.05)
         raise RuntimeError("mosquitto did not listen within 10 s")
 
+    def kill(self) -> None:
+        """SIGKILL: what the broker held only in memory (queued messages it acknowledged but
+        had not delivered yet, sessions since its last save) is lost."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self.process = None
+
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
@@ -126,6 +146,7 @@ def feed_config(tmp_path: Path, pki: Path, broker: Mosquitto, table: str,
         f'ca_file = "{pki / "ca.pem"}"\ncert_file = "{pki / f"{who}.pem"}"\n'
         f'key_file = "{pki / f"{who}.key"}"\n'
         f'state_directory = "{tmp_path / f"feed-{table}"}"\n'
+        f'signing_key = "{pki / f"{table}.sign.key"}"\n'
         + (f"window = {window}\n" if window is not None else ""))
     return path
 
@@ -138,5 +159,7 @@ def floor_config(tmp_path: Path, pki: Path, broker: Mosquitto, database: str | N
         f'ca_file = "{pki / "ca.pem"}"\ncert_file = "{pki / f"{identity}.pem"}"\n'
         f'key_file = "{pki / f"{identity}.key"}"\n'
         f'database = "{database or tmp_path / f"{identity}.sqlite3"}"\n'
-        f'client_id = "tablectl-{identity}"\n')
+        f'client_id = "tablectl-{identity}"\n\n[floor.keys]\n'
+        + "".join(f'{key.name.split(".")[0]} = "{key.read_text().strip()}"\n'
+                  for key in sorted(pki.glob("*.sign.pub"))))
     return path

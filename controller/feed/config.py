@@ -9,7 +9,7 @@ does. Relative paths are taken from the config file's directory.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -45,6 +45,8 @@ class FeedConfig:
     state_dir: Path
     broker: Broker
     window: int
+    signing_key: Path
+    """This table's Ed25519 private key (``tablectl feed keygen``; 0400, the feed's user)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,9 @@ class FloorConfig:
     database: str
     broker: Broker
     client_id: str
+    keys: dict[str, bytes] = field(default_factory=dict)
+    """Each table's Ed25519 public key (``[floor.keys]``): a record of a table without one,
+    or not signed by its key, is never applied."""
 
 
 def _read(path: str | Path) -> tuple[Section, Path]:
@@ -67,8 +72,8 @@ def _read(path: str | Path) -> tuple[Section, Path]:
     return Section(str(source), "", data), source.resolve().parent
 
 
-def _path(section: Section, base: Path, name: str) -> Path | None:
-    value = section.string(name, None)
+def _path(section: Section, base: Path, name: str, *, required: bool = False) -> Path | None:
+    value = section.string(name) if required else section.string(name, None)
     if value is None:
         return None
     candidate = Path(value).expanduser()
@@ -134,9 +139,12 @@ def load_feed_config(path: str | Path) -> FeedConfig:
     broker = read_broker(feed, base)
     state_dir = _path(feed, base, "state_directory") or journal_dir.parent / "feed"
     window = feed.integer("window", 32, minimum=1, maximum=1000)
+    signing_key = _path(feed, base, "signing_key", required=True)
+    assert signing_key is not None  # required: _path raises for a missing key
     feed.finish()
     return FeedConfig(source=str(path), table_id=table_id, site=site, journal_dir=journal_dir,
-                      state_dir=state_dir, broker=broker, window=window)
+                      state_dir=state_dir, broker=broker, window=window,
+                      signing_key=signing_key)
 
 
 def load_floor_config(path: str | Path) -> FloorConfig:
@@ -153,7 +161,27 @@ def load_floor_config(path: str | Path) -> FloorConfig:
         database = str(_path(floor, base, "database") or base / database)
     broker = read_broker(floor, base)
     client_id = floor.string("client_id", "tablectl-floor")
+    keys = _public_keys(floor)
     floor.finish()
     root.finish()
     return FloorConfig(source=str(path), site=site, database=database, broker=broker,
-                       client_id=client_id)
+                       client_id=client_id, keys=keys)
+
+
+def _public_keys(floor: Section) -> dict[str, bytes]:
+    """``[floor.keys]``: ``T07 = "MCowBQYDK2VwAyEA..."``, one line per table, as ``tablectl
+    feed keygen`` prints it."""
+    from controller.feed.errors import KeyFileError
+    from controller.feed.keys import parse_public_key
+
+    section = floor.section("keys")
+    if section is None:
+        return {}
+    keys: dict[str, bytes] = {}
+    for table in section.names():
+        try:
+            keys[table] = parse_public_key(section.string(table))
+        except KeyFileError as error:
+            raise section.error(table, str(error)) from error
+    section.finish()
+    return keys

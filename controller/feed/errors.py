@@ -20,3 +20,12 @@ class BrokerError(FeedError, ConnectionError):
 
 class CursorError(FeedError):
     """The cursor does not match the journal it points into (another table, a rewritten chain)."""
+
+
+class KeyFileError(FeedError, ValueError):
+    """A signing key or a public key that cannot be used (missing, readable by others, not
+    Ed25519)."""
+
+
+class SigningError(FeedError):
+    """The feed could not sign a record (its crypto library failed)."""

@@ -27,6 +27,12 @@ def topic_status(site: str, table: str) -> str:
     return f"tablectl/{site}/{table}/status"
 
 
+def topic_resend(site: str, table: str) -> str:
+    """Where the floor asks one table's feed to send its records again from a seq
+    (``{"from": N}``): the floor may write it, only that table may read it (the ACL)."""
+    return f"tablectl/{site}/{table}/resend"
+
+
 def make_client(broker: Broker, client_id: str) -> mqtt.Client:
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
                          protocol=mqtt.MQTTv5)

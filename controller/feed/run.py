@@ -1,4 +1,4 @@
-"""The feed process: journal -> hold rule -> MQTT 5 QoS 1 -> PUBACK -> cursor.
+"""The feed process: journal -> hold rule -> sign -> MQTT 5 QoS 1 -> PUBACK -> cursor.
 
 One thread (this one) owns the cursor, the pending records and what is in flight; paho's loop
 thread only hands it PUBACKs and connection changes through a queue. At most ``window``
@@ -7,10 +7,20 @@ acknowledged. paho resends what was in flight after a reconnect (the floor drops
 by table and seq). A record not acknowledged within :data:`ACK_TIMEOUT_S` of a live connection,
 or refused by the broker (ACL), ends the process with an error: systemd starts it again from the
 cursor, which is the one recovery path that always works.
+
+A PUBACK is the broker's receipt, not the floor's: a broker that dies before it delivered what
+it acknowledged loses it. The floor then asks on ``.../resend`` for the records from the seq it
+lacks, and the feed reads them again from the journal (the outbox) and sends them, moving its
+cursor back to just before them (:meth:`Feed.rewind`). Every record goes with an Ed25519
+signature of this table's key (:mod:`controller.feed.keys`), and every
+:data:`STATUS_EVERY_S` the retained status repeats the last seq sent, so a floor that lost the
+end of a stream learns that it is behind.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import queue
 import sys
 import threading
@@ -23,6 +33,8 @@ from typing import Any
 from controller.feed.config import FeedConfig
 from controller.feed.cursor import Cursor, load_cursor, save_cursor
 from controller.feed.errors import BrokerError, CursorError
+from controller.feed.keys import SIGNATURE_PROPERTY, read_private_seed, signed_bytes
+from controller.feed.signer import Signer
 from controller.service.visibility import Horizon
 from controller.feed.log import log
 from controller.feed.lookahead import RoundEndSearch
@@ -31,6 +43,7 @@ from controller.feed.mqtt import (
     start,
     stop_on_signals,
     topic_events,
+    topic_resend,
     topic_status,
     user_properties,
 )
@@ -55,6 +68,10 @@ DROPS_WITHOUT_ACK = 5
 closes an MQTT 5 connection that publishes where its ACL forbids, so this is a refusal, not an
 outage, and retrying for ever would hide it."""
 CURSOR_EVERY_S = 0.2
+STATUS_EVERY_S = 10.0
+"""The retained status (with the last seq sent) is published again at least this often: the
+floor's only way to learn that records at the end of a stream went missing (a broker killed
+after its PUBACK), since no later record shows the gap."""
 
 
 class Link(str, Enum):
@@ -83,6 +100,20 @@ class _LinkChange:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class _Resend:
+    """The floor's request: send again from ``from_seq`` (it lacks that record)."""
+
+    from_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Refused:
+    """The broker refused our subscription to the resend topic (the ACL)."""
+
+    detail: str
+
+
 class Feed:
     def __init__(self, config: FeedConfig) -> None:
         self.config = config
@@ -94,7 +125,7 @@ class Feed:
         self.in_flight: dict[int, _Sent] = {}
         self.sent: deque[_Sent] = deque()
         self.acked: set[int] = set()
-        self.events: queue.Queue[_Ack | _LinkChange] = queue.Queue()
+        self.events: queue.Queue[_Ack | _LinkChange | _Resend | _Refused] = queue.Queue()
         self.link = Link.DOWN
         self.link_since = self.last_ack = time.monotonic()
         self.drops = 0
@@ -108,13 +139,20 @@ class Feed:
         again only when it is full or none of it may go, not every turn."""
         self._search: RoundEndSearch | None = None
         """Looking past a full read-ahead for the end of the round holding it."""
+        self._status_at = 0.0
+        self.resends = 0
+        """Times the feed went back in its journal at the floor's request."""
+        self.signer = Signer(read_private_seed(config.signing_key))
         self.topic = topic_events(config.site, config.table_id)
+        self.resend_topic = topic_resend(config.site, config.table_id)
         self.client = make_client(config.broker, f"tablectl-feed-{config.site}-{config.table_id}")
         self.client.will_set(topic_status(config.site, config.table_id),
                              self.status.payload(online=False), qos=1, retain=True)
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_publish = self._on_publish
+        self.client.on_message = self._on_message
+        self.client.on_subscribe = self._on_subscribe
 
     # paho's thread: hand over, nothing else
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any,
@@ -122,7 +160,25 @@ class Feed:
         if reason.is_failure:
             self.events.put(_LinkChange(Link.DOWN, f"broker refused the connection: {reason}"))
         else:
+            client.subscribe(self.resend_topic, qos=1)  # each time: a clean session
             self.events.put(_LinkChange(Link.UP, "connected"))
+
+    def _on_subscribe(self, client: Any, userdata: Any, mid: int, reasons: Any,
+                      properties: Any) -> None:
+        for reason in reasons:
+            if reason.is_failure:
+                self.events.put(_Refused(str(reason)))
+
+    def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
+        try:
+            request = json.loads(message.payload)
+            from_seq = request["from"]
+            if isinstance(from_seq, bool) or not isinstance(from_seq, int) or from_seq < 1:
+                raise ValueError("'from' is not a seq")
+        except (ValueError, KeyError, TypeError) as error:
+            self.events.put(_Refused(f"unreadable resend request on {message.topic}: {error}"))
+            return
+        self.events.put(_Resend(from_seq))
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any,
                        properties: Any) -> None:
@@ -143,8 +199,8 @@ class Feed:
 
     def open(self) -> None:
         log.info("feed starting", table=self.config.table_id, site=self.config.site,
-                 after_seq=self.cursor.seq, broker=f"{self.config.broker.host}:"
-                                                    f"{self.config.broker.port}")
+                 after_seq=self.cursor.seq, signing=self.signer.backend,
+                 broker=f"{self.config.broker.host}:{self.config.broker.port}")
         start(self.client, self.config.broker)
 
     def close(self) -> None:
@@ -181,6 +237,13 @@ class Feed:
                 event = None
         self._advance()
         self._check_stuck()
+        if self.link is Link.UP and time.monotonic() - self._status_at >= STATUS_EVERY_S:
+            self._publish_status()
+
+    def _publish_status(self) -> None:
+        self._status_at = time.monotonic()
+        self.client.publish(topic_status(self.config.site, self.config.table_id),
+                            self.status.payload(online=True), qos=1, retain=True)
 
     def _read(self) -> None:
         if len(self.pending) >= READ_AHEAD and not self._may_go:
@@ -238,18 +301,29 @@ class Feed:
         self._may_go = ready - min(room, ready)
         for _ in range(min(room, ready)):
             record = self.pending.popleft()
+            signature = self.signer.sign(signed_bytes(self.config.site, self.config.table_id,
+                                                      record.seq, record.hash))
             properties = user_properties({"seq": str(record.seq), "hash": record.hash,
-                                          "sent_ns": str(time.time_ns())})
+                                          "sent_ns": str(time.time_ns()),
+                                          SIGNATURE_PROPERTY: base64.b64encode(signature)
+                                          .decode()})
             info = self.client.publish(self.topic, record.line().encode(), qos=1,
                                        properties=properties)
             sent = _Sent(record.seq, record.hash)
             self.in_flight[info.mid] = sent
             self.sent.append(sent)
-            if self.status.note(record):
-                self.client.publish(topic_status(self.config.site, self.config.table_id),
-                                    self.status.payload(online=True), qos=1, retain=True)
+            if record.seq > self.status.seq and self.status.note(record):
+                self._publish_status()
+            self.status.seq = max(self.status.seq, record.seq)
 
-    def _handle(self, event: _Ack | _LinkChange) -> None:
+    def _handle(self, event: _Ack | _LinkChange | _Resend | _Refused) -> None:
+        if isinstance(event, _Resend):
+            self.rewind(event.from_seq)
+            return
+        if isinstance(event, _Refused):
+            log.warning("resend requests unusable", problem=event.detail,
+                        topic=self.resend_topic)
+            return
         if isinstance(event, _LinkChange):
             if event.link is not self.link:
                 log.info("broker link", link=event.link.value, reason=event.reason,
@@ -263,8 +337,7 @@ class Feed:
                         f"table's identity allowed to publish on {self.topic}? (broker ACL)")
             self.link, self.link_since = event.link, time.monotonic()
             if event.link is Link.UP:
-                self.client.publish(topic_status(self.config.site, self.config.table_id),
-                                    self.status.payload(online=True), qos=1, retain=True)
+                self._publish_status()
             return
         sent = self.in_flight.pop(event.mid, None)
         if sent is None:
@@ -275,6 +348,40 @@ class Feed:
         self.acked.add(sent.seq)
         self.last_ack = time.monotonic()
         self.drops = 0
+
+    def rewind(self, from_seq: int) -> None:
+        """The floor lacks ``from_seq``: send everything again from there. Only a record the
+        broker acknowledged can be asked for (later ones are in flight or not sent yet, and go
+        anyway); the journal is read again from it, and the cursor goes back to the record
+        before it so that a feed restarted meanwhile sends them too. What was in flight is
+        forgotten (its PUBACKs are ignored; a copy the broker still delivers is a duplicate
+        the floor drops). A record the journal no longer holds (retention) cannot be sent:
+        the feed says so and sends what it has."""
+        if from_seq > self.cursor.seq:
+            return
+        if from_seq == 1:
+            tail, cursor = JournalTail(self.config.journal_dir, 0), \
+                Cursor(self.config.table_id, 0, None)
+        else:
+            tail = JournalTail(self.config.journal_dir, from_seq - 2)
+            before = tail.read_first()
+            if before is None or before.seq != from_seq - 1:
+                log.error("feed cannot resend: the journal no longer holds the record before "
+                          "the one the floor asks for (retention)", from_seq=from_seq,
+                          found=before.seq if before else None)
+                return
+            cursor = Cursor(self.config.table_id, before.seq, before.hash)
+        log.warning("feed resending at the floor's request", from_seq=from_seq,
+                    cursor_was=self.cursor.seq, in_flight=len(self.in_flight))
+        self.resends += 1
+        self.tail, self.cursor = tail, cursor
+        self.pending.clear()
+        self.in_flight.clear()
+        self.sent.clear()
+        self.acked.clear()
+        self._may_go, self._search = 0, None
+        self._cursor_dirty = True
+        self._save_cursor(force=True)
 
     def _advance(self) -> None:
         moved = False

@@ -68,6 +68,21 @@ class JournalTail:
                 break
         return out
 
+    def read_first(self) -> Record | None:
+        """The record at ``next_seq`` (or the first after it), however far into the files it
+        lies: :meth:`read` returns nothing for a turn that only skipped earlier records, which
+        is fine for a feed that reads every turn but not for one that must find its place now
+        (a resend from the middle of the journal). None when there is no such record yet."""
+        while True:
+            where = None if self._position is None else (self._position.path,
+                                                         self._position.offset)
+            got = self.read(1)
+            if got:
+                return got[0]
+            if self._position is None or where == (self._position.path,
+                                                   self._position.offset):
+                return None
+
     def _read_file(self, limit: int) -> list[Record]:
         position = self._position
         assert position is not None

@@ -3,7 +3,8 @@
 Pure over the message and the table's head (last applied seq and hash) plus a lookup of the
 hash applied at an earlier seq, so every rule is testable without a broker or a database. The
 floor recomputes each record's hash itself (``docs/journal.md``, canonical JSON): it never
-trusts the seq and hash the table claims.
+trusts the seq and hash the table claims, and applies nothing its table did not sign
+(:mod:`controller.floor.authenticity`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from controller.floor.authenticity import forgery
 from controller.journal.damage import Damage, check_line
 from controller.journal.record import GENESIS_HASH, Record
 
@@ -31,6 +35,10 @@ class Verdict(str, Enum):
     MALFORMED = "malformed"
     FOREIGN = "foreign"
     """Not a table's events topic, or a record of another table than the topic names."""
+    FORGED = "forged"
+    """A sound record that its table's key did not sign (no signature, a wrong one, another
+    key's, or no key for the table): never applied, and it changes nothing, so the genuine
+    record at the same seq still applies."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +67,10 @@ def parse_topic(topic: str) -> tuple[str, str] | None:
 
 
 def judge(topic: str, payload: bytes, head: Head | None,
-          applied_hash: Callable[[str, int], str | None]) -> Judged:
+          applied_hash: Callable[[str, int], str | None], *, signature: bytes | None,
+          key: Ed25519PublicKey | None) -> Judged:
+    """The verdict on ``payload`` from ``topic``: ``signature`` is what came with it, ``key``
+    the public key of the table the topic names (None: the floor has none)."""
     where = parse_topic(topic)
     if where is None:
         return Judged(Verdict.FOREIGN, None, None, f"not a table's events topic: {topic!r}")
@@ -73,6 +84,9 @@ def judge(topic: str, payload: bytes, head: Head | None,
         return Judged(Verdict.FOREIGN, table, record.seq,
                       f"record of table {record.table_id!r} on table {table!r}'s topic",
                       site=site)
+    problem = forgery(site, record, signature, key)
+    if problem is not None:
+        return Judged(Verdict.FORGED, table, record.seq, problem, site=site)
     if head is None:
         if record.seq == 1 and record.prev_hash != GENESIS_HASH:
             return Judged(Verdict.ALTERED, table, 1, "seq 1 does not start from genesis",

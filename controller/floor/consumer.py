@@ -8,10 +8,19 @@ manual acks) only after its transaction committed: a floor killed with messages 
 gets them again from its persistent session, and the database drops what it already has.
 Records that arrive early (a gap) wait in a bounded per-table buffer until the missing ones
 come; every report names the table and the seq and is logged and kept in ``problems``.
+
+The broker's PUBACK to a feed is not the floor's receipt: a broker killed before it delivered
+what it acknowledged loses it. So the floor chases every table it knows to be ahead of what it
+applied -- a gap, or a retained status naming a later seq -- and, when that table's records have
+not moved for :data:`RESEND_AFTER_S`, asks its feed on ``.../resend`` to send again from the
+first seq it lacks, asking again with a doubling pause (up to :data:`RESEND_MAX_S`) until it has
+caught up. A table it is behind on is not shown online (``controller.floor.view``).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import queue
 import threading
@@ -23,8 +32,10 @@ from typing import Any
 import structlog
 
 from controller.feed.config import FloorConfig
-from controller.feed.mqtt import make_client, start, stop_on_signals
+from controller.feed.keys import SIGNATURE_PROPERTY
+from controller.feed.mqtt import make_client, start, stop_on_signals, topic_resend
 from controller.feed.mqtt import stop as stop_client
+from controller.floor.authenticity import public_keys
 from controller.floor.chain import Head, Judged, Verdict, judge
 from controller.floor.store import Store
 
@@ -35,7 +46,13 @@ BATCH_MAX = 500
 """Messages applied in one transaction when they are waiting: one commit, not 500."""
 EARLY_MAX = 10_000
 """Records held per table while a gap is open; past this the oldest early one is dropped (the
-feed resends from its cursor after a restart, so nothing is lost for good)."""
+floor asks for it again, so nothing is lost for good)."""
+RESEND_AFTER_S = 3.0
+"""A table known to be ahead whose records have not moved for this long is asked to resend.
+Long enough that a floor merely working through a backlog (its records move) never asks."""
+RESEND_MAX_S = 60.0
+"""The pause between asks doubles up to this, while the table stays behind (its feed away,
+its journal no longer holding what is missing)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +65,22 @@ class Message:
     qos: int = 0
     generation: int = 0
     """Which connection delivered it: a PUBACK goes only to the connection that sent it."""
+    signature: bytes | None = None
+    """The table's signature that came with it (MQTT 5 user property ``sig``)."""
+
+
+@dataclass(slots=True)
+class Chase:
+    """A table the floor knows to be ahead of what it applied: what it knows, when its records
+    last moved, and what it asked for."""
+
+    site: str
+    known_seq: int
+    head_seq: int
+    moved_at: float
+    wait_s: float = RESEND_AFTER_S
+    asks: int = 0
+    asked_from: int | None = None
 
 
 class Floor:
@@ -58,6 +91,8 @@ class Floor:
         self.heads: dict[str, Head] = self.store.heads()
         self.early: dict[str, dict[int, tuple[Judged, Message]]] = {}
         self.reported_gaps: set[tuple[str, int]] = set()
+        self.keys = public_keys(config.keys)
+        self.chases: dict[str, Chase] = {}
         self.inbox: queue.Queue[Message] = queue.Queue(maxsize=QUEUE_MAX)
         self.on_judged = on_judged
         self.stop = threading.Event()
@@ -80,13 +115,18 @@ class Floor:
         log.info("floor subscribed", site=site)
 
     def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
-        sent = None
+        sent = signature = None
         properties = getattr(message, "properties", None)
         for name, value in getattr(properties, "UserProperty", None) or []:
             if name == "sent_ns" and value.isdigit():
                 sent = int(value)
+            elif name == SIGNATURE_PROPERTY:
+                try:
+                    signature = base64.b64decode(value, validate=True)
+                except (binascii.Error, ValueError):
+                    signature = None  # judged as not signed
         self.inbox.put(Message(message.topic, bytes(message.payload), sent, time.time_ns(),
-                               message.mid, message.qos, self.generation))
+                               message.mid, message.qos, self.generation, signature))
 
     def start(self) -> None:
         start(self.client, self.config.broker, persistent=True)
@@ -102,6 +142,7 @@ class Floor:
                 try:
                     batch = [self.inbox.get(timeout=0.2)]
                 except queue.Empty:
+                    self.chase(time.monotonic())
                     continue
                 while len(batch) < BATCH_MAX:
                     try:
@@ -109,6 +150,7 @@ class Floor:
                     except queue.Empty:
                         break
                 self.handle_batch(batch)
+                self.chase(time.monotonic())
         finally:
             self.close()
 
@@ -129,8 +171,45 @@ class Floor:
         self._drain_early(_table_of(message.topic))
 
     def _judge(self, message: Message) -> Judged:
-        return judge(message.topic, message.payload, self.heads.get(_table_of(message.topic)),
-                     self.store.applied_hash)
+        table = _table_of(message.topic)
+        return judge(message.topic, message.payload, self.heads.get(table),
+                     self.store.applied_hash, signature=message.signature,
+                     key=self.keys.get(table))
+
+    def _learn(self, site: str, table: str, seq: int) -> None:
+        """``table`` has sent ``seq``: if the floor has not applied it, chase the table."""
+        head = self.heads.get(table)
+        if head is None or seq <= head.seq:
+            return  # nothing to chase, or a table never seen (applied from its first record)
+        chase = self.chases.get(table)
+        if chase is None:
+            self.chases[table] = chase = Chase(site, seq, head.seq, time.monotonic())
+        elif seq <= chase.known_seq:
+            return
+        chase.known_seq = seq
+        self.store.note_behind(table, seq, chase.asked_from, chase.asks)
+
+    def chase(self, now: float) -> None:
+        """Ask each table the floor is behind on, whose records stopped moving, to send again
+        from the first seq the floor lacks; forget the tables it has caught up with."""
+        for table, chase in list(self.chases.items()):
+            head = self.heads[table]
+            if head.seq >= chase.known_seq:
+                del self.chases[table]
+                continue
+            if head.seq != chase.head_seq:
+                chase.head_seq, chase.moved_at, chase.wait_s = head.seq, now, RESEND_AFTER_S
+                continue
+            if now - chase.moved_at < chase.wait_s:
+                continue
+            chase.asks += 1
+            chase.asked_from = head.seq + 1
+            chase.moved_at, chase.wait_s = now, min(chase.wait_s * 2, RESEND_MAX_S)
+            log.warning("floor asks a table to resend", table=table, from_seq=head.seq + 1,
+                        known_seq=chase.known_seq, asks=chase.asks)
+            self.client.publish(topic_resend(chase.site, table),
+                                json.dumps({"from": head.seq + 1}).encode(), qos=1)
+            self.store.note_behind(table, chase.known_seq, chase.asked_from, chase.asks)
 
     def _status(self, message: Message) -> None:
         table = _table_of(message.topic)
@@ -144,6 +223,9 @@ class Floor:
                                 f"unreadable status on {message.topic}"), message)
             return
         self.store.set_status(table, online, message.payload.decode())
+        seq = body.get("seq")
+        if isinstance(seq, int) and not isinstance(seq, bool):
+            self._learn(message.topic.split("/")[1], table, seq)
 
     def _act(self, judged: Judged, message: Message) -> None:
         if judged.verdict is Verdict.APPLY:
@@ -167,6 +249,7 @@ class Floor:
             if len(held) > EARLY_MAX:
                 held.pop(min(held))
             head = self.heads[judged.table]
+            self._learn(judged.site or "", judged.table, judged.seq)
             if (judged.table, head.seq) not in self.reported_gaps:
                 self.reported_gaps.add((judged.table, head.seq))
                 self._report(judged, message)

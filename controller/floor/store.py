@@ -35,6 +35,9 @@ SCHEMA = (
         kind TEXT, clause TEXT, PRIMARY KEY (table_id, seq))""",
     """CREATE TABLE IF NOT EXISTS statuses (
         table_id TEXT PRIMARY KEY, online BOOLEAN NOT NULL, body TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS behind (
+        table_id TEXT PRIMARY KEY, known_seq BIGINT NOT NULL, asked_from BIGINT,
+        asks BIGINT NOT NULL DEFAULT 0, at_ns BIGINT NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS problems (
         id BIGINT, table_id TEXT, seq BIGINT, kind TEXT NOT NULL, detail TEXT NOT NULL,
         at_ns BIGINT NOT NULL)""",
@@ -136,6 +139,17 @@ class Store:
             cursor.execute("INSERT INTO statuses (table_id, online, body) VALUES (?, ?, ?) "
                            "ON CONFLICT (table_id) DO UPDATE SET online = excluded.online, "
                            "body = excluded.body", (table, online, body))
+
+    def note_behind(self, table: str, known_seq: int, asked_from: int | None,
+                    asks: int) -> None:
+        """The highest seq the floor knows ``table`` sent, and what it asked for: the view
+        shows the table behind (never online) until ``last_seq`` reaches it."""
+        with self.transaction() as cursor:
+            cursor.execute("INSERT INTO behind (table_id, known_seq, asked_from, asks, at_ns) "
+                           "VALUES (?, ?, ?, ?, ?) ON CONFLICT (table_id) DO UPDATE SET "
+                           "known_seq = excluded.known_seq, asked_from = excluded.asked_from, "
+                           "asks = excluded.asks, at_ns = excluded.at_ns",
+                           (table, known_seq, asked_from, asks, time.time_ns()))
 
     def report(self, table: str | None, seq: int | None, kind: str, detail: str) -> None:
         with self.transaction() as cursor:

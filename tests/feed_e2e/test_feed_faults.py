@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -11,6 +12,9 @@ import threading
 from pathlib import Path
 
 from benchmarks.journalgen import rehome, write_all, write_live
+from controller.feed.keys import SIGNATURE_PROPERTY, read_private_seed, signed_bytes
+from controller.feed.mqtt import user_properties
+from controller.feed.signer import Signer
 from controller.floor.chain import Verdict
 from controller.floor.store import Store
 from controller.journal.record import GENESIS_HASH, canonical_json, seal
@@ -96,9 +100,13 @@ def test_malformed_foreign_and_replayed_messages_are_reported_never_applied(
         floor.until_applied("T1", len(lines))
         hostile = Client(pki, broker.port, "T1")
         edited = lines[5].replace(b'"seq":6', b'"seq":6 ')
+        replayed = json.loads(lines[3])  # a captured message: the record and its signature
+        signature = Signer(read_private_seed(pki / "T1.sign.key")).sign(
+            signed_bytes(SITE, "T1", replayed["seq"], replayed["hash"]))
+        properties = user_properties({SIGNATURE_PROPERTY: base64.b64encode(signature).decode()})
         try:
             for payload in (b"\x00garbage", t2, lines[3], edited):
-                hostile.client.publish(topic, payload, qos=1)
+                hostile.client.publish(topic, payload, qos=1, properties=properties)
                 assert hostile.next_event()[0] == "puback"
         finally:
             hostile.close()

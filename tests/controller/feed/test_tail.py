@@ -75,3 +75,20 @@ def test_any_chunk_size_reads_every_record_once_in_order(lines: list[bytes], chu
     assert [record.seq for record in got] == list(range(1, len(lines) + 1))
     assert [record.line().encode() + b"\n" for record in got] == lines
     assert tail.problem is None
+
+
+def test_read_first_finds_a_record_deep_in_the_journal(tmp_path: Path) -> None:
+    """A resend from the middle of a journal: ``read_first`` returns the record at the seq
+    asked for even when many chunks of earlier records lie before it (``read`` gives nothing
+    for a chunk it only skipped)."""
+    from benchmarks.journalgen import rehome, write_all
+    from controller.bench import Bench
+
+    Bench("rws-three-card-poker", 6, seed=2, journal_dir=tmp_path / "bench").run()
+    lines = rehome(tmp_path / "bench", "T1")
+    write_all(tmp_path / "journal", lines)
+    deep = len(lines) - 3
+    tail = JournalTail(tmp_path / "journal", deep - 1, chunk=4096)
+    found = tail.read_first()
+    assert found is not None and found.seq == deep
+    assert JournalTail(tmp_path / "journal", len(lines), chunk=4096).read_first() is None

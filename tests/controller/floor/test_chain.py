@@ -6,8 +6,10 @@ import json
 
 import pytest
 
-from controller.floor.chain import Head, Verdict, judge
+from controller.floor.chain import Head, Judged, Verdict
+from controller.floor.chain import judge as judge_with
 from controller.journal.record import Record
+from tests.controller.floor.conftest import SIGN_KEY, sign_line
 
 TOPIC = "tablectl/site1/T1/events"
 
@@ -19,6 +21,17 @@ def _head(line: bytes) -> Head:
 
 def _never(table: str, seq: int) -> str | None:
     raise AssertionError("no lookup expected")
+
+
+def judge(topic: str, payload: bytes, head: Head | None, applied) -> Judged:
+    """The verdict on ``payload`` signed by T1's key (as T1's feed sends it), the floor
+    holding T1's public key."""
+    try:
+        signature = sign_line(payload)
+    except (ValueError, KeyError, TypeError):
+        signature = None  # not a record: nothing to sign
+    return judge_with(topic, payload, head, applied, signature=signature,
+                      key=SIGN_KEY.public_key())
 
 
 def test_next_record_applies_and_first_record_anchors(lines: list[bytes]) -> None:
@@ -83,3 +96,29 @@ def test_malformed_and_foreign_messages(lines: list[bytes], topic: str, payload:
     """Not a record, a record of T1 on T2's topic, or not a table's topic: reported."""
     judged = judge(topic, payload if payload is not None else lines[0], None, _never)
     assert judged.verdict is verdict
+
+
+def test_record_its_table_did_not_sign_is_forged(lines: list[bytes]) -> None:
+    """Finding 3: a sound record (hash matches, links to the head, here with an all-zero
+    HMAC) that T1's key did not sign -- unsigned, signed by another key, signed for another
+    site or seq, or for a table the floor has no key of -- is ``forged``, never applied."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from controller.journal.record import canonical_json, seal
+
+    data = json.loads(lines[1])
+    data.pop("hash")
+    data["payload"] = {"forged": True}
+    body = seal(data, None)
+    body["hmac"] = "0" * 64
+    forged = canonical_json(body).encode()
+    head, key = _head(lines[0]), SIGN_KEY.public_key()
+    intruder = Ed25519PrivateKey.generate()
+    for signature, public in [(None, key), (b"\0" * 64, key), (sign_line(forged, intruder), key),
+                              (sign_line(forged, site="site2"), key),
+                              (sign_line(lines[1]), key), (sign_line(forged), None)]:
+        judged = judge_with(TOPIC, forged, head, _never, signature=signature, key=public)
+        assert (judged.verdict, judged.table, judged.seq) == (Verdict.FORGED, "T1", 2), judged
+        assert judged.record is None
+    genuine = judge_with(TOPIC, lines[1], head, _never, signature=sign_line(lines[1]), key=key)
+    assert genuine.verdict is Verdict.APPLY
