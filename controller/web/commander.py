@@ -78,8 +78,8 @@ def attempt_on_record(viewer: Session, verb: str) -> Actor | None:
     (``controller.table.machine``, ``clockgate``), and journals the command and its refusal
     (``input_command``, ``command_refused``), bounded: each text cut to the socket's 500
     characters (:func:`clipped`), the body at most 16 KiB. An attempt the socket cannot read
-    (a void without its reason) is refused there, unrecorded, like any malformed request. ``None``: nothing to record
-    (not a supervisor's verb, or a viewer who may command nothing)."""
+    (a void without its reason) is refused there, unrecorded, like any malformed request.
+    ``None``: nothing to record (not a supervisor's verb, or a viewer who commands nothing)."""
     if verb not in SUPERVISOR_VERBS or viewer.role is not Role.DEALER:
         return None
     return Actor(viewer.name, SocketRole.OPERATOR, False)
