@@ -8,6 +8,9 @@
    in-process client: routing, query, template) for a mix of filters: p50/p95/max.
 3. ``tablectl web`` as a process on a journal of 1,000 rounds: resident memory (VmRSS) after
    the index is built and every page kind has been served.
+4. Its memory under attack, as the unit runs it (TLS, accounts, ``LimitNOFILE``): uploads, 500
+   event streams, 900 idle TLS connections, against the unit's ``MemoryMax``
+   (:mod:`benchmarks.web_attacks`; ``--attacks-only``).
 
 Options: ``--records N`` (default 1,000,000), ``--keep DIR`` to reuse a generated journal.
 """
@@ -15,6 +18,7 @@ Options: ``--records N`` (default 1,000,000), ``--keep DIR`` to reuse a generate
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -281,6 +285,19 @@ def measure_latency(work: Path, rounds: int = 20) -> dict[str, float]:
             "screen_max_ms": 1000 * max(delays), "screen_samples": len(delays)}
 
 
+def print_attacks(work: Path) -> int:
+    """The memory under attack; exit 1 when the peak passes the unit's ``MemoryMax``."""
+    from benchmarks.web_attacks import measure_attacks
+
+    found = measure_attacks(work)
+    print(json.dumps(found, indent=2))
+    if found["peak_mb"] >= found["memory_max_mb"]:
+        print(f"web: peak {found['peak_mb']:.0f} MB >= MemoryMax {found['memory_max_mb']:.0f} MB",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
@@ -288,10 +305,14 @@ def main() -> int:
     parser.add_argument("--rss-only", action="store_true", help="only the memory figure")
     parser.add_argument("--latency-only", action="store_true",
                         help="only the command-to-screen figure")
+    parser.add_argument("--attacks-only", action="store_true",
+                        help="only the memory under attack (uploads, streams, idle TLS)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="webbench"))
     try:
         journal = args.keep or work / "journal"
+        if args.attacks_only:
+            return print_attacks(work)
         if args.rss_only or args.latency_only:
             measured = measure_rss(work) if args.rss_only else measure_latency(work)
             for name, value in measured.items():
@@ -304,6 +325,9 @@ def main() -> int:
         for name, value in {**measure_pages(journal, work), **measure_rss(work),
                             **measure_latency(work)}.items():
             print(f"{name}: {value:,.2f}" if isinstance(value, float) else f"{name}: {value:,}")
+        attack = work / "attack"
+        attack.mkdir()
+        return print_attacks(attack)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

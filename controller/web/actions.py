@@ -17,7 +17,8 @@ from starlette.responses import JSONResponse, Response
 
 from controller.web.auth import Session
 from controller.web.bodies import declared_too_large, error, read_bounded
-from controller.web.commander import Actor, TableCommander, acting
+from controller.web.commander import (Actor, TableCommander, acting, attempt_on_record,
+                                      clipped)
 
 if TYPE_CHECKING:
     from controller.web.app import WebApp
@@ -57,7 +58,9 @@ class ScreenActions:
     async def command(self, request: Request) -> Response:
         """``{"verb", "args"}`` -> the control socket, as the person who acts (a supervisor's
         verb: the supervisor present at this screen). 200 with ``ok: false`` when the table
-        refuses; 403 for a role that may not; the socket judges it again."""
+        refuses; 403 for a role that may not; the socket judges it again. A dealer's
+        supervisor's verb is 403 here and is still sent, as the dealer, for the table to refuse
+        and the journal to record (:func:`.commander.attempt_on_record`)."""
         found = await self._json_action(request)
         if isinstance(found, Response):
             return found
@@ -68,6 +71,9 @@ class ScreenActions:
             return error(400, "bad_request", 'the body is {"verb": "...", "args": {...}}')
         actor = acting(viewer, verb, self.app.presence)
         if not isinstance(actor, Actor):
+            if actor.code == "role" and (dealer := attempt_on_record(viewer, verb)) is not None:
+                # the table refuses it again, and the journal keeps the attempt
+                await asyncio.to_thread(self.commander.send, verb, clipped(args), dealer)
             return error(403 if actor.code == "role" else 400, actor.code, actor.message)
         answer = await asyncio.to_thread(self.commander.send, verb, args, actor)
         if answer.ok:

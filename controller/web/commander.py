@@ -17,7 +17,7 @@ from typing import Any
 
 from controller.service.client import CommandRefused, ControlClient
 from controller.service.errors import ControlError
-from controller.service.protocol import VERBS, Role as SocketRole
+from controller.service.protocol import MAX_TEXT_CHARS, VERBS, Role as SocketRole
 from controller.web.auth import Role, Session
 from controller.web.presence import SupervisorPresence
 
@@ -69,6 +69,27 @@ def acting(viewer: Session, verb: str, presence: SupervisorPresence) -> Actor | 
         return Refused("role", f"{verb}: {viewer.role.value} watches the table and does not "
                        "command it")
     return Actor(viewer.name, role, False)
+
+
+def attempt_on_record(viewer: Session, verb: str) -> Actor | None:
+    """Who a refused supervisor's verb is still sent for, so that the table refuses it and the
+    journal records the attempt: a dealer, in the dealer's own name and role. The table refuses
+    every supervisor decision from a dealer with the clause that gives it to a supervisor
+    (``controller.table.machine``, ``clockgate``), and journals the command and its refusal
+    (``input_command``, ``command_refused``), bounded: each text cut to the socket's 500
+    characters (:func:`clipped`), the body at most 16 KiB. An attempt the socket cannot read
+    (a void without its reason) is refused there, unrecorded, like any malformed request.
+    ``None``: nothing to record (not a supervisor's verb, or a viewer who commands nothing)."""
+    if verb not in SUPERVISOR_VERBS or viewer.role is not Role.DEALER:
+        return None
+    return Actor(viewer.name, SocketRole.OPERATOR, False)
+
+
+def clipped(args: Mapping[str, Any]) -> dict[str, Any]:
+    """An attempt's arguments with each text cut to the socket's limit, so that an attempt
+    with a 16 KiB reason is still recorded (in 500 characters) rather than refused unread."""
+    return {name: value[:MAX_TEXT_CHARS] if isinstance(value, str) else value
+            for name, value in args.items()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from controller.journal.errors import JournalError
 from controller.web.app import WebApp
 from controller.web.auth import Authenticator, load_accounts
 from controller.web.config import WebConfig
+from controller.web.connections import FirstRequestDeadline, bound_tls_buffers
 from controller.web.errors import WebConfigError
 
 
@@ -51,8 +52,10 @@ def serve(config: WebConfig) -> int:
     scheme = "https" if config.tls else "http"
     print(f"tablectl web: listening on {scheme}://{config.listen}:{port}/ "
           f"(journal {config.journal}, table {config.socket})", file=sys.stderr, flush=True)
+    bound_tls_buffers()
     server = uvicorn.Server(uvicorn.Config(
-        app.asgi, log_config=None, access_log=False, lifespan="on", proxy_headers=False,
+        app.asgi, http=FirstRequestDeadline, log_config=None, access_log=False,
+        lifespan="on", proxy_headers=False,
         server_header=False, timeout_graceful_shutdown=2,
         ssl_certfile=str(config.tls_cert) if config.tls_cert else None,
         ssl_keyfile=str(config.tls_key) if config.tls_key else None))

@@ -175,3 +175,38 @@ def test_another_screen_does_not_borrow_the_supervisor(app: WebApp, rig: Rig) ->
         assert elsewhere.get("/dealer/state").json()["supervisor"] is None
         assert other_screen.command("supervisor.void", reason="x").status_code == 403
     assert _decisions(rig) == []
+
+
+def test_a_dealers_attempt_at_a_supervisors_action_is_refused_and_journaled(
+        app: WebApp, rig: Rig) -> None:
+    """A dealer's supervisor verb (no supervisor at the screen) is refused (403) and the
+    attempt is in the journal: the command under the dealer's own name and role, then the
+    table's refusal naming the Pit Supervisor (RWS-3CP 5.1: voids are a supervisor's), each
+    once per attempt. A 600-character reason is recorded in the socket's 500 (a bounded record);
+    nothing a supervisor decides happens."""
+    long_reason = "dealer tries " + "x" * 600
+    with TestClient(app.asgi) as client:
+        screen = _login(client, "dealer1", "deal-the-cards")
+        assert screen.command("round.open").json()["ok"]
+        void = screen.command("supervisor.void", reason="dealer tries")
+        assert void.status_code == 403 and void.json()["error"]["code"] == "role"
+        clear = screen.command("supervisor.clear-fault")
+        assert clear.status_code == 403 and clear.json()["error"]["code"] == "role"
+        assert screen.command("supervisor.void", reason=long_reason).status_code == 403
+    records = list(iter_entries([rig.tmp / "journal"], strict=False))
+    attempts = [e.record for e in records if e.record.event_type == "input_command"
+                and e.record.payload["type"] in ("SupervisorDecision", "ClearDeviceFault")]
+    assert [(r.payload["type"], r.payload["fields"]["role"]) for r in attempts] == [
+        ("SupervisorDecision", "dealer"), ("ClearDeviceFault", "dealer"),
+        ("SupervisorDecision", "dealer")]
+    assert all(str(r.actor).startswith("dealer:dealer1 [operator via tablectl web] (uid ")
+               for r in attempts)
+    assert attempts[0].payload["fields"]["reason"] == "dealer tries"
+    assert attempts[2].payload["fields"]["reason"] == long_reason[:500]
+    refusals = [e.record for e in records if e.record.event_type == "command_refused"]
+    assert [r.payload["command"] for r in refusals] == ["SupervisorDecision",
+                                                        "ClearDeviceFault", "SupervisorDecision"]
+    assert all(r.seq > a.seq for r, a in zip(refusals, attempts))
+    assert "Pit Supervisor" in refusals[0].payload["reason"]
+    assert _decisions(rig) == []
+    assert rig.status()["state"] == "betting"

@@ -92,3 +92,14 @@ def test_one_login_cannot_take_every_stream(web: Web) -> None:
         assert statuses == [200] * MAX_PER_SESSION + [429, 429]
         other = streams.enter_context(watcher.stream("GET", "/dealer/events"))
         assert other.status_code == 200
+
+
+def test_a_connection_that_asks_nothing_is_let_go(web: Web) -> None:
+    """A connection that never sends a request is closed by the server after uvicorn's
+    keep-alive time (5 s), as a kept-alive one is; 900 of them used to be held for ever, each
+    with its TLS buffers (``controller/web/connections.py``)."""
+    parts = urlsplit(web.url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=ANSWER_SECONDS) as sock:
+        readable, _, _ = select.select([sock], [], [], 4 * ANSWER_SECONDS)
+        assert readable, "the server still holds a connection that asked nothing"
+        assert sock.recv(1) == b""
