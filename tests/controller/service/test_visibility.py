@@ -3,12 +3,14 @@ real control socket of a wired service dealing RWS-3CP from its simulated shuffl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from controller.cli.client import describe
 from controller.games.catalog import GAMES
@@ -94,8 +96,15 @@ def test_the_dealers_hand_is_hidden_from_the_table_until_the_reveal(
         service: tuple[Service, Groups]) -> None:
     """While the RWS-3CP player decides (3.8), a dealer's or a supervisor's client sees that the
     dealer holds three cards but not which, in ``round.status`` and in ``watch``; surveillance
-    sees them. After the reveal (3.9) everyone sees the same three cards."""
+    sees them. After the reveal (3.9) everyone sees the same three cards. No log line of the
+    service, at any level, names a face-down card before the reveal (the system log is read at
+    the table: issue 24)."""
     server, groups = service
+    with capture_logs() as logs:
+        _deal_and_reveal(server, groups, logs)
+
+
+def _deal_and_reveal(server: Service, groups: Groups, logs: list[dict[str, Any]]) -> None:
     clients = {role: _as(server, groups, role) for role in SEES}
     watchers = {role: _as(server, groups, role) for role in SEES}
     streams = {role: client.watch() for role, client in watchers.items()}
@@ -121,6 +130,10 @@ def test_the_dealers_hand_is_hidden_from_the_table_until_the_reveal(
             shown = truth if SEES[role] else [None, None, None]
             assert dealer_cards in ([], shown) and hands in ([], [shown])
             assert dealer_cards or hands  # the deal of the dealer's hand was watched
+        assert logs, "nothing was logged: the check below could not fail"
+        logged = [entry for entry in logs for code in truth
+                  if re.search(rf"(?<![A-Za-z0-9]){code}(?![A-Za-z0-9])", repr(entry))]
+        assert not logged, f"a face-down card in the service's log: {logged[:3]}"
 
         dealer.request("decide", {"position": "1", "choice": "play"})
         if dealer.request("round.status")["state"] == "dealt":
