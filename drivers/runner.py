@@ -41,6 +41,10 @@ JOIN_SECONDS = 2.0
 class DeviceRunner(ABC):
     """Base of every device driver: a transport, a reader thread, one event queue."""
 
+    log_rx: bool = True
+    """Log each read's bytes at DEBUG; off for a device whose bytes are a credential (a badge
+    reader types the badge id)."""
+
     def __init__(self, name: str, transport: Transport, events: queue.Queue[DeviceEvent], *,
                  backoff: tuple[float, float] = (0.1, 2.0),
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -209,7 +213,8 @@ class DeviceRunner(ABC):
                 self.log.exception("read_failed")
                 return f"read failed: {error!r}"
             if data:
-                self.log.debug("rx", hex=data.hex(" "))
+                if self.log_rx:
+                    self.log.debug("rx", hex=data.hex(" "))
                 self._hook("on_bytes", data)
             self._hook("on_idle", self.clock())
         return "closed"

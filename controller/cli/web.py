@@ -40,6 +40,10 @@ def register(subparsers: Any) -> None:
     passwd.add_argument("--pin", action="store_true",
                         help="a supervisor: also set the PIN they answer a hold with at the "
                              "dealer's screen (asked for, or the second line on stdin)")
+    passwd.add_argument("--badge", action="store_true",
+                        help="a supervisor: also set the badge the kiosk's reader reads "
+                             "(present it to a reader that types into this terminal, or type "
+                             "its id; the next line on stdin otherwise)")
     check = actions.add_parser("verify-export", help="re-verify an export against the journal")
     check.add_argument("file", type=Path, help="the export (JSON)")
     check.add_argument("--journal", dest="export_journal", required=True,
@@ -76,9 +80,15 @@ def _passwd(args: argparse.Namespace) -> int:
     if args.pin:
         pin = getpass.getpass("PIN: ") if sys.stdin.isatty() \
             else sys.stdin.readline().rstrip("\n")
-    add_account(args.file, args.name, Role(args.role), password, pin)
-    print(f"account {args.name} ({args.role}{', with a PIN' if pin else ''}) written to "
-          f"{args.file}")
+    badge = None
+    if args.badge:
+        # hidden like a password: a badge id is a credential, never echoed
+        badge = getpass.getpass("badge (present it to the reader): ").strip() \
+            if sys.stdin.isatty() else sys.stdin.readline().rstrip("\n").strip()
+    add_account(args.file, args.name, Role(args.role), password, pin, badge)
+    extras = [what for what, given in (("a PIN", pin), ("a badge", badge)) if given]
+    print(f"account {args.name} ({args.role}{', with ' + ' and '.join(extras) if extras else ''})"
+          f" written to {args.file}")
     return 0
 
 

@@ -1,5 +1,6 @@
 """The dealer's screen's state-changing routes: a command for the table, a supervisor's
-arrival (name and PIN) and departure (docs/web.md, "Commands from the dealer's screen").
+arrival (name and PIN, or a badge at the kiosk's reader) and departure (docs/web.md,
+"Commands from the dealer's screen").
 
 Each takes a small JSON body, only from a logged-in viewer, only from this app's own origin
 with the session's CSRF token (:meth:`WebApp.refused`); who acts is :func:`.commander.acting`,
@@ -16,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from controller.web.auth import Session
+from controller.web.badge import is_loopback_address
 from controller.web.bodies import declared_too_large, error, read_bounded
 from controller.web.commander import (Actor, TableCommander, acting, attempt_on_record,
                                       clipped)
@@ -95,6 +97,39 @@ class ScreenActions:
         account = await asyncio.to_thread(self.app.auth.check_pin, name, pin, address)
         if account is None:
             return error(200, "denied", "wrong name or PIN (or too many tries: wait)")
+        presence = self.app.presence.arrive(viewer.id, account.name)
+        return JSONResponse({"ok": True, "supervisor": presence.name,
+                             "expires_in": round(self.app.presence.idle_seconds)})
+
+    async def supervisor_badge(self, request: Request) -> Response:
+        """The kiosk's screen waits (``web`` :data:`.badge.BADGE_WAIT_SECONDS`) for the next
+        badge read; the badge stands in for the name, and with ``web.badge_needs_pin`` the
+        body's PIN must be that supervisor's too. Only a screen on loopback may wait: the reader
+        is the kiosk's, and a badge presented there must log nobody in on another device."""
+        found = await self._json_action(request)
+        if isinstance(found, Response):
+            return found
+        viewer, body = found
+        if self.app.badge_reader is None:
+            return error(404, "no_reader", "this table has no badge reader")
+        address = request.client.host if request.client else ""
+        if not is_loopback_address(address):
+            return error(403, "not_kiosk", "the badge reader answers the table's own screen only")
+        pin = body.get("pin")
+        needs_pin = self.app.badge_needs_pin
+        if set(body) - {"pin"} or (needs_pin and (not isinstance(pin, str)
+                                                  or len(pin) > MAX_NAME_CHARS)):
+            return error(400, "bad_request",
+                         '{"pin": "..."}' if needs_pin else "the body is {}")
+        badge = await self.app.badges.wait(self.app.badge_wait_seconds)
+        if badge is None:
+            return error(200, "no_badge", "no badge was read: present it again")
+        account = await asyncio.to_thread(self.app.auth.check_badge, badge, address)
+        if account is not None and needs_pin:
+            account = await asyncio.to_thread(self.app.auth.check_pin, account.name, str(pin),
+                                              address)
+        if account is None:
+            return error(200, "denied", "unknown badge or wrong PIN (or too many tries: wait)")
         presence = self.app.presence.arrive(viewer.id, account.name)
         return JSONResponse({"ok": True, "supervisor": presence.name,
                              "expires_in": round(self.app.presence.idle_seconds)})

@@ -49,6 +49,8 @@ from controller.web.index import JournalIndex
 from controller.web.integrity import JournalWatcher
 from controller.web.live import Broadcast, StreamLimit, TableFollower
 from controller.web.localtime import LocalZone
+from controller.web.badge import (BADGE_WAIT_SECONDS, BadgeWaiters, is_loopback_address,
+                                  open_badge_reader)
 from controller.web.presence import DEFAULT_IDLE_SECONDS, SupervisorPresence
 from controller.web.roundscsv import rounds_csv
 from controller.web.search import RoundFilter, games, overrides, recall, search_rounds
@@ -132,7 +134,9 @@ class WebApp:
                  tls: bool = False, poll: float = 1.0, zone: LocalZone | None = None,
                  video: VideoLink | None = None,
                  supervisor_idle: float = DEFAULT_IDLE_SECONDS,
-                 chips: tuple[int, ...] | None = None) -> None:
+                 chips: tuple[int, ...] | None = None, badge_reader: str | None = None,
+                 badge_needs_pin: bool = True, usb_backend: Any = None,
+                 badge_wait_seconds: float = BADGE_WAIT_SECONDS) -> None:
         self.index = JournalIndex(journal_dir, index_path, key)
         self.key = key
         self.auth = auth
@@ -143,6 +147,11 @@ class WebApp:
         self.follower = TableFollower(socket_path, self.broadcast, **(
             {"chips": chips} if chips else {})) if socket_path else None
         self.presence = SupervisorPresence(supervisor_idle)
+        self.badges = BadgeWaiters()
+        self.badge_reader = None if badge_reader is None else open_badge_reader(
+            badge_reader, self.badges.deliver, backend=usb_backend)
+        self.badge_needs_pin = badge_needs_pin
+        self.badge_wait_seconds = badge_wait_seconds
         self.actions = ScreenActions(self, TableCommander(socket_path))
         self._uploads = 0
         self.templates = Environment(loader=FileSystemLoader(HERE / "templates"),
@@ -159,6 +168,8 @@ class WebApp:
             Route("/dealer/state", self.dealer_state),
             Route("/dealer/command", self.actions.command, methods=["POST"]),
             Route("/dealer/supervisor", self.actions.supervisor_login, methods=["POST"]),
+            Route("/dealer/supervisor/badge", self.actions.supervisor_badge,
+                  methods=["POST"]),
             Route("/dealer/supervisor/logout", self.actions.supervisor_logout,
                   methods=["POST"]),
             Route("/console", self.console), Route("/console/round/{round_id}", self.round),
@@ -180,9 +191,13 @@ class WebApp:
         self.watcher.start()
         if self.follower is not None:
             self.follower.start()
+        if self.badge_reader is not None:
+            self.badge_reader.start()
         try:
             yield
         finally:
+            if self.badge_reader is not None:
+                await asyncio.to_thread(self.badge_reader.close)
             if self.follower is not None:
                 await asyncio.to_thread(self.follower.stop)
             await asyncio.to_thread(self.watcher.stop)
@@ -313,7 +328,15 @@ class WebApp:
         if viewer is None:
             return JSONResponse({"error": "log in"}, status_code=401)
         return JSONResponse({**self.broadcast.latest,
-                             "supervisor": self.presence.describe(viewer.id)})
+                             "supervisor": self.presence.describe(viewer.id),
+                             "badge": self._badge_state(request)})
+
+    def _badge_state(self, request: Request) -> dict[str, object] | None:
+        """``{"needs_pin", "online"}`` for a screen the kiosk's badge reader answers (a viewer
+        on loopback at a table with a reader), else None: the dialog then asks for a name."""
+        if self.badge_reader is None or not is_loopback_address(self._address(request)):
+            return None
+        return {"needs_pin": self.badge_needs_pin, "online": self.badge_reader.online}
 
     async def dealer_events(self, request: Request) -> Response:
         viewer = self.viewer(request)

@@ -1,8 +1,9 @@
 """Accounts, roles, login sessions, supervisors' PINs and the login throttle.
 
-Accounts are lines ``name:role:argon2-hash[:argon2-pin-hash]`` in a file the web process reads
-(written by ``tablectl web passwd``, ``--pin`` for a supervisor's PIN); passwords and PINs are
-hashed with Argon2id (argon2-cffi). Sessions are random tokens held in memory only (a restart
+Accounts are lines ``name:role:argon2-hash[:argon2-pin-hash[:argon2-badge-hash]]`` in a file
+the web process reads (written by ``tablectl web passwd``, ``--pin`` for a supervisor's PIN,
+``--badge`` for their badge's id); passwords, PINs and badge ids are hashed with Argon2id
+(argon2-cffi). Sessions are random tokens held in memory only (a restart
 logs everyone out), bounded in age, and in number per account (:data:`MAX_SESSIONS_PER_ACCOUNT`,
 the account's own oldest goes): one account logging in again and again never logs out another.
 Failed tries back off per account name and per client address (:mod:`.throttle`), for
@@ -11,6 +12,7 @@ passwords and PINs apart.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import threading
@@ -26,6 +28,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 import structlog
 
 from controller.web.throttle import Backoff, Throttle
+from drivers.shoe.codes import printable
 
 from controller.web.errors import AccountsError
 
@@ -44,6 +47,9 @@ MAX_LOCKOUT_SECONDS = 300.0
 MAX_TRACKED = 4096
 MIN_PIN_DIGITS = 6
 MAX_PIN_DIGITS = 12
+MAX_BADGE_CHARS = 64
+"""A badge id longer than this is not a badge (a barcode, a stuck key): the reader thread
+drops such a line (:mod:`controller.web.badge`), and ``passwd --badge`` refuses it."""
 _HASHER = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
 """Argon2id at OWASP's minimum (19 MiB, 2 passes, 1 lane) rather than argon2-cffi's default
 64 MiB: each login costs the Pi that much memory for a moment, and the web process's whole
@@ -87,6 +93,8 @@ class Account:
     password_hash: str
     pin_hash: str | None = None
     """A supervisor's PIN, for answering a hold on the dealer's screen (``passwd --pin``)."""
+    badge_hash: str | None = None
+    """A supervisor's badge id, read by the kiosk's badge reader (``passwd --badge``)."""
 
 
 def load_accounts(path: Path) -> dict[str, Account]:
@@ -99,14 +107,15 @@ def load_accounts(path: Path) -> dict[str, Account]:
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
-        name, _, rest = line.partition(":")
-        role, _, hashes = rest.partition(":")
-        digest, _, pin = hashes.partition(":")
-        if not name or not digest.startswith("$argon2") or (pin and not pin.startswith("$argon2")):
+        fields = line.split(":")
+        name, role, digest, pin, badge = (fields + ["", ""])[:5] if len(fields) >= 3 else \
+            ("", "", "", "", "")
+        if len(fields) > 5 or not name or not digest.startswith("$argon2") \
+                or any(extra and not extra.startswith("$argon2") for extra in (pin, badge)):
             raise AccountsError(f"accounts file {path} line {number}: not "
-                                "name:role:argon2-hash[:argon2-pin-hash]")
+                                "name:role:argon2-hash[:argon2-pin-hash[:argon2-badge-hash]]")
         try:
-            accounts[name] = Account(name, Role(role), digest, pin or None)
+            accounts[name] = Account(name, Role(role), digest, pin or None, badge or None)
         except ValueError as error:
             raise AccountsError(f"accounts file {path} line {number}: unknown role {role!r} "
                                 f"(one of {', '.join(r.value for r in Role)})") from error
@@ -114,9 +123,10 @@ def load_accounts(path: Path) -> dict[str, Account]:
 
 
 def add_account(path: Path, name: str, role: Role, password: str,
-                pin: str | None = None) -> None:
+                pin: str | None = None, badge: str | None = None) -> None:
     """Add or replace ``name`` in the accounts file (mode 0600, replaced atomically); ``pin``
-    only for a supervisor (the PIN they answer a hold with at the table)."""
+    and ``badge`` only for a supervisor (the PIN they answer a hold with at the table, the id
+    their badge types into the kiosk's reader)."""
     if not name or ":" in name or len(name) > 64 or not name.isprintable():
         raise AccountsError(f"account name {name!r}: 1-64 printable characters, no ':'")
     if len(password) < 8:
@@ -126,14 +136,24 @@ def add_account(path: Path, name: str, role: Role, password: str,
             raise AccountsError(f"PIN: only a supervisor has one (not a {role.value})")
         if not pin.isdigit() or not MIN_PIN_DIGITS <= len(pin) <= MAX_PIN_DIGITS:
             raise AccountsError(f"PIN: {MIN_PIN_DIGITS}-{MAX_PIN_DIGITS} digits")
+    if badge is not None:
+        if role is not Role.SUPERVISOR:
+            raise AccountsError(f"badge: only a supervisor has one (not a {role.value})")
+        if not badge or len(badge) > MAX_BADGE_CHARS or not printable(badge) \
+                or badge != badge.strip():
+            raise AccountsError(f"badge: 1-{MAX_BADGE_CHARS} printable characters, as the "
+                                "reader types it")
     accounts = load_accounts(path) if path.exists() else {}
     accounts[name] = Account(name, role, _HASHER.hash(password),
-                             None if pin is None else _HASHER.hash(pin))
+                             None if pin is None else _HASHER.hash(pin),
+                             None if badge is None else _HASHER.hash(badge))
     temporary = path.with_name(path.name + ".new")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         for account in accounts.values():
-            pin_part = f":{account.pin_hash}" if account.pin_hash else ""
+            pin_part = f":{account.pin_hash or ''}" if account.pin_hash or account.badge_hash \
+                else ""
+            pin_part += f":{account.badge_hash}" if account.badge_hash else ""
             handle.write(f"{account.name}:{account.role.value}:{account.password_hash}"
                          f"{pin_part}\n")
     os.replace(temporary, path)
@@ -183,6 +203,30 @@ class Authenticator:
         account = self._check(name, pin, address, self.pin_names, self.pin_addresses,
                               lambda a: a.pin_hash if a.role is Role.SUPERVISOR else None)
         return account
+
+    def check_badge(self, badge: str, address: str = "") -> Account | None:
+        """The supervisor whose badge this is, or None. Argon2id hashes cannot be looked up, so
+        the read is verified against every supervisor's badge hash (a few supervisors: one hash
+        each per read). Throttled with the PIN's tables: per badge (keyed by a digest, never
+        the id itself) and per address."""
+        key = "badge " + hashlib.blake2b(badge.encode(), digest_size=16).hexdigest()
+        if self.pin_names.wait(key) > 0 or self.pin_addresses.wait(address) > 0:
+            return None
+        found: Account | None = None
+        digests = [a for a in self.accounts.values()
+                   if a.role is Role.SUPERVISOR and a.badge_hash]
+        for account in digests or [None]:
+            try:
+                _HASHER.verify((account and account.badge_hash) or _dummy_hash(), badge)
+                found = found or account
+            except (VerifyMismatchError, VerificationError, InvalidHashError):
+                pass
+        if found is None:
+            self.pin_names.failed(key)
+            self.pin_addresses.failed(address)
+            return None
+        self.pin_names.succeeded(key)
+        return found
 
     def _check(self, name: str, secret: str, address: str, names: Throttle,
                addresses: Throttle, digest_of: Callable[[Account], str | None]

@@ -21,13 +21,15 @@ from controller.web.dealer import DEFAULT_CHIPS
 from controller.web.errors import WebConfigError
 from controller.web.localtime import LocalZone
 from controller.web.video import VideoLink
+from drivers.errors import ConfigError
+from drivers.shoe.hid import parse_usb_url
 
 DEFAULT_PORT = 8640
 DEFAULT_JOURNAL = "/var/lib/tablectl/journal"
 DEFAULT_SOCKET = "/run/tablectl/control.sock"
 _KEYS = {"listen", "port", "tls_cert", "tls_key", "accounts", "local_role", "journal",
          "hmac_key_file", "socket", "index", "timezone", "video_url", "supervisor_idle_seconds",
-         "chips"}
+         "chips", "badge_reader", "badge_needs_pin"}
 MIN_SUPERVISOR_IDLE = 10
 MAX_SUPERVISOR_IDLE = 3600
 MAX_CHIPS = 12
@@ -59,6 +61,11 @@ class WebConfig:
     supervisor_idle_seconds: int = 120
     """A supervisor logged in at the dealer's screen (PIN) is logged out after this long
     without a supervisor action."""
+    badge_reader: str | None = None
+    """The kiosk's USB HID badge reader, ``usb:VID:PID[:SERIAL]``; None: no reader."""
+    badge_needs_pin: bool = True
+    """A badge stands in for the supervisor's name; the PIN is still asked (two factors)
+    unless the house sets this false."""
 
     def local_zone(self) -> LocalZone:
         return self.timezone if self.timezone is not None else LocalZone.system()
@@ -99,6 +106,9 @@ class WebConfig:
             path = getattr(self, name)
             if path is not None and not path.is_file():
                 raise WebConfigError(f"web.{name} {path}: not a readable file")
+        if self.badge_reader is not None and self.accounts is None:
+            raise WebConfigError(f"web.badge_reader {self.badge_reader}: badges belong to "
+                                 "accounts (web.accounts; tablectl web passwd --badge)")
         if not 0 <= self.port < 65536:
             raise WebConfigError(f"web.port {self.port}: not a port")
         return self
@@ -141,6 +151,12 @@ def _apply(config: WebConfig, values: dict[str, Any], base: Path) -> WebConfig:
             changes[key] = value
         elif key == "chips":
             changes[key] = _chips(value)
+        elif key == "badge_reader":
+            changes[key] = _badge_reader(value)
+        elif key == "badge_needs_pin":
+            if not isinstance(value, bool):
+                raise WebConfigError(f"web.badge_needs_pin: true or false, got {value!r}")
+            changes[key] = value
         elif key == "listen":
             changes[key] = str(value)
         elif key in ("timezone", "video_url"):
@@ -169,3 +185,16 @@ def _chips(value: Any) -> tuple[int, ...]:
         raise WebConfigError(f"web.chips: 1 to {MAX_CHIPS} positive whole amounts in minor "
                              f"units (500 = 5.00), got {value!r}")
     return tuple(sorted(set(value)))
+
+
+def _badge_reader(value: Any) -> str | None:
+    """``web.badge_reader``: ``usb:VID:PID[:SERIAL]`` as the shoe's HID url ("" : none)."""
+    if not isinstance(value, str):
+        raise WebConfigError(f"web.badge_reader: must be a string, got {value!r}")
+    if not value:
+        return None
+    try:
+        parse_usb_url(value)
+    except ConfigError as error:
+        raise WebConfigError(f"web.badge_reader: {error}") from error
+    return value

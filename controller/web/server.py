@@ -33,7 +33,8 @@ def build_app(config: WebConfig) -> WebApp:
                   socket_path=config.socket, key=key, auth=Authenticator(accounts),
                   local_role=None if config.accounts else config.local_role, tls=config.tls,
                   zone=config.local_zone(), video=config.video_url,
-                  supervisor_idle=float(config.supervisor_idle_seconds), chips=config.chips)
+                  supervisor_idle=float(config.supervisor_idle_seconds), chips=config.chips,
+                  badge_reader=config.badge_reader, badge_needs_pin=config.badge_needs_pin)
 
 
 def serve(config: WebConfig) -> int:
