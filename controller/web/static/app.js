@@ -139,6 +139,31 @@ async function supervisorLogin(event) {
     show("supervisor-problem", (answer.error && answer.error.message) || "Wrong name or PIN");
     return;
   }
+  await supervisorArrived(answer, name);
+}
+
+// The kiosk's badge reader (state.badge from /dealer/state; null on a screen it does not
+// answer): the badge stands in for the name; the PIN too when the house asks for both. The
+// server waits (bounded) for the next read; the id itself never reaches this page.
+async function supervisorBadge() {
+  const pin = byId("supervisor-pin").value;
+  if (state.badge && state.badge.needs_pin && !pin) { show("supervisor-problem", "Your PIN, then your badge, please"); return; }
+  const button = byId("supervisor-badge");
+  button.disabled = true;
+  show("supervisor-problem", "Present your badge to the reader\u2026");
+  try {
+    const answer = await post(byId("dealer").dataset.supervisor + "/badge", state.badge && state.badge.needs_pin ? { pin } : {});
+    if (!answer.ok) {
+      show("supervisor-problem", (answer.error && answer.error.message) || "Badge not accepted");
+      return;
+    }
+    await supervisorArrived(answer, answer.supervisor);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+async function supervisorArrived(answer, name) {
   byId("supervisor-login").close();
   if (state.view) { state.view.supervisor = { name: answer.supervisor || name, expires_in: answer.expires_in }; renderSupervisor(state.view); }
   const then = afterLogin;
@@ -495,6 +520,7 @@ function setUpDealer(dealer) {
   byId("wager-clear").addEventListener("click", () => { state.pending = 0; renderPending(state.view); });
   byId("wager-place").addEventListener("click", placeWager);
   byId("supervisor-form").addEventListener("submit", supervisorLogin);
+  byId("supervisor-badge").addEventListener("click", supervisorBadge);
   byId("supervisor-cancel").addEventListener("click", () => { afterLogin = null; byId("supervisor-login").close(); });
   byId("supervisor-logout").addEventListener("click", async () => {
     await post(byId("dealer").dataset.supervisor + "/logout", {});
@@ -515,6 +541,8 @@ function setUpDealer(dealer) {
   // who is logged in as supervisor at this screen: the state carries it, the stream may not
   fetch("/dealer/state", { credentials: "same-origin" }).then((r) => r.ok ? r.json() : null).then((view) => {
     if (view && state.view && "supervisor" in view) { state.view.supervisor = view.supervisor; renderSupervisor(state.view); }
+    state.badge = (view && view.badge) || null;
+    byId("supervisor-badge").hidden = !state.badge;
   }).catch(() => {});
 }
 
