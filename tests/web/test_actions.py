@@ -210,3 +210,46 @@ def test_a_dealers_attempt_at_a_supervisors_action_is_refused_and_journaled(
     assert "Pit Supervisor" in refusals[0].payload["reason"]
     assert _decisions(rig) == []
     assert rig.status()["state"] == "betting"
+
+
+def test_a_supervisor_who_badges_in_is_journaled_by_name(tmp_path: Path, rig: Rig,
+                                                         socket_path: Path) -> None:
+    """At the kiosk (loopback) the supervisor keys the PIN and presents the badge to the
+    simulated reader (pyusb's backend seam): the void is journaled as super1, a supervisor, and
+    the badge id is nowhere in the journal."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from firmware_sim.usb.backend import SimUsbBackend
+    from firmware_sim.usb.hid_scanner import HidScannerSim
+    from tests.web.test_badge import wait_until
+
+    badge = "04A2-77F1-SUP1"
+    accounts = tmp_path / "badge-accounts"
+    add_account(accounts, "dealer1", Role.DEALER, "deal-the-cards")
+    add_account(accounts, "super1", Role.SUPERVISOR, "pit-boss-ok", pin=PIN, badge=badge)
+    sim = HidScannerSim(seed=9)
+    app = WebApp(journal_dir=tmp_path / "journal", index_path=tmp_path / "b.sqlite",
+                 socket_path=socket_path, key=None,
+                 auth=Authenticator(load_accounts(accounts)), local_role=None, poll=3600,
+                 badge_reader="usb:1209:5ca1", usb_backend=SimUsbBackend([sim]))
+    try:
+        with TestClient(app.asgi, client=("127.0.0.1", 50000)) as client, \
+                ThreadPoolExecutor(1) as pool:
+            screen = _login(client, "dealer1", "deal-the-cards")
+            assert screen.command("round.open").json()["ok"]
+            wait_until(lambda: app.badge_reader is not None and app.badge_reader.online,
+                       "the badge reader is online")
+            pending = pool.submit(screen.post, "/dealer/supervisor/badge", {"pin": PIN})
+            wait_until(lambda: app.badges.waiting, "the screen waits for the badge")
+            sim.type_code(badge)
+            assert pending.result(timeout=30).json()["supervisor"] == "super1"
+            voided = screen.command("supervisor.void", reason="foreign card on the layout")
+            assert voided.status_code == 200 and voided.json()["ok"], voided.text
+    finally:
+        sim.close()
+    (decision,) = _decisions(rig)
+    assert str(decision["actor"]).startswith("super1 [supervisor via tablectl web] (uid ")
+    journaled = [a for a in _journaled_actors(rig) if "super1" in a]
+    assert len(journaled) == 1 and journaled[0].startswith("supervisor:super1 [supervisor via")
+    journal = b"".join(p.read_bytes() for p in (rig.tmp / "journal").rglob("*") if p.is_file())
+    assert badge.encode() not in journal
