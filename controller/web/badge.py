@@ -97,8 +97,8 @@ class BadgeReader(DeviceRunner):
                  backoff: tuple[float, float] = BACKOFF) -> None:
         transport = HidTransport(vendor_id=vendor_id, product_id=product_id, serial=serial,
                                  backend=backend, read_timeout_ms=read_timeout_ms)
-        events: queue.Queue[DeviceEvent] = queue.Queue()
-        super().__init__("badge-reader", transport, events, backoff=backoff)
+        unused: queue.Queue[DeviceEvent] = queue.Queue()  # never filled: see emit()
+        super().__init__("badge-reader", transport, unused, backoff=backoff)
         self.hid = transport
         self.deliver = deliver
         self.codec = HidKeyboardCodec(aim=False)
