@@ -22,6 +22,7 @@ from drivers.framed.messages import (
 
 DECK = 52
 HAND = 3
+EXPOSED_BIT = 1 << 6
 TAKEN_SECONDS = 2.0
 """How long the kit waits for a presented hand to be lifted before it asks for a person."""
 
@@ -122,9 +123,23 @@ def _hand(s: Session, number: int) -> ev.HandReadyMsg:
     hand = s.event(ev.HandReadyMsg, "5.3", f"for hand {number}")
     if hand.hand_number != number:
         raise Nonconformance("5.6", f"HAND_READY numbered {hand.hand_number}, expected {number}")
-    if len(set(hand.cards)) != len(hand.cards) or hand.exposed_mask >> len(hand.cards):
-        raise Nonconformance("4", f"hand {number}: repeated cards or an exposed bit past the "
-                                  f"last card ({hand.cards}, mask {hand.exposed_mask:#b})")
+    cards = " ".join(card.code for card in hand.cards)
+    if len(set(hand.cards)) != len(hand.cards):
+        raise Nonconformance("4", f"hand {number} repeats a card: {cards} (a deck has each "
+                                  "card once)")
+    if hand.exposed_mask >> len(hand.cards):
+        raise Nonconformance("4", f"hand {number} ({cards}): exposed mask "
+                                  f"{hand.exposed_mask:#010b} has a bit past its "
+                                  f"{len(hand.cards)} cards")
+    if hand.exposed_mask:
+        faults = s.status().faults
+        if faults & EXPOSED_BIT:
+            shown = " ".join(c.code for i, c in enumerate(hand.cards)
+                             if hand.exposed_mask >> i & 1)
+            raise Nonconformance("5.4", f"hand {number} ({cards}) presented with exposed mask "
+                                        f"{hand.exposed_mask:#05b} ({shown} face up), and fault "
+                                        "bit 6 raised for it; a card face up in a formed hand "
+                                        "is reported by the mask only, never as a fault")
     return hand
 
 
@@ -137,7 +152,7 @@ def _lifted(s: Session, number: int, asked: list[bool]) -> None:
     if not asked[0]:
         s.physical(Action.LIFT_HANDS)
         asked[0] = True
-    s.event(ev.HandTakenMsg, "5.1", f"for hand {number}", 30.0, is_taken)
+    s.event(ev.HandTakenMsg, "5.1", f"for hand {number}", s.person_seconds, is_taken)
 
 
 def dispense(s: Session) -> str:
@@ -149,7 +164,7 @@ def dispense(s: Session) -> str:
                                   f"{len(hand.cards)} from {done.counted}")
     note = f"hand 1: {len(hand.cards)} cards, exposed mask {hand.exposed_mask:#05b}"
     if status.state is DeviceState.HAND_WAITING:
-        s.refused(DispenseHand(), (NakReason.BAD_STATE,), "5.1", "while a hand is waiting")
+        s.refused(DispenseHand(), (NakReason.BAD_STATE,), "5.3", "while a hand is waiting")
         note += "; DISPENSE_HAND refused while it waits"
     return note
 
@@ -194,13 +209,33 @@ def fault_clear_order(s: Session) -> str:
     raised = s.event(ev.FaultRaisedMsg, "5.5", "after the fault was caused", MOVE_SECONDS)
     s.refused(DispenseHand(), (NakReason.BAD_STATE,), "4", "while a fault is active")
     s.refused(EndRound(), (NakReason.BAD_STATE,), "5.7", "while a fault is active")
-    clear_fault_acked_first(s, lambda m: isinstance(m, ev.FaultClearedMsg), "FAULT_CLEARED")
-    s.event(ev.FaultClearedMsg, "5.5", f"for {raised.fault.value} after CLEAR_FAULT", 2.0,
-            lambda m: m.fault is raised.fault)
+    clear_fault_acked_first(
+        s, lambda m: isinstance(m, ev.FaultClearedMsg) and m.fault is raised.fault,
+        f"FAULT_CLEARED({raised.fault.value})", "5.5")
     status = s.status()
     if status.faults:
         raise Nonconformance("5.5", f"fault word 0x{status.faults:04X} after FAULT_CLEARED")
     return f"{raised.fault.value}: ACK, then FAULT_CLEARED; state {status.state.name.lower()}"
+
+
+def shuffle_with_hand_waiting(s: Session) -> str:
+    """SHUFFLE with a hand waiting MUST be NAK(BAD_STATE): the document's decision between
+    the 5.1 table and the MAY of 5.2 (the presented cards are outside the machine; a shuffle
+    now would shuffle a short deck and leave the hand on the tray)."""
+    _shuffled(s)
+    hand = _hand(s, 1)
+    reply = s.ask(Shuffle(), "5.2")
+    upto = s.wire.received[:s.wire.received.index(reply)]
+    lifted = any(isinstance(r.message, ev.HandTakenMsg) and r.message.hand_number == 1
+                 for r in upto)
+    if isinstance(reply.message, Nak) and reply.message.reason is NakReason.BAD_STATE:
+        return "NAK(BAD_STATE) with hand 1 waiting"
+    if lifted:
+        if isinstance(reply.message, Ack):
+            s.event(ev.ShuffleDoneMsg, "5.1", "after SHUFFLE")
+        return "hand 1 was lifted before SHUFFLE arrived (the waiting state was not observable)"
+    raise s.explained("5.2", f"SHUFFLE with hand {hand.hand_number} waiting answered "
+                             f"{reply.describe()}, expected NAK(BAD_STATE)", reply)
 
 
 def reboot(s: Session) -> str:
@@ -222,6 +257,8 @@ SCENARIOS = LINK_SCENARIOS + (
     Scenario("shuffle", "SHUFFLE from idle: ACK, SHUFFLE_DONE, READY", "5.1", shuffle),
     Scenario("shuffle-in-ready", "SHUFFLE in READY: BAD_STATE or (MAY) accepted", "5.2",
              shuffle_in_ready),
+    Scenario("shuffle-hand-waiting", "SHUFFLE with a hand waiting -> NAK(BAD_STATE)", "5.2",
+             shuffle_with_hand_waiting),
     Scenario("busy", "END_ROUND while shuffling -> NAK(BUSY)", "4", busy_while_shuffling),
     Scenario("dispense-needs-shuffle", "DISPENSE_HAND in idle -> NAK(BAD_STATE)", "5.3",
              dispense_needs_shuffle),
