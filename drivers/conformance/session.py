@@ -146,6 +146,10 @@ class Session(Bench):
         self.person_seconds = person_seconds
         """How long a physical step may take to show on the wire (a person at the device)."""
 
+        self._since = 0
+        """Where the last command went out: an event it caused may come before its reply."""
+        self._taken: set[int] = set()
+        """Events (by index in ``wire.received``) a row has already taken."""
         self.draws = 0
         """Cards the kit had drawn (a person or a simulator's dealer): a shoe reports no more."""
 
@@ -168,6 +172,7 @@ class Session(Bench):
         if self.wire.reply_to(seq, REPLY_WAIT) is None:
             self.wire.listen(0.3)
             self.wire.skip_seen()
+            self._since = len(self.wire.received)
             return "no answer to the RESYNC that starts the row"
         for _ in range(DRAIN_ROUNDS):
             start = self.wire.mark()
@@ -176,12 +181,15 @@ class Session(Bench):
             reply = self.wire.reply_to(seq, REPLY_WAIT)
             if reply is None:
                 self.wire.skip_seen()
+                self._since = len(self.wire.received)
                 return "no answer to the GET_STATUS that drains events before the row"
             between = self.wire.received[start:self.wire.received.index(reply)]
             if not any(isinstance(r.message, EventMessage) for r in between):
                 self.wire.skip_seen()
+                self._since = len(self.wire.received)
                 return ""
         self.wire.skip_seen()
+        self._since = len(self.wire.received)
         return f"events still resent after {DRAIN_ROUNDS} rounds of EVENT_ACK"
 
     # commands -----------------------------------------------------------------------------
@@ -190,11 +198,16 @@ class Session(Bench):
         and what came instead (a reply with another SEQ, a frame with a bad CRC) says why."""
         seq = self.wire.next_seq() if seq is None else seq
         start = self.wire.mark()
+        self._since = start
         self.wire.send(message, seq)
         reply = self.wire.reply_to(seq, REPLY_WAIT)
         if reply is None:
             raise self.no_reply(clause, f"{name(message)} (SEQ {seq})", seq, start)
         return reply
+
+    def look_back_to(self, index: int) -> None:
+        """Let :meth:`event` take events from ``index`` on (a command sent by hand)."""
+        self._since = index
 
     def no_reply(self, clause: str, what: str, seq: int, start: int,
                  seq_clause: str = "2.1") -> Nonconformance:
@@ -270,9 +283,18 @@ class Session(Bench):
     # events -------------------------------------------------------------------------------
     def event(self, kind: type[M], clause: str, what: str, timeout: float = MOVE_SECONDS,
               match: Callable[[M], bool] = lambda m: True) -> M:
-        """The next new event of ``kind`` (a resend of one seen before is not new)."""
-        got = self.wire.wait(lambda r: isinstance(r.message, kind) and r.first_copy
-                             and match(r.message), timeout)
+        """The next new event of ``kind`` (a resend of one seen before is not new), looking
+        back to the last command sent: a slow device's event may overtake the reply the
+        kit was waiting for."""
+        def wanted(r: Received) -> bool:
+            return isinstance(r.message, kind) and r.first_copy and match(r.message) \
+                and id(r) not in self._taken
+
+        got = next((r for r in self.wire.received[self._since:] if wanted(r)), None)
+        if got is None:
+            got = self.wire.wait(wanted, timeout)
+        if got is not None:
+            self._taken.add(id(got))
         if got is None:
             raise Nonconformance(clause, f"no {kind.TYPE.name} {what} within {timeout:g} s")
         assert isinstance(got.message, kind)

@@ -12,7 +12,7 @@ from drivers.conformance.common import (
     LINK_SCENARIOS, check_reboot, check_resend_and_backlog, clear_fault_acked_first,
 )
 from drivers.conformance.session import (
-    MOVE_SECONDS, Action, Nonconformance, NotRun, Scenario, Session,
+    MOVE_SECONDS, REPLY_WAIT, Action, Nonconformance, NotRun, Scenario, Session,
 )
 from drivers.framed import event_messages as ev
 from drivers.framed.messages import (
@@ -65,17 +65,21 @@ def replay(s: Session) -> str:
     s.idle()
     before = s.reply(GetMeters(), MetersReply, "4").shuffles
     seq = s.wire.next_seq()
+    s.look_back_to(s.wire.mark())
     data = s.wire.send(Shuffle(), seq)
-    first = s.wire.reply_to(seq, 1.0)
+    first = s.wire.reply_to(seq, REPLY_WAIT)
     s.wire.raw(data)
-    second = s.wire.reply_to(seq, 1.0)
+    second = s.wire.reply_to(seq, REPLY_WAIT)
     if first is None or second is None or not isinstance(first.message, Ack):
-        raise Nonconformance("3.2", "SHUFFLE and its retry were not both answered ACK")
+        got = ", ".join(r.describe() if r is not None else "nothing" for r in (first, second))
+        raise Nonconformance("3.2", f"SHUFFLE and its retry (SEQ {seq}) answered {got}; "
+                                    "expected ACK and the stored ACK")
     if second.message != first.message:
         raise Nonconformance("3.2", f"the retry (same SEQ) was answered {second.describe()}, "
                                     "not the stored ACK: it was executed again")
     s.event(ev.ShuffleDoneMsg, "5.1", "after SHUFFLE")
-    extra = [r for r in s.wire.listen(0.3) if isinstance(r.message, ev.ShuffleDoneMsg)]
+    extra = [r for r in s.wire.listen(0.3)
+             if isinstance(r.message, ev.ShuffleDoneMsg) and r.first_copy]
     after = s.reply(GetMeters(), MetersReply, "4").shuffles
     if extra or after != before + 1:
         raise Nonconformance("3.2", f"a retried SEQ shuffled {after - before} times")
@@ -176,7 +180,8 @@ def end_round(s: Session) -> str:
     _hand(s, 1)
     waiting = s.status().state is DeviceState.HAND_WAITING
     s.acked(EndRound(), "5.7")
-    taken = [r for r in s.wire.listen(0.5) if isinstance(r.message, ev.HandTakenMsg)]
+    taken = [r for r in s.wire.listen(0.5)
+             if isinstance(r.message, ev.HandTakenMsg) and r.first_copy]
     if s.status().state is not DeviceState.IDLE:
         raise Nonconformance("5.7", "not idle after END_ROUND")
     if waiting and taken:
