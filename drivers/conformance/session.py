@@ -296,7 +296,12 @@ class Session(Bench):
         if got is not None:
             self._taken.add(id(got))
         if got is None:
-            raise Nonconformance(clause, f"no {kind.TYPE.name} {what} within {timeout:g} s")
+            came = [r.message for r in self.wire.received[self._since:]
+                    if isinstance(r.message, EventMessage) and r.first_copy]
+            seen = "; meanwhile " + ", ".join(
+                f"{m.TYPE.name} {m.event_id}" for m in came[-5:]) if came else ""
+            raise Nonconformance(clause, f"no {kind.TYPE.name} {what} within {timeout:g} s"
+                                         f"{seen}")
         assert isinstance(got.message, kind)
         return got.message
 

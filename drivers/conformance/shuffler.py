@@ -110,8 +110,8 @@ def busy_while_shuffling(s: Session) -> str:
                                         "yet); expected NAK(BUSY)")
         return "the shuffle finished before END_ROUND arrived (BUSY not observable)"
     if not (isinstance(reply.message, Nak) and reply.message.reason is NakReason.BUSY):
-        raise Nonconformance("4", f"END_ROUND while shuffling answered {reply.describe()}, "
-                                  "expected NAK(BUSY)")
+        raise s.explained("5.7", f"END_ROUND while shuffling answered {reply.describe()}, "
+                                 "expected NAK(BUSY)", reply)
     s.event(ev.ShuffleDoneMsg, "5.1", "after SHUFFLE")
     return "NAK(BUSY) while shuffling"
 
@@ -264,7 +264,7 @@ SCENARIOS = LINK_SCENARIOS + (
              shuffle_in_ready),
     Scenario("shuffle-hand-waiting", "SHUFFLE with a hand waiting -> NAK(BAD_STATE)", "5.2",
              shuffle_with_hand_waiting),
-    Scenario("busy", "END_ROUND while shuffling -> NAK(BUSY)", "4", busy_while_shuffling),
+    Scenario("busy", "END_ROUND while shuffling -> NAK(BUSY)", "5.7", busy_while_shuffling),
     Scenario("dispense-needs-shuffle", "DISPENSE_HAND in idle -> NAK(BAD_STATE)", "5.3",
              dispense_needs_shuffle),
     Scenario("dispense", "DISPENSE_HAND: ACK, HAND_READY hand 1", "5.3", dispense),

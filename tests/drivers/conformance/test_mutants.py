@@ -12,7 +12,10 @@ import pytest
 
 from drivers.conformance import Verdict
 from tests.drivers.conformance.bench import run_kit, scenarios_for
-from tests.drivers.conformance.devices import CONFORMANT, MUTANTS, Variant
+from tests.drivers.conformance.devices import (
+    CONFORMANT, MUTANTS, ResyncWithoutBacklog, Variant, _mix,
+)
+from firmware_sim.shuffler import ShufflerSim
 
 CONFORMANT_RUNS = 3
 
@@ -52,3 +55,18 @@ def test_the_mutants_cover_what_the_issue_names() -> None:
             "shoe-double-card", "shoe-phantom-card", "crc-nak-seq-0", "identity-bad-crc",
             "exposed-is-a-fault", "shuffle-with-hand-waiting", "repeated-card",
             "bad-mask"} <= names
+
+
+def test_a_failed_row_does_not_fail_the_next(tmp_path: Path) -> None:
+    """A device whose RESYNC leaves out its backlog fails event-resend (3.3) and is left
+    holding that row's SHUFFLE_DONE unacknowledged; the rows after it start from a known
+    state (RESYNC and drain) and wait only for new events, so shuffle and dispense pass
+    (the kit of issue 26 failed shuffle with "5.6 state SHUFFLING", having taken the old
+    event for the new one)."""
+    sim = _mix(ResyncWithoutBacklog, ShufflerSim, name="NoBacklogShuffler")(seed=3)
+    results = run_kit(sim, "pty", tmp_path,
+                      scenarios_for("shuffler", ("event-resend", "shuffle", "dispense")))
+    assert results["event-resend"].verdict is Verdict.FAIL
+    assert results["event-resend"].detail.startswith("protocols.md 3.3:")
+    assert results["shuffle"].verdict is Verdict.PASS, results["shuffle"].detail
+    assert results["dispense"].verdict is Verdict.PASS, results["dispense"].detail
