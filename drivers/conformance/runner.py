@@ -17,7 +17,8 @@ from typing import Any
 import structlog
 
 from drivers.conformance.session import (
-    PERSON_SECONDS, Bench, NoOperator, Nonconformance, NotRun, Operator, Scenario, Session, Unanswered,
+    PERSON_SECONDS, Bench, NoOperator, Nonconformance, NotRun, Operator, Scenario, Session,
+    Unanswered,
 )
 from drivers.conformance.wire import Wire
 from drivers.errors import DriverError

@@ -12,7 +12,7 @@ from drivers.conformance.common import (
     LINK_SCENARIOS, check_reboot, check_resend_and_backlog, clear_fault_acked_first,
 )
 from drivers.conformance.session import (
-    MOVE_SECONDS, REPLY_WAIT, Action, Nonconformance, NotRun, Scenario, Session,
+    LOAD_MARGIN, MOVE_SECONDS, REPLY_WAIT, Action, Nonconformance, NotRun, Scenario, Session,
 )
 from drivers.framed import event_messages as ev
 from drivers.framed.messages import (
@@ -23,7 +23,7 @@ from drivers.framed.messages import (
 DECK = 52
 HAND = 3
 EXPOSED_BIT = 1 << 6
-TAKEN_SECONDS = 2.0
+TAKEN_SECONDS = 2.0 + LOAD_MARGIN
 """How long the kit waits for a presented hand to be lifted before it asks for a person."""
 
 

@@ -19,7 +19,7 @@ from drivers.framed.codec import REPLIES, decode_message, encode_message
 from drivers.framed.event_messages import EventMessage
 from drivers.framed.crc import crc16
 from drivers.framed.framing import HEADER, Dropped, Frame, scan, stuff
-from drivers.framed.messages import EventAck, Heartbeat, Message, MsgType, Nak
+from drivers.framed.messages import EventAck, Heartbeat, Message, Nak
 from drivers.transport import Transport
 
 POLL_SECONDS = 0.02

@@ -5,12 +5,11 @@ breaks the document, and each failure names the clause."""
 from __future__ import annotations
 
 import queue
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from drivers.conformance import Result, Verdict, run_suite
+from drivers.conformance import Result, Verdict
 from drivers.conformance.reader import SCENARIOS as READER_SCENARIOS
 from drivers.conformance.runner import run_reader_suite
 from drivers.conformance.session import Action
@@ -18,7 +17,6 @@ from drivers.conformance.shoe import SCENARIOS as SHOE_SCENARIOS
 from drivers.conformance.shuffler import SCENARIOS as SHUFFLER_SCENARIOS
 from drivers.events import DeviceEvent
 from drivers.shoe import open_shoe
-from drivers.transport import SerialTransport
 from firmware_sim.beetek import BeeTekShoeSim
 from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.framed import Conformance, FramedSimDevice
