@@ -30,7 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from drivers.conformance import KIT_VERSION, Verdict  # noqa: E402
 from tests.drivers.conformance.bench import run_kit, scenarios_for  # noqa: E402
-from tests.drivers.conformance.devices import CONFORMANT, MUTANTS, Variant  # noqa: E402
+from tests.drivers.conformance.devices import (  # noqa: E402
+    CONFORMANT, MUTANTS, REFERENCE, Variant,
+)
 
 
 def run_conformant(variant: Variant, runs: int, all_rows: bool) -> dict[str, Any]:
@@ -72,8 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     only = set(args.only.split(",")) if args.only else None
-    conformant = [run_conformant(v, args.runs, args.rows == "all") for v in CONFORMANT
-                  if only is None or v.name in only]
+    conformant = [run_conformant(v, args.runs, args.rows == "all")
+                  for v in REFERENCE + CONFORMANT if only is None or v.name in only]
     mutants = [run_mutant(v) for v in MUTANTS if only is None or v.name in only]
     report = {"kit_version": KIT_VERSION, "conformant": conformant, "mutants": mutants,
               "mutants_caught_right_clause": sum(m["right_clause"] for m in mutants),

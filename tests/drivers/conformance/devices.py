@@ -429,6 +429,14 @@ CONFORMANT = (
 )
 """Devices the document allows: the kit must pass every row run against them."""
 
+REFERENCE = (
+    Variant("shuffler-as-simulated", "shuffler", _shuffler(ShufflerSim),
+            ("event-resend", "heartbeat")),
+    Variant("shoe-as-simulated", "shoe", _shoe(FramedShoeSim), ("card", "heartbeat")),
+)
+"""The simulators as they are (resend every 0.3 s): the benchmark's baseline; the suite
+runs their whole matrices in test_kit.py."""
+
 S, H = "shuffler", "shoe"
 MUTANTS = (
     Variant("heartbeat-1.9s", S, _shuffler(_mix(SlowHeartbeat, ShufflerSim,
