@@ -76,6 +76,9 @@ def heartbeat(s: Session) -> str:
     if len(beats) < 2:
         raise Nonconformance("3.6", f"{len(beats)} HEARTBEAT in {HEARTBEAT_LISTEN:g} s, "
                                     f"expected one every {HEARTBEAT_SECONDS:g} s")
+    numbered = [r for r in beats if r.frame is not None and r.frame.seq != 0]
+    if numbered:
+        raise Nonconformance("2.1", f"{numbered[0].describe()}: a HEARTBEAT MUST carry SEQ 0")
     boots = {r.message.boot_id for r in beats if isinstance(r.message, Heartbeat)}
     if len(boots) != 1 or 0 in boots:
         raise Nonconformance("3.6", f"boot ids {', '.join(f'{b:08X}' for b in sorted(boots))} "

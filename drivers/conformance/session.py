@@ -293,17 +293,37 @@ class Session(Bench):
         got = next((r for r in self.wire.received[self._since:] if wanted(r)), None)
         if got is None:
             got = self.wire.wait(wanted, timeout)
-        if got is not None:
-            self._taken.add(id(got))
         if got is None:
-            came = [r.message for r in self.wire.received[self._since:]
-                    if isinstance(r.message, EventMessage) and r.first_copy]
-            seen = "; meanwhile " + ", ".join(
-                f"{m.TYPE.name} {m.event_id}" for m in came[-5:]) if came else ""
-            raise Nonconformance(clause, f"no {kind.TYPE.name} {what} within {timeout:g} s"
-                                         f"{seen}")
-        assert isinstance(got.message, kind)
+            raise self._missing(kind, clause, what, timeout)
+        self._taken.add(id(got))
+        assert isinstance(got.message, kind) and got.frame is not None
+        if got.frame.seq != 0:
+            raise Nonconformance("2.1", f"{got.describe()}: an event MUST carry SEQ 0")
+        if got.message.event_id == 0:  # type: ignore[attr-defined]
+            raise Nonconformance("3.4", f"{got.describe()}: event id 0 (0 is never an id)")
         return got.message
+
+    def _missing(self, kind: type[Message], clause: str, what: str,
+                 timeout: float) -> Nonconformance:
+        """Why an awaited event did not come, blamed on what came instead when that broke
+        a clause of its own: a frame the kit could not take, an event id used again."""
+        came = self.wire.received[self._since:]
+        for r in came:
+            if r.reused and isinstance(r.message, EventMessage):
+                return Nonconformance("3.4", f"no new {kind.TYPE.name} {what}: "
+                                             f"{r.describe()} reuses event id "
+                                             f"{r.message.event_id} for another event")
+            if r.dropped is not None and r.dropped.seq is not None:
+                return Nonconformance("2.1", f"no {kind.TYPE.name} {what}; instead "
+                                             f"{r.describe()}")
+            if r.frame is not None and r.message is None:
+                return Nonconformance("4", f"no {kind.TYPE.name} {what}; instead "
+                                           f"{r.describe()}")
+        events = [r.message for r in came if isinstance(r.message, EventMessage)
+                  and r.first_copy]
+        seen = "; meanwhile " + ", ".join(
+            f"{m.TYPE.name} {m.event_id}" for m in events[-5:]) if events else ""
+        return Nonconformance(clause, f"no {kind.TYPE.name} {what} within {timeout:g} s{seen}")
 
     # shared preparation ---------------------------------------------------------------------
     def idle(self) -> None:

@@ -82,7 +82,9 @@ def replay(s: Session) -> str:
              if isinstance(r.message, ev.ShuffleDoneMsg) and r.first_copy]
     after = s.reply(GetMeters(), MetersReply, "4").shuffles
     if extra or after != before + 1:
-        raise Nonconformance("3.2", f"a retried SEQ shuffled {after - before} times")
+        raise Nonconformance("3.2", f"SHUFFLE sent twice with SEQ {seq}: the meters count "
+                                    f"{after - before} shuffles, expected 1 (the retry MUST get "
+                                    "the stored ACK and not be executed again)")
     return "stored ACK replayed; shuffled once"
 
 

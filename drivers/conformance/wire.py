@@ -39,6 +39,9 @@ class Received:
     """The bytes as they came off the line (for the hex a failure shows)."""
     first_copy: bool = False
     """An event whose id this boot had not sent before (a resend or repeat is not)."""
+    reused: bool = False
+    """An event whose id this boot had already sent with other content (3.4 forbids it:
+    the host would drop it as a copy)."""
 
     @property
     def is_reply(self) -> bool:
@@ -93,8 +96,9 @@ class Wire:
         self.transport = transport
         self.clock = clock
         self._buf = bytearray()
-        self._seen_ids: set[int] = set()
-        """Event ids this boot has sent (so a resend is told from a new event)."""
+        self._seen_ids: dict[int, tuple[int, bytes]] = {}
+        """Event ids this boot has sent, with their type and payload (so a resend is told
+        from a new event, and an id used again for another event is caught)."""
         self.received: list[Received] = []
         self.auto_ack = True
         self.boot_id: int | None = None
@@ -171,17 +175,20 @@ class Wire:
             message = decode_message(item)
         except ProtocolError as error:
             return Received(now, frame=item, error=str(error), raw=raw)
-        first = False
+        first = reused = False
         if isinstance(message, Heartbeat):
             if self.boot_id is not None and message.boot_id != self.boot_id:
                 self._seen_ids.clear()  # a new boot numbers its events from 1 again (3.4)
             self.boot_id = message.boot_id
         elif isinstance(message, EventMessage):
-            first = message.event_id not in self._seen_ids
-            self._seen_ids.add(message.event_id)
+            content = (item.type, item.payload)
+            known = self._seen_ids.setdefault(message.event_id, content)
+            first = known is content
+            reused = known != content
             if self.auto_ack:
                 self.ack(message.event_id)
-        return Received(now, frame=item, message=message, raw=raw, first_copy=first)
+        return Received(now, frame=item, message=message, raw=raw, first_copy=first,
+                        reused=reused)
 
     def mark(self) -> int:
         """Where the next item will be stored: ``received[mark:]`` is what came after."""

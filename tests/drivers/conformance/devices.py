@@ -311,6 +311,21 @@ class WrongBootInStatus:
         return reply
 
 
+class OneIdShuffler(ShufflerSim):
+    """3.4: numbers every event 1 (the host takes the second for a copy of the first)."""
+
+    def raise_event(self, make: Callable[[int], EventMessage]) -> EventMessage:
+        self._event_id = 0
+        return super().raise_event(make)
+
+
+class ZeroIdShoe(FramedShoeSim):
+    """3.4: numbers its events from 0 (0 is never an id)."""
+
+    def raise_event(self, make: Callable[[int], EventMessage]) -> EventMessage:
+        return super().raise_event(lambda i: make(i - 1))
+
+
 # shoe mutants -----------------------------------------------------------------------------------
 class SilentLidCloseShoe(FramedShoeSim):
     """6 (and 5.5): CLEAR_FAULT clears the lid fault but LID closed is never sent."""
@@ -494,6 +509,10 @@ MUTANTS = (
             ("past its 3 cards",)),
     Variant("ids-go-on-after-reboot", S, _shuffler(IdsGoOnAfterRebootShuffler),
             ("reboot",), "reboot", "3.4", ("expected 1",)),
+    Variant("one-event-id", S, _shuffler(OneIdShuffler), ("dispense",), "dispense", "3.4",
+            ("reuses event id 1",)),
+    Variant("shoe-event-id-0", H, _shoe(ZeroIdShoe), ("card",), "card", "3.4",
+            ("event id 0",)),
     Variant("shoe-heartbeat-1.9s", H, _shoe(_mix(SlowHeartbeat, FramedShoeSim,
                                                   name="SlowHeartbeatShoe")),
             ("heartbeat",), "heartbeat", "3.6", ("1.9",)),
