@@ -136,3 +136,16 @@ def test_conformance_nothing_there(tmp_path: Path, capsys: pytest.CaptureFixture
     code = main(["conformance", "--device", "shuffler", "--url", str(tmp_path / "ttyNONE")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "ttyNONE" in err
+
+
+def test_rows_not_run_say_how_to_answer_them(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --interactive the row that needs a person is NOT RUN, the exit status is 3,
+    and stderr says how a person answers it (docs/protocols.md section 9)."""
+    with PtyServer(ShufflerSim(), link=tmp_path / "dev"):
+        code = main(["conformance", "--device", "shuffler", "--url", str(tmp_path / "dev"),
+                     "--only", "resync,fault-clear-order"])
+    captured = capsys.readouterr()
+    assert code == 3
+    assert "1 passed, 0 failed, 1 not run of 2" in captured.out
+    assert "--interactive" in captured.err and "ACTION" in captured.err
