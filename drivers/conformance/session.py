@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any, Protocol, TypeVar
 
 from drivers.conformance.wire import Received, Wire
+from drivers.events import Fault
 from drivers.framed.event_messages import EventMessage, FaultRaisedMsg, HandReadyMsg
 from drivers.framed.messages import (
     Ack, ClearFault, DeviceState, EndRound, GetStatus, Message, Nak, NakReason, Resync,
@@ -263,7 +264,7 @@ class Session(Bench):
             return Nonconformance(clause, reason)
         fault = raised[-1]
         exposed_hand = self.exposed_hand()
-        if fault.fault.value == "exposed_card" and exposed_hand is not None:
+        if fault.fault is Fault.EXPOSED_CARD and exposed_hand is not None:
             return Nonconformance("5.4", f"{reason}: fault bit 6 (exposed card, "
                                          f"{fault.detail!r}) was raised for hand "
                                          f"{exposed_hand.hand_number}, whose exposed mask "
