@@ -107,7 +107,8 @@ def _run_one(scenario: Scenario, session: Bench) -> tuple[Result, bool]:
     try:
         unknown = session.prepare()
         note = scenario.run(session)
-    except Nonconformance as failure:
+    except Nonconformance as found:
+        failure = session.blame(found)
         log.info("conformance_fail", scenario=scenario.key, reason=str(failure))
         return (result(Verdict.FAIL, _noted(str(failure), unknown)),
                 isinstance(failure, Unanswered))

@@ -136,6 +136,10 @@ class Bench:
         """Bring the device to a known state before a row; a note when it could not."""
         return ""
 
+    def blame(self, failure: Nonconformance) -> Nonconformance:
+        """The failure as the clause that caused it (by default, as the row found it)."""
+        return failure
+
 
 class Session(Bench):
     """A framed device: the wire and the steps its scenarios share."""
@@ -149,6 +153,7 @@ class Session(Bench):
 
         self._since = 0
         """Where the last command went out: an event it caused may come before its reply."""
+        self._row_start = 0
         self._taken: set[int] = set()
         """Events (by index in ``wire.received``) a row has already taken."""
         self.draws = 0
@@ -168,6 +173,7 @@ class Session(Bench):
         takes an event an earlier row left behind. A device that cannot be brought there is
         still checked; the row says so."""
         self.wire.auto_ack = True
+        self._row_start = len(self.wire.received)
         seq = self.wire.next_seq()
         self.wire.send(Resync(), seq)
         if self.wire.reply_to(seq, REPLY_WAIT) is None:
@@ -263,20 +269,28 @@ class Session(Bench):
         if not raised:
             return Nonconformance(clause, reason)
         fault = raised[-1]
-        exposed_hand = self.exposed_hand()
-        if fault.fault is Fault.EXPOSED_CARD and exposed_hand is not None:
-            return Nonconformance("5.4", f"{reason}: fault bit 6 (exposed card, "
-                                         f"{fault.detail!r}) was raised for hand "
-                                         f"{exposed_hand.hand_number}, whose exposed mask "
-                                         f"{exposed_hand.exposed_mask:#05b} already said it; "
-                                         "a card face up in a formed hand is not a fault")
-        return Nonconformance(clause, f"{reason} (the device holds fault "
-                                      f"{fault.fault.value}: {fault.detail!r})")
+        return self.blame(Nonconformance(clause, f"{reason} (the device holds fault "
+                                                 f"{fault.fault.value}: {fault.detail!r})"))
 
-    def exposed_hand(self) -> HandReadyMsg | None:
-        """The last hand presented with an exposed mask, if the last hand had one."""
-        hands = [r.message for r in self.wire.received if isinstance(r.message, HandReadyMsg)]
-        return hands[-1] if hands and hands[-1].exposed_mask else None
+    def blame(self, failure: Nonconformance) -> Nonconformance:
+        """A row that failed because the device raised fault bit 6 for a card the exposed
+        mask of a hand it presented already showed fails 5.4 (no fault for it), not the
+        clause of the step that tripped over the fault (END_ROUND refused, not idle)."""
+        if failure.clause == "5.4":
+            return failure
+        hand: HandReadyMsg | None = None
+        for r in self.wire.received[self._row_start:]:
+            if isinstance(r.message, HandReadyMsg) and r.first_copy:
+                hand = r.message
+            elif isinstance(r.message, FaultRaisedMsg) and r.first_copy and hand is not None \
+                    and hand.exposed_mask and r.message.fault is Fault.EXPOSED_CARD:
+                return Nonconformance("5.4", f"fault bit 6 (exposed card, "
+                                             f"{r.message.detail!r}) raised for hand "
+                                             f"{hand.hand_number}, whose exposed mask "
+                                             f"{hand.exposed_mask:#05b} already said it: a card "
+                                             "face up in a formed hand is not a fault; so "
+                                             f"{failure.reason}")
+        return failure
 
     def status(self, clause: str = "4") -> StatusReply:
         return self.reply(GetStatus(), StatusReply, clause)

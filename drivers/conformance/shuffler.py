@@ -13,6 +13,7 @@ from drivers.conformance.common import (
 )
 from drivers.conformance.session import (
     LOAD_MARGIN, MOVE_SECONDS, REPLY_WAIT, Action, Nonconformance, NotRun, Scenario, Session,
+    fault_names,
 )
 from drivers.conformance.wire import Received
 from drivers.framed import event_messages as ev
@@ -205,8 +206,11 @@ def end_round(s: Session) -> str:
     s.acked(EndRound(), "5.7")
     taken = [r for r in s.wire.listen(0.5)
              if isinstance(r.message, ev.HandTakenMsg) and r.first_copy]
-    if s.status().state is not DeviceState.IDLE:
-        raise Nonconformance("5.7", "not idle after END_ROUND")
+    after = s.status()
+    if after.state is not DeviceState.IDLE:
+        raise Nonconformance("5.7", f"not idle after END_ROUND: state {after.state.name}, "
+                                    f"fault word 0x{after.faults:04X} "
+                                    f"({fault_names(after.faults)})")
     if waiting and taken:
         raise Nonconformance("5.7", "HAND_TAKEN after END_ROUND collected the presented hand")
     return "ACK in idle, ready" + (" and hand waiting (no HAND_TAKEN)" if waiting else

@@ -146,6 +146,23 @@ class ExposedFaultShuffler(ExposingShuffler):
             self._fault(Fault.EXPOSED_CARD, "card face up in the hand")
 
 
+class LateExposedFaultShuffler(ExposingShuffler):
+    """5.4: raises fault bit 6 for the card its mask showed, a moment after HAND_READY (so
+    the command that follows is refused for it)."""
+
+    def _finish_hand(self, now: float) -> None:
+        super()._finish_hand(now)
+        if self._state is DeviceState.HAND_WAITING:
+            self.__dict__["_fault_due"] = now + 0.3
+
+    def on_tick(self, now: float) -> None:
+        due = self.__dict__.get("_fault_due")
+        if due is not None and now >= due:
+            self.__dict__["_fault_due"] = None
+            self._fault(Fault.EXPOSED_CARD, "card face up in the hand")
+        super().on_tick(now)
+
+
 class ClearedBeforeAckShuffler(ShufflerSim):
     """5.5: FAULT_CLEARED before the ACK to CLEAR_FAULT."""
 
@@ -487,6 +504,8 @@ MUTANTS = (
             ("shuffle-hand-waiting",), "shuffle-hand-waiting", "5.2", ("ACK",)),
     Variant("exposed-is-a-fault", S, _shuffler(ExposedFaultShuffler, take_seconds=None),
             ("dispense",), "dispense", "5.4", ("mask",)),
+    Variant("late-exposed-fault", S, _shuffler(LateExposedFaultShuffler, take_seconds=None),
+            ("end-round",), "end-round", "5.4", ("mask", "fault bit 6")),
     Variant("cleared-before-ack", S, _shuffler(ClearedBeforeAckShuffler),
             ("fault-clear-order",), "fault-clear-order", "5.5", ("before the ACK",)),
     Variant("never-cleared", S, _shuffler(NeverClearedShuffler),
