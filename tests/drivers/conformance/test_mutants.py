@@ -1,6 +1,7 @@
-"""The kit judged by devices built to test it (:mod:`tests.drivers.conformance.devices`):
-every conformant variant passes every row run against it, a few runs each (the 20-run figures
-are ``benchmarks/conformance.py``'s), and every mutant, broken in one clause of
+"""The kit judged by devices built to test it (:mod:`tests.drivers.conformance.devices`,
+:mod:`tests.drivers.conformance.mutants`): every conformant variant passes every row run
+against it, a few runs each (the 20-run figures are ``benchmarks/conformance.py``'s), and
+every mutant, broken in one clause of
 docs/protocols.md, fails the row that checks that clause, naming the clause, what was
 expected and what arrived."""
 
@@ -11,11 +12,10 @@ from pathlib import Path
 import pytest
 
 from drivers.conformance import Verdict
-from tests.drivers.conformance.bench import run_kit, scenarios_for
-from tests.drivers.conformance.devices import (
-    CONFORMANT, MUTANTS, ResyncWithoutBacklog, Variant, _mix,
-)
 from firmware_sim.shuffler import ShufflerSim
+from tests.drivers.conformance.bench import run_kit, scenarios_for
+from tests.drivers.conformance.devices import CONFORMANT, Variant, _mix
+from tests.drivers.conformance.mutants import MUTANTS, ResyncWithoutBacklog
 
 CONFORMANT_RUNS = 3
 
