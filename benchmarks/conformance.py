@@ -3,10 +3,10 @@ issue's acceptance figure is 20 of 20), and every mutant once.
 
 The variants are those of ``tests/drivers/conformance/devices.py`` and ``mutants.py`` (the
 suite runs each conformant one 3 times and each mutant once, to stay CI-sized); here each
-conformant variant runs the whole matrix of its device (``--rows listed`` keeps to the rows
-the suite runs against it), on real ptys, and the figures are reported per variant: passes
-of runs, the rows that ever failed and why. Run it on a loaded machine as well: the kit's timing tolerances are
-the document's figures plus a margin, and a conformant device must pass anyway.
+conformant variant runs the whole matrix of its device (``--rows listed`` keeps to the rows the
+suite runs against it), on real ptys, and the figures are reported per variant: passes of runs,
+the rows that ever failed and why. Run it on a loaded machine as well: the kit's timing
+tolerances are the document's figures plus a margin, and a conformant device must pass anyway.
 
 Run: ``python benchmarks/conformance.py [--runs 20] [--rows all|listed] [--only NAME,...]
 [--json]``.
