@@ -77,6 +77,10 @@ class FramedSimDevice:
     :meth:`execute` (command -> reply), :meth:`on_tick` and :meth:`on_reboot`."""
 
     SUPPORTED_FAULTS: frozenset[FaultKind] = LINK_FAULTS
+    heartbeat_seconds: float = HEARTBEAT_SECONDS
+    """How often the device beats (3.6: every second); a test variant may change it."""
+    resend_seconds: float = EVENT_RESEND_SECONDS
+    """How often an unacknowledged event is resent (3.4: SHOULD 0.3 s)."""
 
     def __init__(self, seed: int | None = None, faults: Sequence[FaultSpec] = (), *,
                  identity: IdentityReply, clock: Callable[[], float] = time.monotonic,
@@ -146,7 +150,7 @@ class FramedSimDevice:
             if now >= self._next_beat:
                 self._heartbeat(now)
             for entry in list(self._unacked.values()):
-                if now - entry[1] >= EVENT_RESEND_SECONDS:  # type: ignore[operator]
+                if now - entry[1] >= self.resend_seconds:  # type: ignore[operator]
                     entry[1] = now
                     self._out(entry[0])  # type: ignore[arg-type]
             if self._stall_until is not None and now >= self._stall_until:
@@ -234,7 +238,7 @@ class FramedSimDevice:
             return message
 
     def _heartbeat(self, now: float) -> None:
-        self._next_beat = now + HEARTBEAT_SECONDS
+        self._next_beat = now + self.heartbeat_seconds
         uptime = int((now - self.booted_at) * 1000) & 0xFFFFFFFF
         beat = Heartbeat(self.boot_id, uptime, self.state(), self.fault_word())
         self._out(encode_message(0, beat))

@@ -10,13 +10,14 @@ none failed but some were not run; 2 for a usage error or a device that cannot b
 from __future__ import annotations
 
 import argparse
+from importlib import metadata
 import queue
 import sys
 from typing import Any, TextIO
 
 from controller.cli.output import print_json, print_table
 from controller.errors import TablectlError
-from drivers.conformance import Result, Verdict, run_suite
+from drivers.conformance import KIT_VERSION, Result, Verdict, run_suite
 from drivers.conformance.runner import run_reader_suite
 from drivers.events import DeviceEvent
 from drivers.conformance.session import Action
@@ -92,6 +93,14 @@ def _selected(scenarios: Any, only: str | None) -> Any:
     return tuple(s for s in scenarios if s.key in keys)
 
 
+def _tablectl_version() -> str:
+    """The installed tablectl's version (the kit ships with it)."""
+    try:
+        return metadata.version("tablectl")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def _row(result: Result) -> list[str]:
     return [result.key, result.clause, result.verdict.value.upper(), result.detail]
 
@@ -113,7 +122,10 @@ def run(args: argparse.Namespace) -> int:
     failed = sum(r.verdict is Verdict.FAIL for r in results)
     not_run = sum(r.verdict is Verdict.NOT_RUN for r in results)
     if args.json:
-        print_json({"device": args.device, "url": args.url, "dialect": args.dialect,
+        print_json({"kit_version": KIT_VERSION, "tablectl_version": _tablectl_version(),
+                    "document": "docs/protocols.md, protocol version 1",
+                    "device": args.device, "url": args.url, "dialect": args.dialect,
+                    "interactive": bool(args.interactive),
                     "passed": failed == 0 and not_run == 0,
                     "results": [{"scenario": r.key, "title": r.title, "clause": r.clause,
                                  "verdict": r.verdict.value, "detail": r.detail}
@@ -121,7 +133,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_table(("scenario", "clause", "result", "detail"), [_row(r) for r in results])
         print(f"{len(results) - failed - not_run} passed, {failed} failed, {not_run} not run "
-              f"of {len(results)} (clauses of docs/protocols.md)")
+              f"of {len(results)} (clauses of docs/protocols.md; kit version {KIT_VERSION})")
+        if not_run and not args.interactive:
+            print("rows not run need a person at the device: run again with --interactive "
+                  "and do what each ACTION line says, then press Enter (Ctrl-D: nobody there)",
+                  file=sys.stderr)
     if failed:
         return EXIT_FAILED
     return EXIT_NOT_RUN if not_run else 0

@@ -14,4 +14,10 @@ from __future__ import annotations
 from drivers.conformance.runner import Result, Verdict, run_suite
 from drivers.conformance.session import Operator
 
-__all__ = ["Operator", "Result", "Verdict", "run_suite"]
+KIT_VERSION = "2"
+"""The scenario matrix's version, in every ``--json`` report: a casino compares a maker's
+report with its own run only when both say the same kit version. Version 2: rows start from a
+known state, timing judged against the document's figures, heartbeat period, lid and draw
+transitions seen, one report per draw, the 5.2 decision (SHUFFLE with a hand waiting)."""
+
+__all__ = ["KIT_VERSION", "Operator", "Result", "Verdict", "run_suite"]

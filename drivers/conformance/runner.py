@@ -17,7 +17,8 @@ from typing import Any
 import structlog
 
 from drivers.conformance.session import (
-    Bench, NoOperator, Nonconformance, NotRun, Operator, Scenario, Session, Unanswered,
+    PERSON_SECONDS, Bench, NoOperator, Nonconformance, NotRun, Operator, Scenario, Session,
+    Unanswered,
 )
 from drivers.conformance.wire import Wire
 from drivers.errors import DriverError
@@ -47,13 +48,15 @@ class Result:
 
 def run_suite(scenarios: Sequence[Scenario], transport: Transport, *,
               operator: Operator | None = None,
-              progress: Callable[[Result], None] | None = None) -> list[Result]:
+              progress: Callable[[Result], None] | None = None,
+              person_seconds: float = PERSON_SECONDS) -> list[Result]:
     """Run framed-link ``scenarios`` against the device behind ``transport`` (opened and
-    closed here)."""
+    closed here). ``person_seconds`` bounds a physical step (shorter for a simulator)."""
     wire = Wire(transport)
     wire.open()
     try:
-        return run_matrix(scenarios, Session(wire, operator or NoOperator()), progress,
+        session = Session(wire, operator or NoOperator(), person_seconds=person_seconds)
+        return run_matrix(scenarios, session, progress,
                           heard=lambda: bool(wire.received))
     finally:
         wire.close()
@@ -100,15 +103,24 @@ def _run_one(scenario: Scenario, session: Bench) -> tuple[Result, bool]:
     def result(verdict: Verdict, detail: str) -> Result:
         return Result(scenario.key, scenario.title, scenario.clause, verdict, detail)
 
+    unknown = ""
     try:
+        unknown = session.prepare()
         note = scenario.run(session)
-    except Nonconformance as failure:
+    except Nonconformance as found:
+        failure = session.blame(found)
         log.info("conformance_fail", scenario=scenario.key, reason=str(failure))
-        return result(Verdict.FAIL, str(failure)), isinstance(failure, Unanswered)
+        return (result(Verdict.FAIL, _noted(str(failure), unknown)),
+                isinstance(failure, Unanswered))
     except NotRun as reason:
-        return result(Verdict.NOT_RUN, str(reason)), False
+        return result(Verdict.NOT_RUN, _noted(str(reason), unknown)), False
     except DriverError as error:
-        return result(Verdict.FAIL, f"link: {error}"), True
+        return result(Verdict.FAIL, _noted(f"link: {error}", unknown)), True
     finally:
         session.reset()
-    return result(Verdict.PASS, note), False
+    return result(Verdict.PASS, _noted(note, unknown)), False
+
+
+def _noted(detail: str, unknown: str) -> str:
+    """Say when the row could not start from a known state (its verdict may owe to that)."""
+    return f"{detail} [not started from a known state: {unknown}]" if unknown else detail

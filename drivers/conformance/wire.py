@@ -18,7 +18,7 @@ from drivers.errors import DeviceDisconnected, DriverError, ProtocolError
 from drivers.framed.codec import REPLIES, decode_message, encode_message
 from drivers.framed.event_messages import EventMessage
 from drivers.framed.crc import crc16
-from drivers.framed.framing import HEADER, Dropped, Frame, FrameDecoder, stuff
+from drivers.framed.framing import HEADER, Dropped, Frame, scan, stuff
 from drivers.framed.messages import EventAck, Heartbeat, Message, Nak
 from drivers.transport import Transport
 
@@ -35,20 +35,48 @@ class Received:
     message: Message | None = None
     dropped: Dropped | None = None
     error: str = ""
+    raw: bytes = b""
+    """The bytes as they came off the line (for the hex a failure shows)."""
+    first_copy: bool = False
+    """An event whose id this boot had not sent before (a resend or repeat is not)."""
+    reused: bool = False
+    """An event whose id this boot had already sent with other content (3.4 forbids it:
+    the host would drop it as a copy)."""
 
     @property
     def is_reply(self) -> bool:
         return self.frame is not None and self.frame.type in REPLIES
 
+    @property
+    def hex(self) -> str:
+        return hex_bytes(self.raw)
+
     def describe(self) -> str:
+        """What arrived, in the document's words, with its bytes in hex."""
         if self.dropped is not None:
-            return f"dropped ({self.dropped.reason.value})"
+            why = _DROP_WORDS.get(self.dropped.reason.value, self.dropped.reason.value)
+            seq = f", SEQ {self.dropped.seq}" if self.dropped.seq is not None else ""
+            return f"a frame dropped for {why}{seq} [{self.hex}]"
         if self.message is None or self.frame is None:
-            return f"undecodable frame ({self.error})"
-        what = self.message.TYPE.name
-        if isinstance(self.message, Nak):
-            what = f"NAK({self.message.reason.name})"
-        return f"{what} with SEQ {self.frame.seq}"
+            return f"an undecodable frame ({self.error}) [{self.hex}]"
+        return f"{message_name(self.message)} with SEQ {self.frame.seq} [{self.hex}]"
+
+
+_DROP_WORDS = {"crc": "a bad CRC (2.1)", "length": "a LEN that disagrees with its bytes (2.1)",
+               "version": "an unknown version (2.1)", "bad_escape": "a bad escape (2.2)",
+               "short": "being shorter than 7 bytes (2.1)", "truncated": "being truncated",
+               "too_long": "having no ETX", "garbage": "bytes outside a frame"}
+
+
+def hex_bytes(data: bytes) -> str:
+    return data.hex(" ").upper()
+
+
+def message_name(message: Message) -> str:
+    """``NAK(CRC)``, ``ACK``, ``HAND_READY``: a message as the document names it."""
+    if isinstance(message, Nak):
+        return f"NAK({message.reason.name})"
+    return message.TYPE.name
 
 
 def frame_bytes(seq: int, type_: int, payload: bytes = b"", *, version: int = 1,
@@ -67,7 +95,10 @@ class Wire:
                  ) -> None:
         self.transport = transport
         self.clock = clock
-        self.decoder = FrameDecoder()
+        self._buf = bytearray()
+        self._seen_ids: dict[int, tuple[int, bytes]] = {}
+        """Event ids this boot has sent, with their type and payload (so a resend is told
+        from a new event, and an id used again for another event is caught)."""
         self.received: list[Received] = []
         self.auto_ack = True
         self.boot_id: int | None = None
@@ -116,7 +147,7 @@ class Wire:
                 self._reopen_delay = min(self._reopen_delay * 2, REOPEN_MAX_SECONDS)
                 return []
             self._reopen_delay = POLL_SECONDS
-            self.decoder.reset()
+            self._buf.clear()
             self.reconnects += 1
         try:
             data = self.transport.read()
@@ -125,22 +156,48 @@ class Wire:
             return []
         out: list[Received] = []
         now = self.clock()
-        for item in self.decoder.feed(data) if data else ():
-            if isinstance(item, Dropped):
-                out.append(Received(now, dropped=item))
-                continue
-            try:
-                message = decode_message(item)
-            except ProtocolError as error:
-                out.append(Received(now, frame=item, error=str(error)))
-                continue
-            out.append(Received(now, frame=item, message=message))
-            if isinstance(message, Heartbeat):
-                self.boot_id = message.boot_id
-            elif isinstance(message, EventMessage) and self.auto_ack:
-                self.ack(message.event_id)
+        self._buf += data or b""
+        while self._buf:
+            consumed, item = scan(self._buf)
+            if consumed == 0:
+                break
+            raw = bytes(self._buf[:consumed])
+            del self._buf[:consumed]
+            if item is not None:
+                out.append(self._take(now, item, raw))
         self.received.extend(out)
         return out
+
+    def _take(self, now: float, item: Frame | Dropped, raw: bytes) -> Received:
+        if isinstance(item, Dropped):
+            return Received(now, dropped=item, raw=raw)
+        try:
+            message = decode_message(item)
+        except ProtocolError as error:
+            return Received(now, frame=item, error=str(error), raw=raw)
+        first = reused = False
+        if isinstance(message, Heartbeat):
+            if self.boot_id is not None and message.boot_id != self.boot_id:
+                self._seen_ids.clear()  # a new boot numbers its events from 1 again (3.4)
+            self.boot_id = message.boot_id
+        elif isinstance(message, EventMessage):
+            content = (item.type, item.payload)
+            known = self._seen_ids.setdefault(message.event_id, content)
+            first = known is content
+            reused = known != content
+            if self.auto_ack:
+                self.ack(message.event_id)
+        return Received(now, frame=item, message=message, raw=raw, first_copy=first,
+                        reused=reused)
+
+    def mark(self) -> int:
+        """Where the next item will be stored: ``received[mark:]`` is what came after."""
+        self.pump()
+        return len(self.received)
+
+    def skip_seen(self) -> None:
+        """Let later waits look only at what arrives from now on."""
+        self._cursor = len(self.received)
 
     def _next(self, deadline: float) -> Received | None:
         """The next item no wait has looked at yet, reading until ``deadline`` for one."""

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
+from drivers.conformance import KIT_VERSION
 from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.framed import Conformance
 from firmware_sim.scanner import ScannerShoeSim
@@ -52,8 +53,8 @@ def test_conformance_over_tcp_passes_firmware_sim(
     assert keyboard.prompts == 2 and "ACTION (cause_fault)" in captured.err
     assert "ACTION (power_cycle)" in captured.err
     rows = [line.split() for line in captured.out.splitlines()[1:-1]]
-    assert len(rows) == 22 and {row[2] for row in rows} == {"PASS"}
-    assert captured.out.splitlines()[-1].startswith("22 passed, 0 failed, 0 not run")
+    assert len(rows) == 23 and {row[2] for row in rows} == {"PASS"}
+    assert captured.out.splitlines()[-1].startswith("23 passed, 0 failed, 0 not run")
 
 
 def test_conformance_json_on_a_pty_reports_not_run(tmp_path: Path,
@@ -66,6 +67,7 @@ def test_conformance_json_on_a_pty_reports_not_run(tmp_path: Path,
     doc = json.loads(capsys.readouterr().out)
     verdicts = {r["scenario"]: r["verdict"] for r in doc["results"]}
     assert code == 3 and doc["passed"] is False
+    assert doc["kit_version"] == KIT_VERSION and doc["interactive"] is False
     assert verdicts.pop("fault-clear-order") == "not run"
     assert set(verdicts.values()) == {"pass"} and len(verdicts) == 6
 
@@ -134,3 +136,16 @@ def test_conformance_nothing_there(tmp_path: Path, capsys: pytest.CaptureFixture
     code = main(["conformance", "--device", "shuffler", "--url", str(tmp_path / "ttyNONE")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "ttyNONE" in err
+
+
+def test_rows_not_run_say_how_to_answer_them(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --interactive the row that needs a person is NOT RUN, the exit status is 3,
+    and stderr says how a person answers it (docs/protocols.md section 9)."""
+    with PtyServer(ShufflerSim(), link=tmp_path / "dev"):
+        code = main(["conformance", "--device", "shuffler", "--url", str(tmp_path / "dev"),
+                     "--only", "resync,fault-clear-order"])
+    captured = capsys.readouterr()
+    assert code == 3
+    assert "1 passed, 0 failed, 1 not run of 2" in captured.out
+    assert "--interactive" in captured.err and "ACTION" in captured.err

@@ -5,12 +5,11 @@ breaks the document, and each failure names the clause."""
 from __future__ import annotations
 
 import queue
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from drivers.conformance import Result, Verdict, run_suite
+from drivers.conformance import Result, Verdict
 from drivers.conformance.reader import SCENARIOS as READER_SCENARIOS
 from drivers.conformance.runner import run_reader_suite
 from drivers.conformance.session import Action
@@ -18,7 +17,6 @@ from drivers.conformance.shoe import SCENARIOS as SHOE_SCENARIOS
 from drivers.conformance.shuffler import SCENARIOS as SHUFFLER_SCENARIOS
 from drivers.events import DeviceEvent
 from drivers.shoe import open_shoe
-from drivers.transport import SerialTransport
 from firmware_sim.beetek import BeeTekShoeSim
 from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.framed import Conformance, FramedSimDevice
@@ -26,38 +24,12 @@ from firmware_sim.scanner import ScannerShoeSim
 from firmware_sim.serve import PtyServer
 from firmware_sim.shoe_framed import FramedShoeSim
 from firmware_sim.shuffler import ShufflerSim
-from tests.drivers.sim_fixtures import serve
-
-
-class SimDealer:
-    """The person at a simulated device: does each physical step through the simulator."""
-
-    def __init__(self, sim: FramedSimDevice) -> None:
-        self.sim = sim
-        self.done: list[Action] = []
-        self._actions: dict[Action, Callable[[], None]] = {
-            Action.CAUSE_FAULT: lambda: sim.inject(FaultSpec(FaultKind.DOOR_OPEN)),
-            Action.DRAW_CARD: lambda: sim.draw(),  # type: ignore[attr-defined]
-            Action.OPEN_LID: lambda: sim.open_lid(),  # type: ignore[attr-defined]
-            Action.POWER_CYCLE: lambda: sim.reboot(),
-        }
-
-    def act(self, action: Action, instruction: str) -> bool:
-        self.done.append(action)
-        self._actions.get(action, lambda: None)()
-        return True
+from tests.drivers.conformance.bench import SimDealer, run_kit
 
 
 def _run(sim: FramedSimDevice, kind: str, tmp_path: Path, scenarios: tuple, *,
          dealer: bool = True) -> dict[str, Result]:
-    served = serve(sim, kind, tmp_path)
-    try:
-        results = run_suite(scenarios, SerialTransport(served.url),
-                            operator=SimDealer(sim) if dealer else None)
-    finally:
-        served.server.close()
-    assert [r.key for r in results] == [s.key for s in scenarios]
-    return {r.key: r for r in results}
+    return run_kit(sim, kind, tmp_path, scenarios, dealer=dealer)
 
 
 @pytest.mark.parametrize("kind", ["pty", "tcp"])
@@ -83,8 +55,8 @@ def test_legacy_firmware_fails_naming_the_clause(tmp_path: Path) -> None:
     assert "MUST NOT answer EVENT_ACK" in failed["event-ack"]
     assert failed["event-resend"].startswith("protocols.md 3.3:")
     assert "replayed" in failed["event-resend"]
-    assert failed["fault-clear-order"] == ("protocols.md 5.5: FAULT_CLEARED came before the "
-                                           "ACK to CLEAR_FAULT; the ACK MUST come first")
+    assert failed["fault-clear-order"] == ("protocols.md 5.5: FAULT_CLEARED(door_open) came before "
+                                           "the ACK to CLEAR_FAULT; the ACK MUST come first")
     assert "MAY" in results["shuffle-in-ready"].detail
 
 
