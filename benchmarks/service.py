@@ -59,10 +59,16 @@ durability = "{durability}"
 [control]
 socket = "{socket}"
 socket_group = ""
-
+{control_keys}
 [clock]
 unsynchronised = "allow"
 """
+
+
+def service_config(tmp: Path, *, durability: str = "money", control_keys: str = "") -> str:
+    """:data:`CONFIG` for a service in ``tmp``, ``control_keys`` (TOML lines) in ``[control]``."""
+    return CONFIG.format(journal=tmp / "journal", socket=tmp / "control.sock",
+                         durability=durability, control_keys=control_keys)
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -108,13 +114,13 @@ def _round(client: ControlClient, events: Any, number: int) -> None:
 @contextmanager
 def running_service(tmp: Path, *, durability: str = "money", extra: str = ""
                     ) -> Iterator[tuple[int, Path, float]]:
-    """The service started in ``tmp`` with :data:`CONFIG` (``extra`` appended: more
-    ``[control]`` keys): (pid, control socket, seconds from ``Popen`` to READY=1). SIGTERM at
-    the end, which must exit 0."""
+    """The service started in ``tmp`` with :data:`CONFIG` (``extra``: more ``[control]`` keys,
+    written inside that table: appended after ``[clock]`` they were the clock's, and the
+    service refused its config): (pid, control socket, seconds from ``Popen`` to READY=1).
+    SIGTERM at the end, which must exit 0."""
     config = tmp / "tablectl.toml"
     sock = tmp / "control.sock"
-    config.write_text(CONFIG.format(journal=tmp / "journal", socket=sock,
-                                    durability=durability) + extra)
+    config.write_text(service_config(tmp, durability=durability, control_keys=extra))
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
     notify.bind(str(tmp / "notify"))
     notify.settimeout(30)

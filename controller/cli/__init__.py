@@ -43,6 +43,7 @@ COMMAND_MODULES = (
     "controller.cli.journal",
     "controller.cli.integrity",
     "controller.cli.selfcheck",
+    "controller.cli.deploy",
     "controller.cli.run",
     "controller.cli.client",
     "controller.cli.web",
