@@ -72,6 +72,7 @@ def test_the_installed_software_verifies(release: dict[str, Path],
     assert set(listed["distributions"]) == {"tablectl", *locked_names(LOCK)}
     assert any(name.startswith("tablectl/controller/settlement/") for name in listed["files"])
     assert any(name.startswith("cryptography/") for name in listed["files"])
+    assert sorted(out["covers"]) == sorted(listed["distributions"])
 
 
 @pytest.mark.skipif(OPENSSL is None, reason="openssl not installed")
@@ -142,6 +143,21 @@ def test_nothing_configured_is_not_verified(capsys: pytest.CaptureFixture[str]) 
     """Without a manifest and key the digest is printed but nothing is verified: exit 1."""
     assert main(["selfcheck"]) == 1
     assert capsys.readouterr().out.startswith("NOT VERIFIED: tablectl ")
+
+
+def test_plain_selfcheck_says_why_its_count_differs_from_the_manifests(
+        release: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27: plain ``selfcheck`` showed 232 files and one digest, the manifest it had just
+    built 535 files and another, with no word on why. It hashes tablectl's own files only (no
+    manifest: no list of dependencies), and now says so, naming what each covers."""
+    assert main(["selfcheck"]) == 1
+    line = capsys.readouterr().out
+    assert "file(s) of tablectl only" in line
+    assert "also covers every locked dependency, so its file count and digest differ" in line
+    code, out, _ = selfcheck(capsys)
+    assert (code, out["covers"]) == (1, ["tablectl"])
+    listed = json.loads(release["manifest"].read_bytes())
+    assert out["files"] < len(listed["files"])
 
 
 def test_an_unreadable_key_is_one_line_exit_2(release: dict[str, Path], tmp_path: Path,
