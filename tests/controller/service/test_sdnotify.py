@@ -39,7 +39,7 @@ def test_abstract_namespace() -> None:
     name = f"tablectl-test-{uuid.uuid4().hex}"
     with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as receiver:
         receiver.bind("\0" + name)
-        receiver.settimeout(5.0)
+        receiver.settimeout(60.0)
         assert Notifier("@" + name).ready()
         assert receiver.recv(4096) == b"READY=1"
 
