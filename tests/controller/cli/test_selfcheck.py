@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
@@ -177,19 +178,22 @@ def _runtime_closure(name: str, extra: str = "") -> set[str]:
     from packaging.requirements import Requirement
 
     seen: set[str] = set()
-    todo = [name]
+    todo = [(name, extra)]
+    done: set[tuple[str, str]] = set()
     while todo:
-        current = todo.pop()
-        wanted = extra if current == name else ""
+        current, wanted = todo.pop()
+        if (current, wanted) in done:
+            continue
+        done.add((current, wanted))
         for text in metadata.requires(current) or []:
             requirement = Requirement(text)
             if requirement.marker is not None and \
                     not requirement.marker.evaluate({"extra": wanted}):
                 continue
             dep = re.sub(r"[-_.]+", "-", requirement.name).lower()
-            if dep not in seen:
-                seen.add(dep)
-                todo.append(dep)
+            seen.add(dep)
+            # a requirement's own extras (psycopg[binary]) are followed too
+            todo += [(dep, "")] + [(dep, e) for e in sorted(requirement.extras)]
     return seen
 
 
@@ -216,6 +220,41 @@ def test_the_web_lock_pins_what_the_web_extra_adds() -> None:
     for compiled in ("argon2-cffi-bindings", "markupsafe"):
         block = text.split(f"{compiled}==", 1)[1].split("# via", 1)[0]
         assert block.count("--hash=sha256:") == 2, compiled
+
+
+EXTRA_LOCKS = {
+    # extra -> its lock and the distributions of it that are compiled (a wheel per platform)
+    "web": (WEB_LOCK, ("argon2-cffi-bindings", "markupsafe")),
+    "floor": (ROOT / "requirements-floor.lock", ("psycopg-binary",)),
+    "analysis": (ROOT / "requirements-analysis.lock",
+                 ("contourpy", "fonttools", "kiwisolver", "matplotlib", "numpy", "pillow",
+                  "scipy")),
+}
+
+
+def test_every_runtime_extra_has_its_lock() -> None:
+    """Issue 27: the lock covered the runtime and web extras but not floor or analysis. Every
+    extra a machine of the floor runs has a lock; ``test`` and ``bench`` are the developer's
+    (pytest, pokerkit), never installed on a Pi."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert set(extras) - {"test", "bench"} == set(EXTRA_LOCKS)
+
+
+@pytest.mark.parametrize("extra", ["floor", "analysis"])
+def test_an_extras_lock_pins_what_the_extra_adds(extra: str) -> None:
+    """Like the web lock: what ``tablectl[EXTRA]`` needs beyond requirements.lock, each at the
+    installed version, an x86_64 and an aarch64 hash for every compiled wheel."""
+    lock, compiled = EXTRA_LOCKS[extra]
+    text = lock.read_text()
+    pins = dict(re.findall(r"(?m)^([a-z0-9-]+)==(\S+) \\", text))
+    assert set(pins) == _runtime_closure("tablectl", extra) - _runtime_closure("tablectl")
+    for name, version in pins.items():
+        assert metadata.version(name) == version, name
+    for name in compiled:
+        block = text.split(f"\n{name}==", 1)[1].split("# via", 1)[0]
+        assert block.count("--hash=sha256:") == 2, name
+    assert f"-r requirements.lock -r {lock.name}" in text
 
 
 def test_the_lock_installs_with_require_hashes(tmp_path: Path) -> None:
