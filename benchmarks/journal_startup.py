@@ -14,7 +14,9 @@ Then the service is started on it (``ready_seconds``: ``Popen`` to READY=1), and
 check is run here on the same journal (``records_read_by_startup_check``). The check reads from
 the verified mark (docs/journal.md, "Start-up check"), so neither should grow with the journal;
 ``full_verify_seconds_estimate`` scales the full check's rate on the newest file to the whole
-journal (what ``tablectl journal verify`` costs on demand).
+journal (what ``tablectl journal verify`` costs on demand). ``protection_warm_seconds`` is
+the game-protection monitors' warm-up (``controller.protection.history``: the last 2,000 decks,
+read before READY), measured alone on the same journal: bounded by decks, not by the journal.
 
 Run: ``python benchmarks/journal_startup.py [--records N] [--per-file N] [--dir PATH]`` (10 M
 records is about 3 GB on disk and a few minutes to write).
@@ -41,6 +43,8 @@ from controller.journal.reader import iter_records  # noqa: E402
 from controller.journal.record import GENESIS_HASH, canonical_json  # noqa: E402
 from controller.journal.startup import check_journal  # noqa: E402
 from controller.journal.verify import verify  # noqa: E402
+from controller.protection.guard import TableGuard  # noqa: E402
+from controller.protection.history import warm_from_journal  # noqa: E402
 from controller.service.client import ControlClient  # noqa: E402
 
 TABLE = "BENCH-SVC"
@@ -187,6 +191,9 @@ def measure(records: int = 10_000_000, per_file: int = 100_000, template_rounds:
         started = time.monotonic()
         full_newest = verify([newest], allow_unanchored=True, head=None)
         newest_seconds = time.monotonic() - started
+        started = time.monotonic()
+        warmed = warm_from_journal(TableGuard(), service / "journal")
+        warm_seconds = time.monotonic() - started
         ready = _ready_on(service)
         result = {
             **written, **ready,
@@ -195,6 +202,8 @@ def measure(records: int = 10_000_000, per_file: int = 100_000, template_rounds:
             "startup_check_incremental": check.incremental,
             "startup_check_damage": check.damage,
             "newest_file_intact": full_newest.problem is None,
+            "protection_warm_seconds": round(warm_seconds, 3),
+            "protection_warm_decks": warmed,
         }
         if full_newest.records:
             rate = full_newest.records / newest_seconds
