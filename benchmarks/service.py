@@ -29,6 +29,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -67,6 +68,15 @@ socket_group = ""
 [clock]
 unsynchronised = "allow"
 """
+
+
+def _drain(notify: socket.socket) -> None:
+    notify.settimeout(None)
+    try:
+        while notify.recv(4096):
+            pass
+    except OSError:  # closed at the end of the run
+        pass
 
 
 def service_config(tmp: Path, *, durability: str = "money", control_keys: str = "") -> str:
@@ -136,7 +146,12 @@ def running_service(tmp: Path, *, durability: str = "money", extra: str = ""
     try:
         while not notify.recv(4096).startswith(b"READY=1"):
             pass
-        yield process.pid, sock, time.monotonic() - started
+        ready = time.monotonic() - started
+        # read every later STATUS as systemd does: unread, the queue filled and the service
+        # could not stop (issue 27; its notifications no longer block either way)
+        threading.Thread(target=_drain, args=(notify,), daemon=True,
+                         name="notify-drain").start()
+        yield process.pid, sock, ready
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=STOP_SECONDS)
         if process.returncode != 0:
