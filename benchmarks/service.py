@@ -6,8 +6,9 @@ NOTIFY_SOCKET bound here, and measures what issue 6 asks, from outside the proce
 
 * ``ready_seconds``: from ``Popen`` to the READY=1 datagram (goal < 1.5 s);
 * ``idle_cpu_percent``: utime+stime from ``/proc/PID/stat`` over ``idle_seconds`` of a table
-  with no round (from :data:`SETTLE_SECONDS` after READY: start-up's own traffic is not idle), as a share of one core (goal < 1 %: no busy polling); the kernel counts in
-  clock ticks, so over 10 s this is only good to 0.1 %;
+  with no round (from :data:`SETTLE_SECONDS` after READY: start-up's own traffic is not
+  idle), as a share of one core (goal < 1 %: no busy polling); the kernel counts in clock
+  ticks, so over 10 s this is only good to 0.1 %;
 * ``idle_wakeups_per_second``: over the same window, how often the service's threads blocked
   and woke (voluntary context switches of every thread, ``/proc/PID/task/*/status``): the
   finer measure of what costs the idle CPU (each poll, each tick, each heartbeat; goal < 5);
