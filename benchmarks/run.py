@@ -21,7 +21,9 @@ comparison is side by side in the same run and reported as a ratio:
 * ``control``: the service's memory under 1,000 idle control connections and under a client
   that never reads its replies (``benchmarks/control.py``).
 
-Run: ``python benchmarks/run.py [--json] [--only eval,settle,odds,latency]``.
+Run: ``python benchmarks/run.py [--json] [--only eval,settle,odds,latency]``. Each section's
+figures are printed as it ends; a section that fails reports ``{"error": ...}`` in place of its
+figures and the run goes on (exit 1 names the failed sections; the others' figures stand).
 
 Game protection (false alarms and power of every monitor against every faulty shuffler, the
 live cost per card, the integrity report's time) is ``python benchmarks/protection.py``
@@ -258,12 +260,33 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [s for s in chosen if s not in SECTIONS]
     if unknown:
         parser.error(f"unknown section(s): {', '.join(unknown)}")
-    results = {name: SECTIONS[name]() for name in chosen}
+    results: dict[str, Any] = {}
+    failed = []
+    for name in chosen:
+        results[name] = run_section(name, SECTIONS[name])
+        if "error" in results[name]:
+            failed.append(name)
+        if not args.json:  # each section as it ends: a later failure loses nothing
+            _print_human({name: results[name]})
+            sys.stdout.flush()
     if args.json:
         print(json.dumps(results, default=float))
-    else:
-        _print_human(results)
-    return 0
+    if failed:
+        print(f"run.py: section(s) failed: {', '.join(failed)} (their error is in the "
+              "output; the other sections' figures stand)", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def run_section(name: str, section: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """One section's figures, or its error in their place: a READY timeout under load in one
+    section must not lose what the others measured (a 2.5-minute run used to end with
+    nothing). The error is one line naming its type; the run goes on to the next section."""
+    started = time.perf_counter()
+    try:
+        return section()
+    except Exception as error:  # any failure of one section is that section's result
+        return {"error": f"{type(error).__name__}: {error}".splitlines()[0],
+                "seconds_before_failing": round(time.perf_counter() - started, 1)}
 
 
 if __name__ == "__main__":

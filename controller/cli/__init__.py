@@ -13,7 +13,6 @@ import argparse
 import importlib
 import logging
 import os
-import sqlite3
 import sys
 import traceback
 from collections.abc import Sequence
@@ -43,6 +42,7 @@ COMMAND_MODULES = (
     "controller.cli.journal",
     "controller.cli.integrity",
     "controller.cli.selfcheck",
+    "controller.cli.deploy",
     "controller.cli.run",
     "controller.cli.client",
     "controller.cli.web",
@@ -56,6 +56,14 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(EXIT_USAGE, f"tablectl: {message}\n")
+
+
+def _database_error(error: Exception) -> bool:
+    """A SQLite error (a floor or web database that cannot be used): the user's to fix. Asked
+    of ``sys.modules``, not imported here: ``tablectl run`` never opens a database, and
+    sqlite3 would cost the table service's resident memory at every start (issue 27)."""
+    sqlite = sys.modules.get("sqlite3")
+    return sqlite is not None and isinstance(error, sqlite.Error)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,9 +97,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{error.filename}: " if error.filename else ""
         print(f"tablectl {args.command}: {where}{error.strerror or error}", file=sys.stderr)
         return EXIT_USAGE
-    except sqlite3.Error as error:
-        print(f"tablectl {args.command}: database: {error}", file=sys.stderr)
-        return EXIT_USAGE
     except ImportError as error:
         missing = (error.name or "").split(".")[0]
         extra = EXTRAS.get(missing)
@@ -102,6 +107,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as error:  # noqa: BLE001 (the last wall: no traceback reaches a user)
+        if _database_error(error):
+            print(f"tablectl {args.command}: database: {error}", file=sys.stderr)
+            return EXIT_USAGE
         print(f"tablectl {args.command}: internal error: {type(error).__name__}: {error} "
               f"(a bug: please report it; --log-level DEBUG shows where)", file=sys.stderr)
         if logging.getLogger().isEnabledFor(logging.DEBUG) or args.log_level == "DEBUG":

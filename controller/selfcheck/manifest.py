@@ -16,11 +16,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
+# cryptography is imported where a key is used, not here: the service imports this module at
+# every start, and cryptography's bindings cost ~7 MB of resident memory (issue 27: the Pi's
+# service under 40 MB) that a table with no [software] manifest configured never needs.
 
 from controller.selfcheck.errors import SelfCheckError
 from controller.selfcheck.inventory import OWN_DISTRIBUTION, Inventory, take_inventory
@@ -58,6 +63,11 @@ class CheckResult:
     manifest: str | None = None
     public_key: str | None = None
     public_key_sha256: str | None = None
+    covers: tuple[str, ...] = ()
+    """The distributions whose files were hashed: without a manifest only tablectl's own (there
+    is no list of dependencies to cover); with one, every distribution the manifest names
+    (tablectl and its lock's). So a plain ``selfcheck`` and the manifest count and digest
+    different sets of files, and say which."""
 
     @property
     def verified(self) -> bool:
@@ -68,7 +78,10 @@ class CheckResult:
         head = {Verdict.VERIFIED: "VERIFIED", Verdict.MISMATCH: "MISMATCH",
                 Verdict.BAD_SIGNATURE: "BAD SIGNATURE", Verdict.UNREADABLE: "UNREADABLE",
                 Verdict.NOT_CONFIGURED: "NOT VERIFIED"}[self.verdict]
-        text = f"{head}: tablectl {self.version}, {self.files} file(s), sha256 {self.digest}"
+        text = f"{head}: tablectl {self.version}, {self.files} file(s)"
+        if self.covers:
+            text += f" of {_covered(self.covers)}"
+        text += f", sha256 {self.digest}"
         if self.problem:
             text += f"; {self.problem}"
         return text
@@ -78,7 +91,7 @@ class CheckResult:
                 "digest": self.digest, "files": self.files, "version": self.version,
                 "manifest": self.manifest, "manifest_digest": self.manifest_digest,
                 "public_key": self.public_key, "public_key_sha256": self.public_key_sha256,
-                "differences": list(self.differences),
+                "covers": list(self.covers), "differences": list(self.differences),
                 "more_differences": self.more_differences, "problem": self.problem}
 
 
@@ -98,6 +111,9 @@ def _read(path: Path, what: str) -> bytes:
 
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     try:
         key = serialization.load_pem_private_key(_read(path, "signing key"), password=None)
     except (ValueError, TypeError) as error:
@@ -109,6 +125,9 @@ def load_private_key(path: Path) -> Ed25519PrivateKey:
 
 
 def load_public_key(path: Path) -> Ed25519PublicKey:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     try:
         key = serialization.load_pem_public_key(_read(path, "public key"))
     except (ValueError, TypeError) as error:
@@ -154,7 +173,13 @@ def check(manifest_path: Path | None, public_key_path: Path | None) -> CheckResu
         inventory = take_inventory()
         return CheckResult(Verdict.NOT_CONFIGURED, inventory.digest, len(inventory.files),
                            inventory.distributions[OWN_DISTRIBUTION],
-                           problem="no manifest and public key configured")
+                           problem="no manifest and public key configured (only tablectl's own "
+                                   "files are hashed; a manifest built with --build-manifest "
+                                   "--lock also covers every locked dependency, so its file "
+                                   "count and digest differ from these)",
+                           covers=tuple(inventory.distributions))
+    from cryptography.exceptions import InvalidSignature
+
     where = {"manifest": str(manifest_path), "public_key": str(public_key_path)}
     try:
         key = load_public_key(public_key_path)
@@ -186,10 +211,20 @@ def check(manifest_path: Path | None, public_key_path: Path | None) -> CheckResu
                        manifest_digest=str(document.get("digest")),
                        differences=tuple(differences[:MAX_LISTED]),
                        more_differences=max(len(differences) - MAX_LISTED, 0), problem=problem,
-                       public_key_sha256=key_id, **where)
+                       public_key_sha256=key_id, covers=tuple(inventory.distributions),
+                       **where)
+
+
+def _covered(names: tuple[str, ...]) -> str:
+    """``tablectl only`` or ``tablectl and 9 locked distribution(s)``."""
+    others = len(names) - 1
+    return f"{names[0]} only" if not others else \
+        f"{names[0]} and {others} locked distribution(s)"
 
 
 def _key_id(key: Ed25519PublicKey) -> str:
     """SHA-256 of the raw public key: names the key in the journal without the key file."""
+    from cryptography.hazmat.primitives import serialization
+
     raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return hashlib.sha256(raw).hexdigest()

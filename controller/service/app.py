@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -29,6 +28,7 @@ import structlog
 from controller.service.config import ServiceConfig
 from controller.service.control import AccessPolicy, ControlServer, Handler, Peer
 from controller.service.errors import ServiceError
+from controller.service.health import Health
 from controller.service.protocol import ErrorCode, Refusal, Request, Role
 from controller.service.sdnotify import Notifier, watchdog_interval
 from controller.service.visibility import redact_event
@@ -37,13 +37,6 @@ log = structlog.get_logger(__name__)
 
 IDLE_HEALTH_SECONDS = 30.0
 """Health-loop period when systemd runs no watchdog (STATUS refresh only)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Health:
-    alive: bool
-    status: str
-    """One line for ``systemctl status``, e.g. "round 1234 dealing, shuffler online"."""
 
 
 class UnwiredHandler:

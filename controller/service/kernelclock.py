@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,14 +89,22 @@ class ClockSource(Protocol):
     def read(self) -> ClockReading: ...
 
 
-def read_adjtimex() -> tuple[int, int, int, int]:
-    """``(state, status, maxerror_us, esterror_us)`` from a read-only ``adjtimex`` call."""
+@functools.cache
+def _adjtimex() -> Any:
+    """libc's ``adjtimex``, looked up once: ``find_library`` runs ``ldconfig -p`` (and more) in
+    subprocesses, and the clock monitor asked every second, which was most of the idle
+    service's wake-ups and CPU (issue 27). A lookup that fails is not cached: raised each
+    time."""
     name = ctypes.util.find_library("c")
     try:
-        libc = ctypes.CDLL(name, use_errno=True)
-        adjtimex = libc.adjtimex
+        return ctypes.CDLL(name, use_errno=True).adjtimex
     except (OSError, AttributeError) as error:
         raise ClockUnavailable(f"adjtimex is not available: {error}") from error
+
+
+def read_adjtimex() -> tuple[int, int, int, int]:
+    """``(state, status, maxerror_us, esterror_us)`` from a read-only ``adjtimex`` call."""
+    adjtimex = _adjtimex()
     timex = _Timex()  # modes = 0: read only
     state = adjtimex(ctypes.byref(timex))
     if state < 0:

@@ -7,7 +7,9 @@ address starting with ``@`` is in the abstract namespace. The unit is ``Type=not
 
 With ``NOTIFY_SOCKET`` unset (a terminal, the tests, the bench) every call is a no-op that
 returns ``False``. A failed send is logged and reported as ``False`` but never raised: the
-service must not stop dealing because systemd went away. ``WATCHDOG_USEC`` gives the watchdog
+service must not stop dealing because systemd went away. Nor does a send wait: the socket is
+non-blocking, so a receiver whose queue is full (not reading) loses that notification
+(``EAGAIN``, logged) and the thread that sent it goes on. ``WATCHDOG_USEC`` gives the watchdog
 period; we ping at half of it (:func:`watchdog_interval`), as sd_watchdog_enabled(3) advises.
 """
 
@@ -64,7 +66,11 @@ class Notifier:
             return False
         message = "\n".join(lines).encode()
         try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC
+                               | socket.SOCK_NONBLOCK) as sock:
+                # never blocks: a receiver that stopped reading (a queue of unread datagrams
+                # full) is told nothing more, instead of stopping the thread that told it;
+                # issue 27: the service's stop hung on a STATUS its benchmark never read
                 sock.sendto(message, _address(self.address))
         except OSError as error:
             log.warning("sd_notify failed", address=self.address, error=str(error))

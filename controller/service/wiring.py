@@ -32,7 +32,6 @@ from controller.journal.startup import (
 from controller.journal.writer import JournalWriter
 from controller.protection.guard import TableGuard
 from controller.protection.history import warm_from_journal
-from controller.service.app import Health
 from controller.selfcheck.manifest import CheckResult
 from controller.selfcheck import status as selfcheck_status
 from controller.selfcheck.status import check_and_record
@@ -42,6 +41,7 @@ from controller.service.devices import DealingDevice, check_device_path, open_de
 from controller.service.errors import ResourceUnavailableError, ServiceError
 from controller.service.floodgate import Floodgate
 from controller.service.handler import TableHandler, event_json
+from controller.service.health import Health
 from controller.service.kernelclock import ClockSource, KernelClock
 from controller.service.keyfile import load_service_key
 from controller.service.liveness import waits

@@ -149,7 +149,7 @@ def _controller(args: argparse.Namespace) -> int:
         due.see(event)  # every event the loop takes, in order
         return event
 
-    def wait(*kinds: type, timeout: float = 2.0) -> ev.RoundEvent | None:
+    def wait(*kinds: type, timeout: float = 10.0) -> ev.RoundEvent | None:  # ends at the event
         while True:
             event = take(timeout)
             if event is None or isinstance(event, kinds):

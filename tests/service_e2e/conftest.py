@@ -30,8 +30,8 @@ from firmware_sim.serve import PtyServer
 from firmware_sim.shuffler import ShufflerSim
 
 ROOT = Path(__file__).resolve().parents[2]
-READY_SECONDS = 15.0
-EVENT_SECONDS = 10.0
+READY_SECONDS = 60.0
+EVENT_SECONDS = 60.0
 
 GAMES: dict[str, dict[str, str]] = {
     # game -> [device] table; each dealing path of the sim mode is exercised once

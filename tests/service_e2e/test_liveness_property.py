@@ -70,7 +70,7 @@ TAKE_ON = ("CardAssigned", "CardIgnored", "IrregularityRuled", "SupervisorRequir
 """Events after which the dealer lifts a presented hand to its box."""
 PROCESS_SECONDS = 60.0
 """Bound on one ``tablectl`` process (start-up alone is ~0.4 s; far more on a loaded CI)."""
-EFFECT_SECONDS = 10.0
+EFFECT_SECONDS = 60.0
 """Bound on an accepted command's effect showing in the status (milliseconds, normally)."""
 SUPERVISOR_PREFERENCE = ("clear-fault", "answer", "continue", "reconstruct")
 """What a supervisor tries first among the commands offered; void from the third try."""
@@ -330,7 +330,7 @@ class ServiceUnderFaults(RuleBasedStateMachine):
         self.in_round = False
         assert supervisor <= MAX_SUPERVISOR_ACTIONS, supervisor
         wagers = {w["id"] for w in status["wagers"]}
-        table.until(lambda: self._ended(wagers) is not None, timeout=10.0,
+        table.until(lambda: self._ended(wagers) is not None, timeout=60.0,
                     what="the settlement event of every wager")  # published after the snapshot
         last = self._ended(wagers)
         assert last is not None

@@ -99,7 +99,7 @@ class RulingsUnderTest(RuleBasedStateMachine):
             rig.send(cmd.PlaceWager(**DEALER, wager_id=f"r{self.rounds}-{index}",
                                     position=position, bet=bet, amount=amount, player=player))
         rig.send(cmd.CloseBets(**DEALER))
-        rig.until(lambda: rig.status()["state"] not in ("closed", "shuffled"), timeout=10.0,
+        rig.until(lambda: rig.status()["state"] not in ("closed", "shuffled"), timeout=60.0,
                   what="the deal under way")
 
     @precondition(lambda self: self.in_round)
@@ -267,7 +267,7 @@ class RulingsUnderTest(RuleBasedStateMachine):
         assert supervisor <= MAX_SUPERVISOR_ACTIONS, supervisor
         self.in_round = False
         wagers = {w["id"] for w in status["wagers"]}
-        rig.until(lambda: self._ended(wagers) is not None, timeout=5.0,
+        rig.until(lambda: self._ended(wagers) is not None, timeout=60.0,
                   what="the settlement event of every wager")
         last = self._ended(wagers)
         assert last is not None

@@ -7,18 +7,17 @@ the faults a deployment meets give one clear line each. Restarts mid-round: test
 from __future__ import annotations
 
 import os
-import select
 import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from controller.journal.verify import verify
 from controller.service.client import CommandRefused, ControlClient
+from tests.lines import LineReader
 from tests.service_e2e.conftest import (
     GAMES,
     WAGERS,
@@ -89,25 +88,20 @@ def test_watch_streams_round_events_as_json_lines(processes: Processes,
     sock = str(tmp_path / "control.sock")
     watch = processes.spawn(["watch", "--socket", sock])
     assert watch.stdout is not None and watch.stderr is not None
+    out, err = LineReader(watch.stdout), LineReader(watch.stderr)
     # the clock's state comes first (docs/service.md "Time"), then the stream starts
-    assert _line_within(watch.stderr).startswith("tablectl watch: clock: ")
-    assert _line_within(watch.stderr).startswith("tablectl watch: watching round events")
+    assert err.line().startswith("tablectl watch: clock: ")
+    assert err.line().startswith("tablectl watch: watching round events")
     with service.client() as client:
         client.request("round.open")
-        line = _line_within(watch.stdout)
+        line = out.line()
     assert '"type": "RoundOpened"' in line and '"round": 1' in line
     service.terminate()
-    watch.wait(timeout=10)
+    watch.wait(timeout=60)
     assert watch.returncode == 3
-    assert _line_within(watch.stderr) == (f"tablectl watch: the service closed the connection "
-                                          f"on {sock} (stopped, restarted, or this watcher "
-                                          "fell behind)\n")
-
-
-def _line_within(stream: Any, seconds: float = 10.0) -> str:
-    ready, _, _ = select.select([stream], [], [], seconds)
-    assert ready, f"no line within {seconds} s"
-    return str(stream.readline())
+    assert err.line() == (f"tablectl watch: the service closed the connection "
+                          f"on {sock} (stopped, restarted, or this watcher "
+                          "fell behind)\n")
 
 
 @pytest.mark.parametrize(("change", "message"), [

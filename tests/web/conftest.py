@@ -41,7 +41,7 @@ class Service:
     process: subprocess.Popen[bytes]
 
     def client(self) -> ControlClient:
-        return ControlClient(self.socket, timeout=5.0)
+        return ControlClient(self.socket, timeout=60.0)
 
     def call(self, verb: str, args: dict[str, object] | None = None, actor: str | None = None
              ) -> dict[str, object]:

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
@@ -72,6 +73,7 @@ def test_the_installed_software_verifies(release: dict[str, Path],
     assert set(listed["distributions"]) == {"tablectl", *locked_names(LOCK)}
     assert any(name.startswith("tablectl/controller/settlement/") for name in listed["files"])
     assert any(name.startswith("cryptography/") for name in listed["files"])
+    assert sorted(out["covers"]) == sorted(listed["distributions"])
 
 
 @pytest.mark.skipif(OPENSSL is None, reason="openssl not installed")
@@ -144,6 +146,21 @@ def test_nothing_configured_is_not_verified(capsys: pytest.CaptureFixture[str]) 
     assert capsys.readouterr().out.startswith("NOT VERIFIED: tablectl ")
 
 
+def test_plain_selfcheck_says_why_its_count_differs_from_the_manifests(
+        release: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27: plain ``selfcheck`` showed 232 files and one digest, the manifest it had just
+    built 535 files and another, with no word on why. It hashes tablectl's own files only (no
+    manifest: no list of dependencies), and now says so, naming what each covers."""
+    assert main(["selfcheck"]) == 1
+    line = capsys.readouterr().out
+    assert "file(s) of tablectl only" in line
+    assert "also covers every locked dependency, so its file count and digest differ" in line
+    code, out, _ = selfcheck(capsys)
+    assert (code, out["covers"]) == (1, ["tablectl"])
+    listed = json.loads(release["manifest"].read_bytes())
+    assert out["files"] < len(listed["files"])
+
+
 def test_an_unreadable_key_is_one_line_exit_2(release: dict[str, Path], tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     """A public key file that is not a key: one line naming it on stderr, exit 2."""
@@ -161,19 +178,22 @@ def _runtime_closure(name: str, extra: str = "") -> set[str]:
     from packaging.requirements import Requirement
 
     seen: set[str] = set()
-    todo = [name]
+    todo = [(name, extra)]
+    done: set[tuple[str, str]] = set()
     while todo:
-        current = todo.pop()
-        wanted = extra if current == name else ""
+        current, wanted = todo.pop()
+        if (current, wanted) in done:
+            continue
+        done.add((current, wanted))
         for text in metadata.requires(current) or []:
             requirement = Requirement(text)
             if requirement.marker is not None and \
                     not requirement.marker.evaluate({"extra": wanted}):
                 continue
             dep = re.sub(r"[-_.]+", "-", requirement.name).lower()
-            if dep not in seen:
-                seen.add(dep)
-                todo.append(dep)
+            seen.add(dep)
+            # a requirement's own extras (psycopg[binary]) are followed too
+            todo += [(dep, "")] + [(dep, e) for e in sorted(requirement.extras)]
     return seen
 
 
@@ -200,6 +220,41 @@ def test_the_web_lock_pins_what_the_web_extra_adds() -> None:
     for compiled in ("argon2-cffi-bindings", "markupsafe"):
         block = text.split(f"{compiled}==", 1)[1].split("# via", 1)[0]
         assert block.count("--hash=sha256:") == 2, compiled
+
+
+EXTRA_LOCKS = {
+    # extra -> its lock and the distributions of it that are compiled (a wheel per platform)
+    "web": (WEB_LOCK, ("argon2-cffi-bindings", "markupsafe")),
+    "floor": (ROOT / "requirements-floor.lock", ("psycopg-binary",)),
+    "analysis": (ROOT / "requirements-analysis.lock",
+                 ("contourpy", "fonttools", "kiwisolver", "matplotlib", "numpy", "pillow",
+                  "scipy")),
+}
+
+
+def test_every_runtime_extra_has_its_lock() -> None:
+    """Issue 27: the lock covered the runtime and web extras but not floor or analysis. Every
+    extra a machine of the floor runs has a lock; ``test`` and ``bench`` are the developer's
+    (pytest, pokerkit), never installed on a Pi."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert set(extras) - {"test", "bench"} == set(EXTRA_LOCKS)
+
+
+@pytest.mark.parametrize("extra", ["floor", "analysis"])
+def test_an_extras_lock_pins_what_the_extra_adds(extra: str) -> None:
+    """Like the web lock: what ``tablectl[EXTRA]`` needs beyond requirements.lock, each at the
+    installed version, an x86_64 and an aarch64 hash for every compiled wheel."""
+    lock, compiled = EXTRA_LOCKS[extra]
+    text = lock.read_text()
+    pins = dict(re.findall(r"(?m)^([a-z0-9-]+)==(\S+) \\", text))
+    assert set(pins) == _runtime_closure("tablectl", extra) - _runtime_closure("tablectl")
+    for name, version in pins.items():
+        assert metadata.version(name) == version, name
+    for name in compiled:
+        block = text.split(f"\n{name}==", 1)[1].split("# via", 1)[0]
+        assert block.count("--hash=sha256:") == 2, name
+    assert f"-r requirements.lock -r {lock.name}" in text
 
 
 def test_the_lock_installs_with_require_hashes(tmp_path: Path) -> None:

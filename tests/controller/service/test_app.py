@@ -177,7 +177,7 @@ def test_tablectl_run_as_systemd_would(tmp_path: Path, notify_socket: tuple[str,
             assert client.request("round.status")["state"] == "idle"
         process.send_signal(signal.SIGTERM)
         assert _datagrams_until(receiver, b"STOPPING=1")
-        _, err = process.communicate(timeout=10)
+        _, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()

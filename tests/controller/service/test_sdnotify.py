@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import uuid
 
 import pytest
@@ -39,7 +40,7 @@ def test_abstract_namespace() -> None:
     name = f"tablectl-test-{uuid.uuid4().hex}"
     with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as receiver:
         receiver.bind("\0" + name)
-        receiver.settimeout(5.0)
+        receiver.settimeout(60.0)
         assert Notifier("@" + name).ready()
         assert receiver.recv(4096) == b"READY=1"
 
@@ -79,3 +80,31 @@ def test_watchdog_interval_is_half_the_period(environ: dict[str, str],
                                               expected: float | None) -> None:
     """Ping at half of WATCHDOG_USEC, and only when the watchdog is ours (WATCHDOG_PID)."""
     assert watchdog_interval(environ) == expected
+
+
+def test_a_receiver_that_stopped_reading_never_blocks_the_sender(
+        notify_socket: tuple[str, socket.socket]) -> None:
+    """Issue 27: the service's stop hung in ``sendto`` because the benchmark read READY and
+    nothing after it: once the receiver's queue was full every notification blocked its
+    thread. Now a full queue loses the notification (``False``, logged) and the send returns."""
+    address, _receiver = notify_socket  # never read from here on
+    notifier = Notifier(address)
+    results: list[bool] = []
+
+    def flood() -> None:
+        for _ in range(5000):  # far past the kernel's datagram queue (net.unix.max_dgram_qlen)
+            results.append(notifier.status("round 1 dealing"))
+
+    thread = threading.Thread(target=flood, name="notify-flood")
+    thread.start()
+    thread.join(timeout=60)
+    blocked = thread.is_alive()
+    if blocked:  # before the fix: unblock the sender by reading, then fail
+        _receiver.settimeout(0.1)
+        while thread.is_alive():
+            try:
+                _receiver.recv(4096)
+            except TimeoutError:
+                pass
+    assert not blocked, "notify blocked on a receiver that does not read"
+    assert results[0] is True and results[-1] is False

@@ -36,7 +36,7 @@ def _run(inputs: list[object]) -> list[ev.RoundEvent]:
             table.put(item)
         events = []
         while True:
-            event = out.get(timeout=5)
+            event = out.get(timeout=60)
             events.append(event)
             if isinstance(event, ev.RoundSettled):
                 break
@@ -71,4 +71,4 @@ def test_subscriber_failure_does_not_stop_the_table() -> None:
 
     with Table(TableLayout.for_game("rws-nc-three-pictures"), [broken, out.put]) as table:
         table.put(cmd.OpenRound(**DEALER))
-        assert isinstance(out.get(timeout=5), ev.RoundOpened)
+        assert isinstance(out.get(timeout=60), ev.RoundOpened)

@@ -46,7 +46,7 @@ SENTINEL = parse_card("KC")
 """Never in a generated stream: the pty test sends it last and waits for it."""
 CARDS = [card for card, _ in DECK.fields if card != SENTINEL]
 MAX_LINE = 80
-PTY_WAIT = 10.0
+PTY_WAIT = 60.0
 """Generous: two cores shared by a whole team's test runs; a wait ends at the sentinel anyway."""
 PROPERTY = settings(max_examples=400, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

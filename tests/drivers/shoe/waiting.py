@@ -7,7 +7,7 @@ import time
 
 from drivers.events import DeviceEvent
 
-TIMEOUT = 3.0
+TIMEOUT = 30.0  # a bound for an event that is coming: generous on a loaded machine
 
 
 def wait_for(events: queue.Queue[DeviceEvent], kind: type, timeout: float = TIMEOUT,
