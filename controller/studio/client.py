@@ -66,11 +66,14 @@ class RoundReport:
     mismatches: list[str] = field(default_factory=list)
     batch_seconds: list[float] = field(default_factory=list)
     ended: str = ""
+    result_ms: float | None = None
+    """From this client receiving the round's last card to receiving its result."""
 
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "round": self.round, "accepted": self.accepted,
                 "refused": self.refused, "settled": self.settled, "returned": self.returned,
                 "ended": self.ended, "mismatches": self.mismatches[:10],
+                "result_ms": None if self.result_ms is None else round(self.result_ms, 1),
                 "batch_ms": [round(s * 1000, 1) for s in self.batch_seconds]}
 
 
@@ -164,14 +167,19 @@ class GameServer:
                 report: RoundReport) -> None:
         hands: dict[str, list[str]] = {}
         after = 0
+        last_card: float | None = None
         while True:
             answer = self._ok("GET", f"/v1/rounds/{number}/events?after={after}&wait=20")
             after = int(answer["next"])
             for event in answer["events"]:
                 if event["type"] == "CardAssigned":
                     hands.setdefault(event["position"], []).append(event["card"])
+                    if event["position"] == "banker" and event["index"] == 2:
+                        last_card = time.perf_counter()
                 elif event["type"] in ("RoundSettled", "RoundVoided"):
                     report.ended = event["type"]
+                    if last_card is not None:
+                        report.result_ms = (time.perf_counter() - last_card) * 1000
                     self._check(event, hands, placed, report)
                     return
 
