@@ -63,11 +63,12 @@ class RoundBook:
             self._changed.notify_all()
         self._on_event(event)
 
-    def ensure(self, number: int) -> None:
-        """A round just opened: readers may ask for it before its first event arrives."""
+    def ensure(self, number: int, state: str = "betting") -> None:
+        """A round just opened (or taken up after a restart, in ``state``): readers may ask
+        for it before its next event arrives."""
         with self._changed:
             if number not in self._rounds:
-                self._rounds[number] = RoundView(number)
+                self._rounds[number] = RoundView(number, state)
                 while len(self._rounds) > KEEP_ROUNDS:
                     self._rounds.popitem(last=False)
 

@@ -62,6 +62,8 @@ class Gateway:
 
     # -- life cycle -------------------------------------------------------------------------
     def start(self) -> None:
+        with self._lock:
+            self._adopt()
         for thread in self._threads:
             thread.start()
 
@@ -78,6 +80,41 @@ class Gateway:
         with self._lock:
             if self._control is not None:
                 self._control.close()
+
+    def _adopt(self) -> None:
+        """After a restart of the gateway, take up the round it opened last if the table is
+        still in it (on a studio table only the gateway opens rounds): its game server may go
+        on placing batches and closing it, the betting window is kept, and the cards dealt
+        so far are filed from ``round.status`` so a reader from cursor 0 misses none."""
+        if self.ledger.last_open is None:
+            return
+        client, answer = self.ledger.last_open
+        try:
+            status = self._request("round.status", {}, client, "adopt")
+        except (CommandRefused, ControlError) as error:
+            log.warning("studio_adopt_failed", error=str(error))
+            return
+        if status.get("state") in (None, "idle", "settled", "voided"):
+            return
+        number = int(answer["round"])
+        self._owner[number] = client
+        self._current = number
+        self.book.ensure(number, "betting" if status.get("state") == "betting" else "closed")
+        hands = status.get("hands") or {}
+        for index in range(3):
+            for position in ("p1", "p2", "p3", "banker"):
+                cards = hands.get(position, [])
+                if index < len(cards):
+                    self.book.add({"type": "CardAssigned", "round": number,
+                                   "position": position, "card": cards[index],
+                                   "index": index})
+        if status.get("state") == "betting":
+            left = max(0.0, float(answer["closes_at"]) - time.time())
+            timer = threading.Timer(left, self._window_ends, (number,))
+            timer.daemon = True
+            self._timers[number] = timer
+            timer.start()
+        log.info("studio_round_adopted", round=number, client=client, state=status["state"])
 
     # -- the verbs --------------------------------------------------------------------------
     def open_round(self, client: str, body: object) -> dict[str, Any]:

@@ -39,6 +39,8 @@ class Ledger:
         self._lock = threading.Lock()
         self._entries: dict[tuple[str, str], Entry] = {}
         self.refusals = 0
+        self.last_open: tuple[str, dict[str, Any]] | None = None
+        """The newest round opened through the gateway: its game server and the answer."""
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists():
             self._load()
@@ -58,6 +60,7 @@ class Ledger:
                 if record.get("kind") == "answer":
                     self._entries[(record["client"], record["key"])] = Entry(
                         record["digest"], record["answer"])
+                    self._note_open(record["client"], record["answer"])
 
     def get(self, client: str, key: str) -> Entry | None:
         with self._lock:
@@ -66,8 +69,13 @@ class Ledger:
     def record_answer(self, client: str, key: str, digest: str, answer: dict[str, Any]) -> None:
         with self._lock:
             self._entries[(client, key)] = Entry(digest, answer)
+            self._note_open(client, answer)
             self._append({"kind": "answer", "client": client, "key": key, "digest": digest,
                           "answer": answer})
+
+    def _note_open(self, client: str, answer: dict[str, Any]) -> None:
+        if answer.get("ok") and "betting_seconds" in answer:
+            self.last_open = (client, answer)
 
     def record_refusal(self, client: str, code: str, message: str) -> None:
         """A refusal the gateway gave without the table (no certificate, a batch too large, a

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from controller.journal.reader import iter_records
 from tests.service_e2e.conftest import Processes
-from tests.studio.conftest import Studio
+from tests.studio.conftest import Studio, read_line
 
 KILLS = 10
 ROUNDS = 4
@@ -69,3 +69,36 @@ def test_game_server_killed_mid_round_ten_times(studio: Studio, processes: Proce
     settled = [r for r in records if r.event_type == "round_settled"]
     assert len(settled) == ROUNDS
     assert sum(len(r.payload["settlement"]["results"]) for r in settled) == ROUNDS * 300
+
+
+def test_gateway_killed_mid_round_takes_the_round_up(studio: Studio,
+                                                     processes: Processes) -> None:
+    """The gateway itself killed (SIGKILL) after a batch: started again, it takes up the
+    round it opened (the ledger's last open, the table still in it); the resent batch gets
+    the same answer, the next is placed, every wager is settled once."""
+    wager = {"member": "m1", "position": "p2", "bet": "lose", "amount": 300}
+    status, opened = studio.call("POST", "/v1/rounds", {"key": "g-r", "betting_seconds": 120})
+    assert status == 200, opened
+    number = opened["round"]
+    first = {"key": "g-b0", "wagers": [{**wager, "id": f"x{n}"} for n in range(20)]}
+    before = studio.call("POST", f"/v1/rounds/{number}/wagers", first)
+    studio.gateway.send_signal(signal.SIGKILL)
+    studio.gateway.communicate(timeout=30)
+    studio.gateway = processes.spawn(["studio", "--config",
+                                      str(studio.ledger.parents[1] / "studio.toml")])
+    assert read_line(studio.gateway).startswith("listening")
+    again = studio.call("POST", f"/v1/rounds/{number}/wagers", first)
+    assert again[1] == {**before[1], "replayed": True}
+    second = {"key": "g-b1", "wagers": [{**wager, "id": f"y{n}"} for n in range(20)]}
+    status, placed = studio.call("POST", f"/v1/rounds/{number}/wagers", second)
+    assert (status, placed["accepted"]) == (200, 20), placed
+    assert studio.call("POST", f"/v1/rounds/{number}/close", {"key": "g-c"})[0] == 200
+    after, results = 0, None
+    while results is None:
+        status, answer = studio.call("GET", f"/v1/rounds/{number}/events?after={after}&wait=20")
+        assert status == 200, answer
+        after = answer["next"]
+        results = next((e["results"] for e in answer["events"] if e["type"] == "RoundSettled"),
+                       None)
+    assert sorted(r["wager_id"] for r in results) == sorted(
+        [f"x{n}" for n in range(20)] + [f"y{n}" for n in range(20)])
