@@ -138,6 +138,8 @@ class _Handler(BaseHTTPRequestHandler):
                                    "message": "internal error (logged)"}
         if status == 200 and answer.get("ok") is False:
             status = 409
+        if status >= 400 and status != 409:
+            self.close_connection = True  # a body may be left unread: start afresh
         body = json.dumps(answer, separators=(",", ":")).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
