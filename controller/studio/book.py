@@ -15,8 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-KEEP_ROUNDS = 16
-"""Rounds kept in memory; an older one is in the journal (``tablectl journal``)."""
+KEEP_ROUNDS = 4
+"""Rounds kept in memory (a settled one holds every wager's result, 2,000 in a studio round);
+an older one is in the journal (``tablectl journal``)."""
 CARD_EVENTS = frozenset({"CardAssigned", "HandComplete"})
 PASSED_AS_IS = frozenset({"RoundOpened", "ShuffleConfirmed", "DealComplete"}) | CARD_EVENTS
 ENDINGS = frozenset({"RoundSettled", "RoundVoided"})

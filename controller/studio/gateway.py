@@ -132,7 +132,7 @@ class Gateway:
                 self.ledger.record_refusal(client, refusal.code, refusal.message)
             raise
         with self._lock:
-            if (replay := self._replayed(client, batch.key, batch.digest)) is not None:
+            if (replay := self._replayed(client, batch.key, batch.digest, batch)) is not None:
                 return replay
             return self._place(client, batch)
 
@@ -171,14 +171,25 @@ class Gateway:
         self.ledger.record_refusal(client, code, message)
         raise StudioRefusal(status, code, message)
 
-    def _replayed(self, client: str, key: str, digest: str) -> dict[str, Any] | None:
+    def _replayed(self, client: str, key: str, digest: str,
+                  batch: WagerBatch | None = None) -> dict[str, Any] | None:
+        """The answer recorded for ``key``; a batch's per-wager answers are rebuilt from the
+        resent batch itself (same digest, so the same wagers in the same order) and the
+        refusals the ledger kept, so the ledger holds a few bytes a batch, not its wagers."""
         entry = self.ledger.get(client, key)
         if entry is None:
             return None
         if entry.digest != digest:
             self._refuse(client, 409, "key_reused", f"idempotency key {key!r} was used for "
                          "different content; nothing done (send new content with a new key)")
-        return {**entry.answer, "replayed": True}
+        answer = dict(entry.answer)
+        refusals = answer.pop("refusals", None)
+        if batch is not None and isinstance(refusals, dict):
+            answer["wagers"] = [
+                {"id": w.id, "status": "refused", "reason": refusals[str(i)]}
+                if str(i) in refusals else {"id": w.id, "status": "accepted"}
+                for i, w in enumerate(batch.wagers)]
+        return {**answer, "replayed": True}
 
     def _answer(self, client: str, key: str, digest: str, answer: dict[str, Any]
                 ) -> dict[str, Any]:
@@ -253,9 +264,12 @@ class Gateway:
                 answers.append({"id": wager.id, "status": "refused",
                                 "reason": refused.message})
         accepted = sum(1 for a in answers if a["status"] == "accepted")
-        return self._answer(client, batch.key, batch.digest, {
-            "ok": True, "round": batch.round, "key": batch.key, "accepted": accepted,
-            "refused": len(answers) - accepted, "wagers": answers})
+        summary = {"ok": True, "round": batch.round, "key": batch.key, "accepted": accepted,
+                   "refused": len(answers) - accepted}
+        refusals = {str(i): a["reason"] for i, a in enumerate(answers) if "reason" in a}
+        self.ledger.record_answer(client, batch.key, batch.digest,
+                                  {**summary, "refusals": refusals})
+        return {**summary, "wagers": answers, "replayed": False}
 
     def _control_list(self) -> list[dict[str, Any]]:
         assert self._control is not None

@@ -14,6 +14,7 @@ import json
 import os
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,11 @@ import structlog
 from controller.studio.errors import StudioError
 
 log = structlog.get_logger(__name__)
+
+KEEP_KEYS = 20_000
+"""Keys remembered (the newest): about three days of a studio's rounds (an open, four batches
+and a close a round). A key older than that is answered afresh, which places nothing in a round
+long closed; the file keeps them all until it is rotated."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +43,7 @@ class Ledger:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        self._entries: dict[tuple[str, str], Entry] = {}
+        self._entries: OrderedDict[tuple[str, str], Entry] = OrderedDict()
         self.refusals = 0
         self.last_open: tuple[str, dict[str, Any]] | None = None
         """The newest round opened through the gateway: its game server and the answer."""
@@ -58,8 +64,8 @@ class Ledger:
                     log.warning("studio ledger: torn line skipped", line=number)
                     continue  # a power cut mid-line: the answer never left, a resend redoes it
                 if record.get("kind") == "answer":
-                    self._entries[(record["client"], record["key"])] = Entry(
-                        record["digest"], record["answer"])
+                    self._keep((record["client"], record["key"]),
+                               Entry(record["digest"], record["answer"]))
                     self._note_open(record["client"], record["answer"])
 
     def get(self, client: str, key: str) -> Entry | None:
@@ -68,10 +74,16 @@ class Ledger:
 
     def record_answer(self, client: str, key: str, digest: str, answer: dict[str, Any]) -> None:
         with self._lock:
-            self._entries[(client, key)] = Entry(digest, answer)
+            self._keep((client, key), Entry(digest, answer))
             self._note_open(client, answer)
             self._append({"kind": "answer", "client": client, "key": key, "digest": digest,
                           "answer": answer})
+
+    def _keep(self, key: tuple[str, str], entry: Entry) -> None:
+        self._entries[key] = entry
+        self._entries.move_to_end(key)
+        while len(self._entries) > KEEP_KEYS:
+            self._entries.popitem(last=False)
 
     def _note_open(self, client: str, answer: dict[str, Any]) -> None:
         if answer.get("ok") and "betting_seconds" in answer:
