@@ -27,6 +27,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -67,10 +68,24 @@ def _memory(pid: int) -> dict[str, int]:
     return found
 
 
-def _wait_ready(notify: socket.socket) -> None:
+def _wait_ready(notify: socket.socket) -> threading.Thread:
+    """READY=1; then the service's STATUS datagrams are read on until it stops (a full
+    notify socket would hold the service's sd_notify and so its stop)."""
     notify.settimeout(READY_SECONDS)
     while not notify.recv(4096).startswith(b"READY=1"):
         pass
+    notify.settimeout(None)
+
+    def drain() -> None:
+        try:
+            while notify.recv(4096):
+                pass
+        except OSError:
+            return  # closed at the end of the run
+
+    thread = threading.Thread(target=drain, daemon=True)
+    thread.start()
+    return thread
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
@@ -128,7 +143,11 @@ def run(rounds: int, wagers: int, batch: int) -> dict[str, Any]:
             for process in (gateway, service):
                 if process is not None and process.poll() is None:
                     process.send_signal(signal.SIGTERM)
-                    process.wait(timeout=60)
+                    try:
+                        process.wait(timeout=60)
+                    except subprocess.TimeoutExpired:
+                        process.kill()  # the figures are taken; do not lose them to a stop
+                        process.wait(timeout=60)
             notify.close()
 
 
