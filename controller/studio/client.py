@@ -115,7 +115,10 @@ class Connection:
 
 
 def client_context(certificate: Path, key: Path, ca: Path) -> ssl.SSLContext:
-    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=str(ca))
+    try:
+        context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=str(ca))
+    except (OSError, ssl.SSLError) as error:
+        raise StudioClientError(f"--ca {ca}: {error}") from error
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     try:
         context.load_cert_chain(certificate, key)
