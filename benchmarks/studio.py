@@ -6,8 +6,9 @@ journal durability ``money``), ``tablectl studio`` with mutual TLS (a PKI made b
 ``tablectl studio-client`` as the only source of wagers. Reported:
 
 * each batch's time from the game server's request to its answer: p50, p99, max;
-* from the game server receiving the round's last card to receiving the result and every
-  settlement (the gateway settles a complete deal at once): p50, p99, max;
+* from the journal's record of the round's last card to its ``round_settled`` record (the
+  gateway settles a complete deal at once): p50, p99, max; and as the game server sees it,
+  from receiving the last card to receiving the result (0 when both come in one answer);
 * the service's and the gateway's resident memory (VmRSS, and VmHWM the peak) at the end;
 * whether every settlement matched the client's own arithmetic.
 
@@ -88,6 +89,21 @@ def _wait_ready(notify: socket.socket) -> threading.Thread:
     return thread
 
 
+def _card_to_settled(journal: Path) -> list[float]:
+    """Per round, from the journal's record of the last card to its ``round_settled`` (both
+    ``mono_ns``): the table's part of "the result out after the last card"."""
+    from controller.journal.reader import iter_records
+
+    last: dict[str | None, int] = {}
+    gaps = []
+    for record in iter_records([journal]):
+        if record.event_type == "card_assigned":
+            last[record.round_id] = record.mono_ns
+        elif record.event_type == "round_settled" and record.round_id in last:
+            gaps.append((record.mono_ns - last[record.round_id]) / 1e6)
+    return gaps
+
+
 def _percentiles(values: list[float]) -> dict[str, float]:
     if not values:
         return {}
@@ -136,6 +152,8 @@ def run(rounds: int, wagers: int, batch: int) -> dict[str, Any]:
                 "batch_ms": _percentiles([ms for r in reports for ms in r["batch_ms"]]),
                 "result_after_last_card_ms": _percentiles(
                     [r["result_ms"] for r in reports if r.get("result_ms") is not None]),
+                "journal_last_card_to_settled_ms": _percentiles(
+                    _card_to_settled(tmp / "journal")),
                 "service_kib": _memory(service.pid), "gateway_kib": _memory(gateway.pid),
                 "client_stderr": client.stderr[-500:],
             }
