@@ -48,6 +48,7 @@ COMMAND_MODULES = (
     "controller.cli.web",
     "controller.cli.feed",
     "controller.cli.floor",
+    "controller.cli.studio",
 )
 
 

@@ -94,14 +94,23 @@ class AccessPolicy:
     """Members may send requests for a person they name (``acting_for``): the web process."""
     web_roles: frozenset[Role] = frozenset({Role.OPERATOR, Role.SUPERVISOR})
     """The roles a member of ``web_group`` may act in; never root."""
+    studio_group: str | None = None
+    """Members may act for a game server they name, as operator only: the studio gateway
+    (docs/studio.md)."""
 
     def delegates_for(self, uid: int, gid: int) -> frozenset[Role]:
         """The roles a peer may act in for a person it names (none for most peers)."""
         if uid in self.superusers:
             return frozenset({Role.SURVEILLANCE, Role.OPERATOR, Role.SUPERVISOR})
-        if self.web_group is not None and self.web_group in self.groups_of(uid, gid):
-            return self.web_roles - {Role.ROOT, Role.NONE}
-        return frozenset()
+        if self.web_group is None and self.studio_group is None:
+            return frozenset()
+        groups = self.groups_of(uid, gid)
+        roles: frozenset[Role] = frozenset()
+        if self.web_group is not None and self.web_group in groups:
+            roles |= self.web_roles - {Role.ROOT, Role.NONE}
+        if self.studio_group is not None and self.studio_group in groups:
+            roles |= {Role.OPERATOR}
+        return roles
 
     def delegated(self, peer: Peer, request: Request) -> tuple[Peer, Request]:
         """The peer and request as the table should judge them: unchanged without
@@ -119,7 +128,8 @@ class AccessPolicy:
             if not peer.delegates:
                 why = (f"{request.verb} not permitted: {peer.describe()} may not act for "
                        f"another person (it is not in control.web_group"
-                       f"{' ' + self.web_group if self.web_group else ', which is not set'})")
+                       f"{' ' + self.web_group if self.web_group else ', which is not set'}"
+                       " nor control.studio_group)")
             else:
                 why = (f"{request.verb} not permitted: {peer.describe()} may act as "
                        f"{', '.join(sorted(r.value for r in peer.delegates))} only "

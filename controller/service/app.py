@@ -85,7 +85,8 @@ class Service:
             policy or AccessPolicy(control.operators_group, control.surveillance_group,
                                    supervisors_group=control.supervisors_group,
                                    web_group=control.web_group,
-                                   web_roles=frozenset(Role(r) for r in control.web_roles)),
+                                   web_roles=frozenset(Role(r) for r in control.web_roles),
+                                   studio_group=control.studio_group),
             socket_group=control.socket_group, limits=control.limits)
         self._probe = probe
         self.interval = watchdog_interval(environ) or IDLE_HEALTH_SECONDS

@@ -184,6 +184,9 @@ class ControlConfig:
     docs/service.md, "Delegation"); ``None``: nobody but root and the service's account."""
     web_roles: frozenset[str] = frozenset({"operator", "supervisor"})
     """The roles ``web_group`` may act in (of surveillance, operator, supervisor)."""
+    studio_group: str | None = None
+    """Members may act for a game server as ``operator`` only (the studio gateway's account;
+    docs/studio.md); ``None``: no such group."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -511,10 +514,15 @@ class _Reader:
         for role in web_roles:
             if role not in delegable:
                 raise section.error("web_roles", f"{role!r}: one of {', '.join(delegable)}")
+        studio_group = self._group(section, "studio_group", None)
+        if studio_group is not None and studio_group in (operators, supervisors, web_group):
+            raise section.error("studio_group", "must differ from operators_group, "
+                                "supervisors_group and web_group: its members act for game "
+                                "servers, as operator only")
         section.finish()
         assert operators is not None and surveillance is not None and supervisors is not None
         return ControlConfig(socket_path, socket_group, operators, surveillance, supervisors,
-                             limits, web_group, frozenset(web_roles))
+                             limits, web_group, frozenset(web_roles), studio_group)
 
 
 BENCH_CONFIG_TOML = """\

@@ -11,7 +11,7 @@ import pytest
 
 from tests.systemd.test_unit import MAX_EXPOSURE, ROOT, SYSTEMD_ANALYZE, parse_unit
 
-UNITS = ["tablectl-feed.service", "tablectl-floor.service"]
+UNITS = ["tablectl-feed.service", "tablectl-floor.service", "tablectl-studio.service"]
 needs_systemd_analyze = pytest.mark.skipif(SYSTEMD_ANALYZE is None,
                                            reason="systemd-analyze not installed")
 
@@ -27,7 +27,7 @@ def test_own_account_network_only_to_the_broker_and_restart(name: str) -> None:
     assert "AF_INET" in service["RestrictAddressFamilies"][0].split()
     assert service["IPAddressDeny"] == ["any"]
     assert service["Restart"] == ["always"] and service["RestartPreventExitStatus"] == ["2"]
-    program = "python -m controller.feed" if command == "feed" else "tablectl floor"
+    program = "python -m controller.feed" if command == "feed" else f"tablectl {command}"
     assert re.search(rf"/bin/{program} --config /etc/tablectl/\S+\.toml$",
                      service["ExecStart"][0])
     assert service["NoNewPrivileges"] == ["yes"] and service["CapabilityBoundingSet"] == [""]

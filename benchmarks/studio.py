@@ -1,0 +1,189 @@
+"""``python benchmarks/studio.py``: the studio gateway under a game server's load
+(docs/studio.md, "Measured").
+
+The real parts, as in production: ``tablectl run`` (LIVE-3P, a simulated shoe on a pty,
+journal durability ``money``), ``tablectl studio`` with mutual TLS (a PKI made by openssl) and
+``tablectl studio-client`` as the only source of wagers. Reported:
+
+* each batch's time from the game server's request to its answer: p50, p99, max;
+* from the journal's record of the round's last card to its ``round_settled`` record (the
+  gateway settles a complete deal at once): p50, p99, max; and as the game server sees it,
+  from receiving the last card to receiving the result (0 when both come in one answer);
+* the service's and the gateway's resident memory (VmRSS, and VmHWM the peak) at the end;
+* whether every settlement matched the client's own arithmetic.
+
+Goals (issue 28): a batch of 500 in under 100 ms p99; the result within 100 ms of the last
+card; 2,000 wagers a round for 100 rounds with the service under 60 MB RSS.
+
+Options: ``--rounds`` (100), ``--wagers`` (2,000), ``--batch`` (500), ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.floorlab import free_port, make_pki  # noqa: E402
+
+READY_SECONDS = 60.0
+
+
+def _service_toml(tmp: Path) -> str:
+    return (f'[table]\nid = "STUDIO-1"\ngame = "live-three-pictures"\n\n'
+            f'[device]\nkind = "live"\ndialect = "beetek"\nurl = "sim"\n\n'
+            f'[journal]\ndirectory = "{tmp / "journal"}"\ndurability = "money"\n'
+            f'hmac_key_file = ""\n\n'
+            f'[control]\nsocket = "{tmp / "control.sock"}"\nsocket_group = ""\n\n'
+            f'[clock]\nunsynchronised = "allow"\n')
+
+
+def _studio_toml(tmp: Path, pki: Path, port: int, batch: int) -> str:
+    return (f'[studio]\nlisten = "127.0.0.1"\nport = {port}\n'
+            f'certificate = "{pki / "server.pem"}"\nprivate_key = "{pki / "server.key"}"\n'
+            f'client_ca = "{pki / "ca.pem"}"\nclients = ["gs1"]\n'
+            f'control_socket = "{tmp / "control.sock"}"\n'
+            f'ledger = "{tmp / "ledger.jsonl"}"\nmax_batch = {max(batch, 500)}\n')
+
+
+def _memory(pid: int) -> dict[str, int]:
+    """VmRSS and VmHWM in KiB."""
+    found = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            found[key] = int(value.split()[0])
+    return found
+
+
+def _wait_ready(notify: socket.socket) -> threading.Thread:
+    """READY=1; then the service's STATUS datagrams are read on until it stops (a full
+    notify socket would hold the service's sd_notify and so its stop)."""
+    notify.settimeout(READY_SECONDS)
+    while not notify.recv(4096).startswith(b"READY=1"):
+        pass
+    notify.settimeout(None)
+
+    def drain() -> None:
+        try:
+            while notify.recv(4096):
+                pass
+        except OSError:
+            return  # closed at the end of the run
+
+    thread = threading.Thread(target=drain, daemon=True)
+    thread.start()
+    return thread
+
+
+def _card_to_settled(journal: Path) -> list[float]:
+    """Per round, from the journal's record of the last card to its ``round_settled`` (both
+    ``mono_ns``): the table's part of "the result out after the last card"."""
+    from controller.journal.reader import iter_records
+
+    last: dict[str | None, int] = {}
+    gaps = []
+    for record in iter_records([journal]):
+        if record.event_type == "card_assigned":
+            last[record.round_id] = record.mono_ns
+        elif record.event_type == "round_settled" and record.round_id in last:
+            gaps.append((record.mono_ns - last[record.round_id]) / 1e6)
+    return gaps
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {}
+    ordered = sorted(values)
+    pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
+    return {"p50": round(pick(0.5), 1), "p99": round(pick(0.99), 1),
+            "max": round(ordered[-1], 1), "n": len(ordered)}
+
+
+def run(rounds: int, wagers: int, batch: int) -> dict[str, Any]:
+    python = [sys.executable, "-m", "controller"]
+    with tempfile.TemporaryDirectory(prefix="studio-bench-") as name:
+        tmp = Path(name)
+        pki = make_pki(tmp / "pki", ["gs1"])
+        (tmp / "tablectl.toml").write_text(_service_toml(tmp))
+        port = free_port()
+        (tmp / "studio.toml").write_text(_studio_toml(tmp, pki, port, batch))
+        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        notify.bind(str(tmp / "notify"))
+        env = {**os.environ, "NOTIFY_SOCKET": str(tmp / "notify")}
+        service = subprocess.Popen([*python, "run", "--config", str(tmp / "tablectl.toml")],
+                                   cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+        gateway = None
+        try:
+            _wait_ready(notify)
+            gateway = subprocess.Popen([*python, "studio", "--config",
+                                        str(tmp / "studio.toml")], cwd=ROOT,
+                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                       text=True)
+            assert gateway.stdout is not None and \
+                gateway.stdout.readline().startswith("listening")
+            started = time.monotonic()
+            client = subprocess.run([
+                *python, "studio-client", "--url", f"https://127.0.0.1:{port}",
+                "--cert", str(pki / "gs1.pem"), "--key", str(pki / "gs1.key"),
+                "--ca", str(pki / "ca.pem"), "--rounds", str(rounds), "--wagers", str(wagers),
+                "--batch", str(batch), "--shift", "bench"],
+                cwd=ROOT, capture_output=True, text=True, check=False)
+            elapsed = time.monotonic() - started
+            lines = [json.loads(line) for line in client.stdout.splitlines() if line]
+            reports, summary = lines[:-1], (lines[-1] if lines else {})
+            return {
+                "rounds": rounds, "wagers_per_round": wagers, "batch": batch,
+                "shift_seconds": round(elapsed, 1), "client_exit": client.returncode,
+                "summary": summary,
+                "batch_ms": _percentiles([ms for r in reports for ms in r["batch_ms"]]),
+                "result_after_last_card_ms": _percentiles(
+                    [r["result_ms"] for r in reports if r.get("result_ms") is not None]),
+                "journal_last_card_to_settled_ms": _percentiles(
+                    _card_to_settled(tmp / "journal")),
+                "service_kib": _memory(service.pid), "gateway_kib": _memory(gateway.pid),
+                "client_stderr": client.stderr[-500:],
+            }
+        finally:
+            for process in (gateway, service):
+                if process is not None and process.poll() is None:
+                    process.send_signal(signal.SIGTERM)
+                    try:
+                        process.wait(timeout=60)
+                    except subprocess.TimeoutExpired:
+                        process.kill()  # the figures are taken; do not lose them to a stop
+                        process.wait(timeout=60)
+            notify.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=100)
+    parser.add_argument("--wagers", type=int, default=2000)
+    parser.add_argument("--batch", type=int, default=500)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    result = run(args.rounds, args.wagers, args.batch)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key:28} {value}")
+    return 0 if result["client_exit"] == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,360 @@
+"""The studio's verbs, forwarded to the control socket with delegation.
+
+The gateway is one account to the table (a member of ``control.web_group``, like the web
+process); every request names the game server in ``acting_for`` with the operator role, and the
+batch's idempotency key in ``actor``, so the table judges and journals it exactly as a dealer's
+command, as ``<game server> [operator via studio <key>]``. There is no second path into the
+table: the verbs, roles, limits and journal records are the control socket's.
+
+Exactly once: an answer is kept in the :class:`~controller.studio.ledger.Ledger` under
+``(game server, key)`` before it is sent, so a resend gets the same answer and places nothing;
+if the gateway itself died between placing a wager and recording the answer, the table refuses
+the resent wager as already on the layout and the gateway answers ``accepted`` when
+``wager.list`` holds the same wager. One lock serialises the gateway's commands, so no round
+opens while a batch is being placed into the one before it."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from controller.service.client import CommandRefused, ControlClient
+from controller.service.errors import ControlError
+from controller.studio.book import RoundBook, wager_id
+from controller.studio.config import StudioConfig
+from controller.studio.errors import StudioRefusal
+from controller.studio.ledger import Ledger
+from controller.studio.wire import (CloseBetting, OpenRound, WagerBatch, parse_batch,
+                                    parse_close, parse_open)
+
+log = structlog.get_logger(__name__)
+
+ON_LAYOUT = "is already on the layout"
+WATCH_RETRY_SECONDS = 1.0
+
+
+class Gateway:
+    """The studio API's behaviour, independent of HTTP (the server only routes to it)."""
+
+    def __init__(self, config: StudioConfig, ledger: Ledger,
+                 connect: Callable[[float | None], ControlClient] | None = None) -> None:
+        self.config = config
+        self.ledger = ledger
+        self._connect = connect or (lambda timeout: ControlClient(
+            config.control_socket, timeout=timeout).connect())
+        self._lock = threading.RLock()
+        self._control: ControlClient | None = None
+        self._owner: dict[int, str] = {}
+        self._current: int | None = None
+        self._timers: dict[int, threading.Timer] = {}
+        self._stopping = threading.Event()
+        self._watcher: ControlClient | None = None
+        self._settle_queue: list[int] = []
+        self._settle_wake = threading.Condition()
+        self.book = RoundBook(self._noticed)
+        self._threads = [threading.Thread(target=self._watch, name="studio-watch", daemon=True),
+                         threading.Thread(target=self._settler, name="studio-settle",
+                                          daemon=True)]
+
+    # -- life cycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        with self._lock:
+            self._adopt()
+        for thread in self._threads:
+            thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        for timer in list(self._timers.values()):
+            timer.cancel()
+        if self._watcher is not None:
+            self._watcher.interrupt()
+        with self._settle_wake:
+            self._settle_wake.notify_all()
+        for thread in self._threads:
+            thread.join(timeout=10)
+        with self._lock:
+            if self._control is not None:
+                self._control.close()
+
+    def _adopt(self) -> None:
+        """After a restart of the gateway, take up the round it opened last if the table is
+        still in it (on a studio table only the gateway opens rounds): its game server may go
+        on placing batches and closing it, the betting window is kept, and the cards dealt
+        so far are filed from ``round.status`` so a reader from cursor 0 misses none."""
+        if self.ledger.last_open is None:
+            return
+        client, answer = self.ledger.last_open
+        try:
+            status = self._request("round.status", {}, client, "adopt")
+        except (CommandRefused, ControlError) as error:
+            log.warning("studio_adopt_failed", error=str(error))
+            return
+        if status.get("state") in (None, "idle", "settled", "voided"):
+            return
+        number = int(answer["round"])
+        self._owner[number] = client
+        self._current = number
+        self.book.ensure(number, "betting" if status.get("state") == "betting" else "closed")
+        hands = status.get("hands") or {}
+        for index in range(3):
+            for position in ("p1", "p2", "p3", "banker"):
+                cards = hands.get(position, [])
+                if index < len(cards):
+                    self.book.add({"type": "CardAssigned", "round": number,
+                                   "position": position, "card": cards[index],
+                                   "index": index})
+        if status.get("state") == "betting":
+            left = max(0.0, float(answer["closes_at"]) - time.time())
+            timer = threading.Timer(left, self._window_ends, (number,))
+            timer.daemon = True
+            self._timers[number] = timer
+            timer.start()
+        log.info("studio_round_adopted", round=number, client=client, state=status["state"])
+
+    # -- the verbs --------------------------------------------------------------------------
+    def open_round(self, client: str, body: object) -> dict[str, Any]:
+        request = parse_open(body, self.config.max_betting_seconds)
+        with self._lock:
+            if (replay := self._replayed(client, request.key, request.digest)) is not None:
+                return replay
+            return self._open(client, request)
+
+    def place_batch(self, client: str, round_number: int, body: object) -> dict[str, Any]:
+        try:
+            batch = parse_batch(body, round_number, self.config.max_batch)
+        except StudioRefusal as refusal:
+            if refusal.status == 413:
+                self.ledger.record_refusal(client, refusal.code, refusal.message)
+            raise
+        with self._lock:
+            if (replay := self._replayed(client, batch.key, batch.digest, batch)) is not None:
+                return replay
+            return self._place(client, batch)
+
+    def close_betting(self, client: str, round_number: int, body: object) -> dict[str, Any]:
+        request = parse_close(body, round_number)
+        with self._lock:
+            if (replay := self._replayed(client, request.key, request.digest)) is not None:
+                return replay
+            return self._close(client, request)
+
+    def status(self, client: str) -> dict[str, Any]:
+        with self._lock:
+            current = self._current
+            owner = self._owner.get(current) if current is not None else None
+        view = self.book.view(current) if current is not None else None
+        return {"round": current, "state": view.state if view else "idle",
+                "yours": owner == client, "max_batch": self.config.max_batch}
+
+    def events(self, client: str, round_number: int, after: int,
+               wait: float) -> dict[str, Any]:
+        with self._lock:
+            owner = self._owner.get(round_number)
+        if owner is not None and owner != client:
+            self._refuse(client, 403, "not_yours", f"round {round_number} was opened by "
+                         "another game server")
+        read = self.book.read(round_number, client, after, wait)
+        if read is None:
+            raise StudioRefusal(404, "unknown_round", f"round {round_number}: not kept here "
+                                "(it is in the table's journal)")
+        state, events = read
+        return {"round": round_number, "state": state, "next": after + len(events),
+                "events": events}
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _refuse(self, client: str, status: int, code: str, message: str) -> None:
+        self.ledger.record_refusal(client, code, message)
+        raise StudioRefusal(status, code, message)
+
+    def _replayed(self, client: str, key: str, digest: str,
+                  batch: WagerBatch | None = None) -> dict[str, Any] | None:
+        """The answer recorded for ``key``; a batch's per-wager answers are rebuilt from the
+        resent batch itself (same digest, so the same wagers in the same order) and the
+        refusals the ledger kept, so the ledger holds a few bytes a batch, not its wagers."""
+        entry = self.ledger.get(client, key)
+        if entry is None:
+            return None
+        if entry.digest != digest:
+            self._refuse(client, 409, "key_reused", f"idempotency key {key!r} was used for "
+                         "different content; nothing done (send new content with a new key)")
+        answer = dict(entry.answer)
+        refusals = answer.pop("refusals", None)
+        if batch is not None and isinstance(refusals, dict):
+            answer["wagers"] = [
+                {"id": w.id, "status": "refused", "reason": refusals[str(i)]}
+                if str(i) in refusals else {"id": w.id, "status": "accepted"}
+                for i, w in enumerate(batch.wagers)]
+        return {**answer, "replayed": True}
+
+    def _answer(self, client: str, key: str, digest: str, answer: dict[str, Any]
+                ) -> dict[str, Any]:
+        self.ledger.record_answer(client, key, digest, answer)
+        return {**answer, "replayed": False}
+
+    def _request(self, verb: str, args: dict[str, Any], client: str, key: str
+                 ) -> dict[str, Any]:
+        """One control request for ``client``; a broken connection is reopened once (the
+        service restarted), a refusal raises :class:`CommandRefused`."""
+        for attempt in (1, 2):
+            try:
+                if self._control is None:
+                    self._control = self._connect(30.0)
+                return self._control.request(verb, args, actor=f"studio {key}",
+                                             acting_for={"name": client, "role": "operator"})
+            except ControlError:
+                if self._control is not None:
+                    self._control.close()
+                self._control = None
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _open(self, client: str, request: OpenRound) -> dict[str, Any]:
+        try:
+            result = self._request("round.open", {}, client, request.key)
+        except CommandRefused as refused:
+            return self._answer(client, request.key, request.digest, {
+                "ok": False, "code": "refused", "message": refused.message})
+        number = next(e["round"] for e in result["events"] if e["type"] == "RoundOpened")
+        self._current = number
+        self._owner[number] = client
+        self.book.ensure(number)  # its events arrive on the watch stream
+        timer = threading.Timer(request.betting_seconds, self._window_ends, (number,))
+        timer.daemon = True
+        self._timers[number] = timer
+        timer.start()
+        return self._answer(client, request.key, request.digest, {
+            "ok": True, "round": number, "state": "betting",
+            "betting_seconds": request.betting_seconds,
+            "closes_at": time.time() + request.betting_seconds})
+
+    def _owned(self, client: str, number: int) -> None:
+        owner = self._owner.get(number)
+        if owner is None or number != self._current:
+            self._refuse(client, 409, "not_betting", f"round {number} is not the round open "
+                         "for betting on this table")
+        if owner != client:
+            self._refuse(client, 403, "not_yours", f"round {number} was opened by another "
+                         "game server")
+
+    def _place(self, client: str, batch: WagerBatch) -> dict[str, Any]:
+        self._owned(client, batch.round)
+        answers = []
+        on_layout: dict[str, Any] | None = None
+        for wager in batch.wagers:
+            args = {"wager_id": wager_id(client, wager.id), "position": wager.position,
+                    "bet": wager.bet, "amount": wager.amount, "player": wager.member}
+            try:
+                self._request("wager.place", args, client, batch.key)
+                answers.append({"id": wager.id, "status": "accepted"})
+            except CommandRefused as refused:
+                if ON_LAYOUT in refused.message:
+                    if on_layout is None:
+                        on_layout = {w["id"]: w for w in self._control_list()}
+                    held = on_layout.get(args["wager_id"])
+                    if held is not None and all(held.get(k) == args[k] for k in (
+                            "position", "bet", "amount", "player")):
+                        answers.append({"id": wager.id, "status": "accepted"})
+                        continue
+                answers.append({"id": wager.id, "status": "refused",
+                                "reason": refused.message})
+        accepted = sum(1 for a in answers if a["status"] == "accepted")
+        summary = {"ok": True, "round": batch.round, "key": batch.key, "accepted": accepted,
+                   "refused": len(answers) - accepted}
+        refusals = {str(i): a["reason"] for i, a in enumerate(answers) if "reason" in a}
+        self.ledger.record_answer(client, batch.key, batch.digest,
+                                  {**summary, "refusals": refusals})
+        return {**summary, "wagers": answers, "replayed": False}
+
+    def _control_list(self) -> list[dict[str, Any]]:
+        assert self._control is not None
+        return list(self._control.request("wager.list").get("wagers", []))
+
+    def _close(self, client: str, request: CloseBetting) -> dict[str, Any]:
+        self._owned_any(client, request.round)
+        if self._current == request.round:
+            try:
+                self._request("round.close", {}, client, request.key)
+            except CommandRefused as refused:
+                view = self.book.view(request.round)
+                if view is None or view.state == "betting":
+                    return self._answer(client, request.key, request.digest, {
+                        "ok": False, "code": "refused", "message": refused.message})
+        self._cancel_timer(request.round)
+        return self._answer(client, request.key, request.digest, {
+            "ok": True, "round": request.round, "state": "closed"})
+
+    def _owned_any(self, client: str, number: int) -> None:
+        owner = self._owner.get(number)
+        if owner is None:
+            self._refuse(client, 404, "unknown_round", f"round {number} was not opened "
+                         "through this gateway")
+        if owner != client:
+            self._refuse(client, 403, "not_yours", f"round {number} was opened by another "
+                         "game server")
+
+    def _cancel_timer(self, number: int) -> None:
+        timer = self._timers.pop(number, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _window_ends(self, number: int) -> None:
+        """The betting window the round was opened with has passed: no more bets, whether or
+        not the game server is still there to say so."""
+        with self._lock:
+            self._timers.pop(number, None)
+            if self._current != number or self._stopping.is_set():
+                return
+            view = self.book.view(number)
+            if view is not None and view.state != "betting":
+                return
+            try:
+                self._request("round.close", {}, self._owner[number], f"window r{number}")
+            except (CommandRefused, ControlError) as error:
+                log.warning("studio_window_close_failed", round=number, error=str(error))
+
+    def _noticed(self, event: dict[str, Any]) -> None:
+        """The watch thread's hook: a complete deal is settled at once (LIVE-3P has no
+        decisions between the last card and the settlement)."""
+        if event.get("type") == "DealComplete" and event.get("round") in self._owner:
+            with self._settle_wake:
+                self._settle_queue.append(int(event["round"]))
+                self._settle_wake.notify()
+
+    def _settler(self) -> None:
+        while not self._stopping.is_set():
+            with self._settle_wake:
+                while not self._settle_queue and not self._stopping.is_set():
+                    self._settle_wake.wait()
+                if self._stopping.is_set():
+                    return
+                number = self._settle_queue.pop(0)
+            with self._lock:
+                view = self.book.view(number)
+                if view is not None and view.ended:
+                    continue
+                try:
+                    self._request("round.settle", {}, self._owner[number],
+                                  f"deal complete r{number}")
+                except (CommandRefused, ControlError) as error:
+                    log.warning("studio_settle_failed", round=number, error=str(error))
+
+    def _watch(self) -> None:
+        """Follow the table's round events for as long as the gateway runs, reconnecting
+        after a service restart."""
+        while not self._stopping.is_set():
+            try:
+                self._watcher = self._connect(None)
+                for event in self._watcher.watch():
+                    self.book.add(event)
+            except (ControlError, OSError) as error:
+                log.warning("studio_watch_lost", error=str(error))
+            finally:
+                if self._watcher is not None:
+                    self._watcher.close()
+            self._stopping.wait(WATCH_RETRY_SECONDS)

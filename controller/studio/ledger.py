@@ -1,0 +1,109 @@
+"""The gateway's ledger: every idempotency key with the answer it got, and every refusal the
+gateway gave itself, each a JSON line fsync'ed before the answer leaves.
+
+Why a ledger beside the table's journal: the table journals each wager with the batch's key
+in its actor (``<game server> [operator via studio <key>]``), so the journal holds which batch
+placed what; but a resent batch must get the *same answer*, refusals included, and a key
+reused for other content must be refused, which needs the answer and the content's digest.
+The ledger survives a restart of the gateway (it is read back at start); the table's state
+stays the authority on what was placed (:mod:`.gateway` checks ``wager.list``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from controller.studio.errors import StudioError
+
+log = structlog.get_logger(__name__)
+
+KEEP_KEYS = 20_000
+"""Keys remembered (the newest): about three days of a studio's rounds (an open, four batches
+and a close a round). A key older than that is answered afresh, which places nothing in a round
+long closed; the file keeps them all until it is rotated."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    digest: str
+    answer: dict[str, Any]
+
+
+class Ledger:
+    """``(client, key) -> Entry``, kept in memory and appended to ``path``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[tuple[str, str], Entry] = OrderedDict()
+        self.refusals = 0
+        self.last_open: tuple[str, dict[str, Any]] | None = None
+        """The newest round opened through the gateway: its game server and the answer."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            self._load()
+        try:
+            self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (held open)
+        except OSError as error:
+            raise StudioError(f"studio ledger {path}: {error.strerror or error}") from error
+
+    def _load(self) -> None:
+        with open(self.path, encoding="utf-8") as lines:
+            for number, line in enumerate(lines, 1):
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    log.warning("studio ledger: torn line skipped", line=number)
+                    continue  # a power cut mid-line: the answer never left, a resend redoes it
+                if record.get("kind") == "answer":
+                    self._keep((record["client"], record["key"]),
+                               Entry(record["digest"], record["answer"]))
+                    self._note_open(record["client"], record["answer"])
+
+    def get(self, client: str, key: str) -> Entry | None:
+        with self._lock:
+            return self._entries.get((client, key))
+
+    def record_answer(self, client: str, key: str, digest: str, answer: dict[str, Any]) -> None:
+        with self._lock:
+            self._keep((client, key), Entry(digest, answer))
+            self._note_open(client, answer)
+            self._append({"kind": "answer", "client": client, "key": key, "digest": digest,
+                          "answer": answer})
+
+    def _keep(self, key: tuple[str, str], entry: Entry) -> None:
+        self._entries[key] = entry
+        self._entries.move_to_end(key)
+        while len(self._entries) > KEEP_KEYS:
+            self._entries.popitem(last=False)
+
+    def _note_open(self, client: str, answer: dict[str, Any]) -> None:
+        if answer.get("ok") and "betting_seconds" in answer:
+            self.last_open = (client, answer)
+
+    def record_refusal(self, client: str, code: str, message: str) -> None:
+        """A refusal the gateway gave without the table (no certificate, a batch too large, a
+        key reused for other content): who, what and why."""
+        with self._lock:
+            self.refusals += 1
+            self._append({"kind": "refusal", "client": client, "code": code,
+                          "message": message})
+        log.warning("studio_refused", client=client, code=code, message=message)
+
+    def _append(self, record: dict[str, Any]) -> None:
+        record["at"] = time.time()
+        self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()

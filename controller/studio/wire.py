@@ -1,0 +1,148 @@
+"""The bodies a game server sends, checked before anything reaches the table.
+
+Only the *shape* is checked here (types, sizes, the batch bound): whether a position or a bet
+exists, whether betting is open and whether an amount is within the limits is the table's to
+say, so those refusals are journaled by the table with the game server's identity, exactly as
+a dealer's would be. A body's ``digest`` is what an idempotency key is bound to: the same key
+with another digest is a different request reusing a key, and is refused."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from controller import strictjson
+from controller.service.protocol import MAX_MINOR_UNITS
+from controller.studio.errors import StudioRefusal
+
+MAX_KEY_CHARS = 40
+"""An idempotency key fits the journal's actor field beside ``studio`` (64 characters)."""
+MAX_ID_CHARS = 40
+_TOKEN = re.compile(r"^[A-Za-z0-9._:-]+$")
+
+
+def _bad(message: str) -> StudioRefusal:
+    return StudioRefusal(400, "bad_request", message)
+
+
+def _token(body: dict[str, Any], key: str, where: str, limit: int = MAX_ID_CHARS) -> str:
+    value = body.get(key)
+    if not isinstance(value, str) or not 1 <= len(value) <= limit or not _TOKEN.match(value):
+        raise _bad(f"{where}{key!r} must be 1-{limit} of A-Z a-z 0-9 . _ : -, got "
+                   f"{str(value)[:50]!r}")
+    return value
+
+
+def _fields(body: object, allowed: set[str], where: str) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise _bad(f"{where}must be a JSON object")
+    unknown = sorted(set(body) - allowed)
+    if unknown:
+        raise _bad(f"{where}unknown field {unknown[0]!r} (fields are "
+                   f"{', '.join(sorted(allowed))})")
+    return body
+
+
+def load_body(raw: bytes) -> object:
+    try:
+        return strictjson.loads(raw)
+    except strictjson.StrictJsonError as error:
+        raise _bad(f"not JSON: {error}") from error
+
+
+@dataclass(frozen=True, slots=True)
+class MemberWager:
+    """One member's wager: ``member`` is the game server's opaque id for the member (the
+    table's ``player``), ``position`` the hand (``p1``-``p3``, ``banker`` for Pair Plus)."""
+
+    id: str
+    member: str
+    position: str
+    bet: str
+    amount: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "member": self.member, "position": self.position,
+                "bet": self.bet, "amount": self.amount}
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRound:
+    key: str
+    betting_seconds: int
+
+    @property
+    def digest(self) -> str:
+        return _digest({"open": self.betting_seconds})
+
+
+@dataclass(frozen=True, slots=True)
+class CloseBetting:
+    key: str
+    round: int
+
+    @property
+    def digest(self) -> str:
+        return _digest({"close": self.round})
+
+
+@dataclass(frozen=True, slots=True)
+class WagerBatch:
+    key: str
+    round: int
+    wagers: tuple[MemberWager, ...]
+
+    @property
+    def digest(self) -> str:
+        return _digest({"round": self.round, "wagers": [w.to_json() for w in self.wagers]})
+
+
+def _digest(content: dict[str, Any]) -> str:
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def parse_open(body: object, max_seconds: int) -> OpenRound:
+    fields = _fields(body, {"key", "betting_seconds"}, "round: ")
+    seconds = fields.get("betting_seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, int) \
+            or not 1 <= seconds <= max_seconds:
+        raise _bad(f"round: 'betting_seconds' must be an integer from 1 to {max_seconds}, "
+                   f"got {seconds!r}")
+    return OpenRound(_token(fields, "key", "round: ", MAX_KEY_CHARS), seconds)
+
+
+def parse_close(body: object, round_number: int) -> CloseBetting:
+    fields = _fields(body, {"key"}, "close: ")
+    return CloseBetting(_token(fields, "key", "close: ", MAX_KEY_CHARS), round_number)
+
+
+def parse_batch(body: object, round_number: int, max_batch: int) -> WagerBatch:
+    """A batch of wagers; over ``max_batch`` is refused whole (413) before any is placed."""
+    fields = _fields(body, {"key", "wagers"}, "batch: ")
+    key = _token(fields, "key", "batch: ", MAX_KEY_CHARS)
+    wagers = fields.get("wagers")
+    if not isinstance(wagers, list) or not wagers:
+        raise _bad("batch: 'wagers' must be a non-empty list")
+    if len(wagers) > max_batch:
+        raise StudioRefusal(413, "batch_too_large", f"batch {key}: {len(wagers)} wagers; at "
+                            f"most {max_batch} in one batch (studio.max_batch): nothing placed")
+    parsed = []
+    for index, wager in enumerate(wagers):
+        where = f"batch {key} wager {index}: "
+        one = _fields(wager, {"id", "member", "position", "bet", "amount"}, where)
+        amount = one.get("amount")
+        if isinstance(amount, bool) or not isinstance(amount, int) \
+                or not 0 < amount <= MAX_MINOR_UNITS:
+            raise _bad(f"{where}'amount' must be a whole number of minor units, 1 to "
+                       f"{MAX_MINOR_UNITS}, got {amount!r}")
+        parsed.append(MemberWager(_token(one, "id", where), _token(one, "member", where),
+                                  _token(one, "position", where, 16),
+                                  _token(one, "bet", where, 32), amount))
+    ids = [w.id for w in parsed]
+    if len(set(ids)) != len(ids):
+        raise _bad(f"batch {key}: a wager id appears twice in the batch")
+    return WagerBatch(key, round_number, tuple(parsed))
