@@ -43,6 +43,14 @@ FILES = (
                "docs/feed.md"),
     DeployFile("tablectl-floor.service", "/etc/systemd/system/tablectl-floor.service", "0644",
                "docs/feed.md"),
+    DeployFile("99-tablectl-badge.rules", "/etc/udev/rules.d/99-tablectl-badge.rules", "0644",
+               "docs/web.md"),
+    DeployFile("tablectl-web.service.d/badge-reader.conf",
+               "/etc/systemd/system/tablectl-web.service.d/badge-reader.conf", "0644",
+               "docs/web.md"),
+    DeployFile("tablectl-studio.service", "/etc/systemd/system/tablectl-studio.service", "0644",
+               "docs/studio.md"),
+    DeployFile("studio.example.toml", "/etc/tablectl/studio.toml", "0640", "docs/studio.md"),
 )
 
 
@@ -64,6 +72,7 @@ def write_files(directory: Path, *, overwrite: bool = False) -> list[tuple[Deplo
     try:
         directory.mkdir(parents=True, exist_ok=True)
         for item, path in targets:
+            path.parent.mkdir(parents=True, exist_ok=True)  # a unit's drop-in directory
             path.write_bytes(content(item.name))
     except OSError as error:
         where = error.filename or directory

@@ -19,13 +19,14 @@ GUIDE = ROOT / "docs" / "install-raspberry-pi.md"
 def test_every_file_of_the_systemd_directory_is_shipped() -> None:
     """The package carries each file of ``systemd/`` byte for byte (links resolved by the
     wheel's build; pyproject's package data names them)."""
+    systemd = ROOT / "systemd"
     assert sorted(item.name for item in FILES) == sorted(
-        path.name for path in (ROOT / "systemd").iterdir())
+        str(path.relative_to(systemd)) for path in systemd.rglob("*") if path.is_file())
     for item in FILES:
         assert content(item.name) == (ROOT / "systemd" / item.name).read_bytes(), item.name
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
         "package-data"]
-    assert package_data["controller.deploy"] == ["files/*"]
+    assert package_data["controller.deploy"] == ["files/*", "files/*/*"]
 
 
 def test_deploy_files_writes_them_and_keeps_an_edited_one(
