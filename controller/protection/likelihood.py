@@ -1,0 +1,128 @@
+"""The exact likelihood of the dealt cards under a one-pass k-shelf shuffle (Diaconis, Fulman
+and Holmes 2013), for the cards whose place in the shuffler's input is known.
+
+The machine takes the fed cards one by one; each goes on one of ``k`` shelves at random, on top
+of it or under it at random (``2k`` equally likely choices per card); the shelves are then
+stacked in order. So the output is ``k`` consecutive blocks, one per shelf (some empty), each
+"V-shaped" in input order: the cards put on top come out latest first (falling input places),
+then the cards put under come out earliest first (rising). A V-shaped block of ``b`` cards arises
+from exactly two choices of sides (its lowest card on top or under), so a whole order ``w`` of
+``n`` cards has probability ``(2k)^-n`` times the sum, over the ways of cutting ``w`` into ``k``
+V-shaped blocks, of ``2^(non-empty blocks)`` (DFH's valley formula counts the same cuts).
+
+A table sees only the first ``m`` cards dealt, so :func:`prefix_ratio` sums over everything the
+unseen cards may do. The first unseen card lies on some shelf ``t``: shelves ``1..t-1`` hold
+a leading part of the prefix, cut into V-shaped blocks; shelf ``t`` starts with the rest of the
+prefix (the *tail*) and holds at least one unseen card, each of which must come out after the
+tail (which sides allow that depends only on the tail's last card and on whether the tail may
+be all on top); every other unseen card lies on a later shelf. Everything is a product over the
+unseen cards of a per-card weight, so the sum is exact and takes O(m^2 + k m) steps.
+
+The ratio is against a fair shuffle, under which the prefix is a uniformly random ordered
+choice of ``m`` of the ``c`` fed cards: probability ``(c - m)! / c!``. Its expectation under a
+fair shuffle is exactly 1 (the likelihood sums to 1 over all prefixes, tested), which is what
+bounds the false alarms of the sequential test on it (:class:`~.monitors.OnePassLikelihood`).
+Pure Python: it runs on the Pi.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import cache
+
+
+def _v_ends(seq: Sequence[int]) -> list[list[int]]:
+    """``ends[j]``: every ``i > j`` such that ``seq[j:i]`` is V-shaped (falling, then rising)."""
+    m = len(seq)
+    ends: list[list[int]] = []
+    for j in range(m):
+        found = [j + 1]
+        rising = False
+        for i in range(j + 1, m):
+            if seq[i] > seq[i - 1]:
+                rising = True
+            elif rising:
+                break
+            found.append(i + 1)
+        ends.append(found)
+    return ends
+
+
+@cache
+def _binomial(n: int, r: int) -> int:
+    return math.comb(n, r) if 0 <= r <= n else 0
+
+
+def prefix_ratio(seq: Sequence[int], fed: int, shelves: int) -> float:
+    """P(the first ``len(seq)`` cards dealt are ``seq``) under a one-pass ``shelves``-shelf
+    shuffle of ``fed`` cards, divided by that probability under a fair shuffle. ``seq`` holds
+    the dealt cards' places in the input (distinct, ``0 <= place < fed``), in dealing order."""
+    m, k = len(seq), shelves
+    if len(set(seq)) != m or any(not 0 <= place < fed for place in seq):
+        raise ValueError(f"not an ordered choice of distinct places below {fed}: {seq}")
+    if m == 0:
+        return 1.0
+    unseen = fed - m
+    # splits[r][i]: ways (weighted 2 per block, its lowest card's side) to cut seq[:i] into r
+    # non-empty V-shaped blocks
+    ends = _v_ends(seq)
+    splits = [[0] * (m + 1) for _ in range(m + 1)]
+    splits[0][0] = 1
+    for r in range(1, m + 1):
+        previous, row = splits[r - 1], splits[r]
+        for j in range(r - 1, m):
+            if previous[j]:
+                weight = 2 * previous[j]
+                for i in ends[j]:
+                    row[i] += weight
+    if unseen == 0:
+        total = sum(splits[r][m] * _binomial(k, r) for r in range(min(k, m) + 1))
+        return total * _scale(m, fed, k)
+    seen = set(seq)
+    total = 0.0
+    # the tail seq[i:] on the first unseen card's shelf: empty, or V-shaped
+    tails = [m] + [j for j in range(m) if m in ends[j]]
+    for i in tails:
+        tail = seq[i:]
+        last = tail[-1] if tail else -1
+        above = sum(1 for place in range(last + 1, fed) if place not in seen)
+        below = unseen - above
+        falling = all(a > b for a, b in zip(tail, tail[1:]))
+        lead = [splits[r][i] for r in range(i + 1)]
+        for t in range(1, k + 1):
+            later = (k - t) / k
+            ways = sum(lead[r] * _binomial(t - 1, r) for r in range(min(i, t - 1) + 1))
+            if not ways:
+                continue
+            none = later ** unseen
+            if not tail:
+                weight = (later + 1 / k) ** unseen - none
+            else:
+                # the tail's lowest card under (or any card after it under): every unseen card
+                # on this shelf goes under and is placed above the tail's last card
+                under = (later + 1 / (2 * k)) ** above * later ** below - none
+                if falling:
+                    # or the whole tail on top: unseen cards below its last card may go on top
+                    # or under, those above it only under
+                    on_top = ((later + 1 / k) ** below * (later + 1 / (2 * k)) ** above
+                              - none)
+                    weight = under + on_top
+                else:
+                    weight = 2 * under
+            total += ways * weight
+    return total * _scale(m, fed, k)
+
+
+def _scale(m: int, fed: int, k: int) -> float:
+    """``(2k)^-m`` (each dealt card's shelf and side) over the fair ``(fed - m)! / fed!``."""
+    scale = 1.0
+    for j in range(m):
+        scale *= (fed - j) / (2 * k)
+    return scale
+
+
+def log_ratio(seq: Sequence[int], fed: int, shelves: int) -> float:
+    """``log prefix_ratio``; ``-inf`` for a prefix the machine cannot deal."""
+    ratio = prefix_ratio(seq, fed, shelves)
+    return math.log(ratio) if ratio > 0 else -math.inf
