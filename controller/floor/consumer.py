@@ -26,6 +26,7 @@ from controller.feed.config import FloorConfig
 from controller.feed.mqtt import make_client, start, stop_on_signals
 from controller.feed.mqtt import stop as stop_client
 from controller.floor.chain import Head, Judged, Verdict, judge
+from controller.floor.machines import Machines, create_schema
 from controller.floor.store import Store
 
 log = structlog.get_logger("tablectl.floor")
@@ -55,6 +56,9 @@ class Floor:
                  on_judged: Callable[[Judged, Message], None] | None = None) -> None:
         self.config = config
         self.store = Store(config.database)
+        create_schema(self.store)
+        self.machines = Machines()
+        """Each shuffler's evidence pooled by serial across tables (issue 25)."""
         self.heads: dict[str, Head] = self.store.heads()
         self.early: dict[str, dict[int, tuple[Judged, Message]]] = {}
         self.reported_gaps: set[tuple[str, int]] = set()
@@ -155,6 +159,7 @@ class Floor:
                                     "before (applying from here)"), message)
             if self.store.apply(judged.site or "", judged.record, message.sent_ns):
                 self.heads[judged.table] = Head(judged.record.seq, judged.record.hash)
+                self.machines.record(self.store, judged.record)
             self._tell(judged, message)
         elif judged.verdict is Verdict.DUPLICATE:
             assert judged.table is not None
