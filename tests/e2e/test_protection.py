@@ -39,7 +39,8 @@ def test_one_pass_shuffler_alert_in_journal_watch_and_report(
     assert replay_records(records).divergences == []
 
     out = tmp_path / "report"
-    assert main(["integrity", "report", str(journal), "--out", str(out)]) == 0
+    assert main(["integrity", "report", str(journal), "--out", str(out),
+                 "--feed", "new-deck"]) == 0
     assert f"{len(alerts)} recorded live" in capsys.readouterr().out
     for name in ("positions", "valleys", "packets", "categories"):
         for suffix in ("png", "svg"):
