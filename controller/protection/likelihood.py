@@ -65,11 +65,12 @@ def prefix_ratio(seq: Sequence[int], fed: int, shelves: int) -> float:
         return 1.0
     unseen = fed - m
     # splits[r][i]: ways (weighted 2 per block, its lowest card's side) to cut seq[:i] into r
-    # non-empty V-shaped blocks
+    # non-empty V-shaped blocks (at most k: a block is a shelf)
     ends = _v_ends(seq)
-    splits = [[0] * (m + 1) for _ in range(m + 1)]
+    most = min(m, k)
+    splits = [[0] * (m + 1) for _ in range(most + 1)]
     splits[0][0] = 1
-    for r in range(1, m + 1):
+    for r in range(1, most + 1):
         previous, row = splits[r - 1], splits[r]
         for j in range(r - 1, m):
             if previous[j]:
@@ -77,24 +78,27 @@ def prefix_ratio(seq: Sequence[int], fed: int, shelves: int) -> float:
                 for i in ends[j]:
                     row[i] += weight
     if unseen == 0:
-        total = sum(splits[r][m] * _binomial(k, r) for r in range(min(k, m) + 1))
+        total = sum(splits[r][m] * _binomial(k, r) for r in range(most + 1))
         return total * _scale(m, fed, k)
-    seen = set(seq)
     total = 0.0
     # the tail seq[i:] on the first unseen card's shelf: empty, or V-shaped
     tails = [m] + [j for j in range(m) if m in ends[j]]
     for i in tails:
         tail = seq[i:]
         last = tail[-1] if tail else -1
-        above = sum(1 for place in range(last + 1, fed) if place not in seen)
+        above = fed - 1 - last - sum(1 for place in seq if place > last)
         below = unseen - above
         falling = all(a > b for a, b in zip(tail, tail[1:]))
-        lead = [splits[r][i] for r in range(i + 1)]
+        # ways(t) = sum_r lead[r] C(t-1, r), the cuts of seq[:i] over shelves 1..t-1: by
+        # forward differences, diffs[j] = sum_r lead[r+j] C(t-1, r), diffs[j] += diffs[j+1]
+        diffs = [splits[r][i] for r in range(min(i, most) + 1)]
         for t in range(1, k + 1):
-            later = (k - t) / k
-            ways = sum(lead[r] * _binomial(t - 1, r) for r in range(min(i, t - 1) + 1))
+            if t > 1:
+                diffs = [a + b for a, b in zip(diffs, diffs[1:])] + diffs[-1:]
+            ways = diffs[0]
             if not ways:
                 continue
+            later = (k - t) / k
             none = later ** unseen
             if not tail:
                 weight = (later + 1 / k) ** unseen - none
