@@ -188,9 +188,10 @@ class Table:
 
 
 def goals(runs: int, fair_decks: int, seed: int,
-          feeds: tuple[Feed, ...] = (Feed.NEW_DECK, Feed.COLLECTED)) -> dict[str, Any]:
+          feeds: tuple[Feed, ...] = (Feed.NEW_DECK, Feed.COLLECTED),
+          sizes: tuple[int | str, ...] = SIZES) -> dict[str, Any]:
     return {feed.value: {str(size): _goal_row(size, feed, runs, fair_decks, seed)
-                         for size in SIZES} for feed in feeds}
+                         for size in sizes} for feed in feeds}
 
 
 def _first_decks(model: ShuffleModel, size: int | str, feed: Feed, horizon: int,
@@ -419,6 +420,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=200, help="runs per faulty model")
     parser.add_argument("--horizon", type=int, default=600, help="decks per run")
     parser.add_argument("--seed", type=int, default=15)
+    parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES),
+                        help="goals: three-card sets a deck (3..9) or 'mixed'")
+    parser.add_argument("--feeds", default="new-deck,collected", help="goals: feeds")
     parser.add_argument("--hands", type=int, default=1_000_000,
                         help="hands in the report-journal journal")
     parser.add_argument("--models", default=",".join(m.value for m in ShuffleModel
@@ -439,7 +443,9 @@ def main() -> int:
     if "false-alarms-by-hands" in only:
         results["false_alarms_by_hands"] = false_alarms_by_hands(args.decks, args.seed)
     if "goals" in only:
-        results["goals"] = goals(args.runs, args.decks, args.seed)
+        sizes = tuple(int(s) if s.isdigit() else s for s in args.sizes.split(","))
+        results["goals"] = goals(args.runs, args.decks, args.seed,
+                                 tuple(Feed(f) for f in args.feeds.split(",")), sizes)
     if "cost" in only:
         results["cost"] = cost(20_000, args.seed)
     if "report" in only:

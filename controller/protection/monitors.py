@@ -463,7 +463,10 @@ class PositionRun(Monitor):
     ``limits.POSITION_RUN`` decks running. A fair shuffle repeats a position's card with
     probability 1/52 a deck, so a run of ``r`` has probability ``52^-(r-1)``; over
     ``limits.RUN_POSITIONS`` positions the false alarms per deck are at most
-    ``positions * 52^-(r-1)`` (27 * 52^-4 = 3.7e-6 at five decks). One alert per run."""
+    ``positions * 52^-(r-1)`` (27 * 52^-4 = 3.7e-6 at five decks). A deck that deals fewer
+    cards than a position neither extends nor breaks its run (each deck that reaches it repeats
+    the card with probability 1/52 under a fair shuffle, so the bound stands). One alert per
+    run."""
 
     id = MonitorId.POSITION_RUN
 
@@ -477,10 +480,10 @@ class PositionRun(Monitor):
     def close(self, deck: Deck) -> Finding | None:
         self.decks += 1
         found: Finding | None = None
-        for p in range(self.positions):
-            card = deck.cards[p] if p < len(deck.cards) else None
-            if card is None or card != self.last[p]:
-                self.last[p], self.length[p] = card, 1 if card is not None else 0
+        for p in range(min(self.positions, len(deck.cards))):
+            card = deck.cards[p]  # a deck too short to reach p says nothing of it: run kept
+            if card != self.last[p]:
+                self.last[p], self.length[p] = card, 1
                 continue
             self.length[p] += 1
             if self.length[p] == self.run and found is None:

@@ -226,3 +226,21 @@ def test_feed_is_configured_per_table() -> None:
     assert config.protection_feed is Feed.NEW_DECK
     with pytest.raises(ConfigError, match="feed.*unknown feed 'shuffled'"):
         parse_config(MINIMAL + '\n[protection]\nfeed = "shuffled"\n', source="t.toml")
+
+
+def test_a_short_deck_neither_extends_nor_breaks_a_run() -> None:
+    """The card at position 9 five times, with decks of three cards between: still found at
+    its fifth appearance (a deck that does not reach a position says nothing of it)."""
+    guard = Guard([PositionRun()])
+    found = []
+    for deck in range(9):
+        guard.shuffle()
+        if deck % 2:
+            guard.cards((40, 41, 42))
+        else:
+            rest = [c for c in range(52) if c != 7][deck:deck + 8]
+            guard.cards(tuple(rest[:3]))
+            guard.cards(tuple(rest[3:6]))
+            guard.cards((rest[6], rest[7], 7))
+        found += guard.finish()
+    assert [(f.monitor, f.decks) for f in found] == [(MonitorId.POSITION_RUN, 9)]
