@@ -49,7 +49,7 @@ from controller.logsetup import configure_logging  # noqa: E402
 from controller.protection import Guard, MonitorId, TableGuard  # noqa: E402
 from drivers import events as dev  # noqa: E402
 from controller.protection.feed import Feed, input_order  # noqa: E402
-from controller.protection.likelihood import log_ratio  # noqa: E402
+from controller.protection.likelihood import collected_ratio, log_ratio  # noqa: E402
 from firmware_sim.shuffle_models import ShuffleModel, Shuffler  # noqa: E402
 
 HANDS = 7
@@ -169,9 +169,10 @@ class Table:
         self.sets, self.feed = sets, feed
         self.fed: list[int] | None = None
 
-    def deal(self) -> tuple[list[Any], list[int], int]:
-        """One deck: its findings, the dealt cards' known input places and how many cards
-        have a known place (the likelihood's input)."""
+    def deal(self) -> tuple[list[Any], list[int | None], int | None]:
+        """One deck: its findings, the dealt cards as the likelihood reads them (their input
+        places; ``None`` for an undealt-part card of a collected feed) and how many collected
+        cards were fed (``None``: every place known, a new deck)."""
         order = self.shuffler.order(self.fed)
         sets = self.sets if isinstance(self.sets, int) else 1 + self.rng.randrange(6)
         found = self.guard.shuffle(len(order), 52)
@@ -182,9 +183,12 @@ class Table:
             dealt.append(tuple(cards))
             found += self.guard.cards(cards)
         self.fed = input_order(self.feed, dealt, order[3 * sets:])
+        cards = [c for hand in dealt for c in hand]
         if reference is None:
             return found, [], 0
-        return found, reference.ranked([c for cards in dealt for c in cards]), reference.fed
+        if reference.places is None:
+            return found, list(cards), None
+        return found, [reference.places.get(c) for c in cards], reference.fed
 
 
 def goals(runs: int, fair_decks: int, seed: int,
@@ -250,9 +254,14 @@ def _information(size: int | str, feed: Feed, model: ShuffleModel, shelves: int,
     table.deal()  # the first deck of a collected feed has no reference
     total = 0.0
     for _ in range(decks):
-        _, ranked, fed = table.deal()
-        if ranked and fed:
-            total += log_ratio(ranked, fed, shelves)
+        _, tokens, collected = table.deal()
+        if not tokens:
+            continue
+        if collected is None:
+            total += log_ratio([t for t in tokens if t is not None], 52, shelves)
+        else:
+            ratio = collected_ratio(tokens, collected, 52, shelves)
+            total += math.log(ratio) if ratio > 0 else -50.0
     return total / decks
 
 

@@ -22,7 +22,7 @@ from controller.games.cards import FULL_DECK
 from controller.games.poker import PokerCategory, evaluate
 from controller.protection import limits
 from controller.protection.feed import PACK_ORDER, Reference
-from controller.protection.likelihood import log_ratio
+from controller.protection.likelihood import collected_ratio, log_ratio
 from controller.protection.sequential import FALSE_ALARM_RATE, BatchTest, Cusum
 from controller.protection.stats import (
     CATEGORY_COUNTS,
@@ -420,12 +420,14 @@ def category(cards: tuple[int, ...]) -> PokerCategory:
 
 class OnePassLikelihood(Monitor):
     """The optimal test where the model is known: Page's CUSUM on the exact log-likelihood
-    ratio of each deck's dealt cards, one-pass ``k``-shelf shuffle against fair
-    (:func:`.likelihood.log_ratio`, on the cards whose input place is known), for each ``k`` in
+    ratio of each deck's dealt cards, one-pass ``k``-shelf shuffle against fair, for each ``k`` in
     ``limits.ONE_PASS_SHELVES``. With likelihood-ratio increments a CUSUM's mean run between
     false alarms is at least ``e^limit`` decks (Lorden), at every deck length: the limit
     ``log(shelf models / rate)`` keeps the monitor at or under ``rate`` per fair deck without
-    a per-length calibration."""
+    a per-length calibration. From a new deck every input place is known
+    (:func:`.likelihood.log_ratio`); from the collected cards only theirs, the undealt part's
+    order taken as uniformly random (:func:`.likelihood.collected_ratio`: collected cards fed
+    on top of the undealt ones)."""
 
     id = MonitorId.ONE_PASS_LR
 
@@ -438,24 +440,34 @@ class OnePassLikelihood(Monitor):
 
     def close(self, deck: Deck) -> Finding | None:
         self.decks += 1
-        ranked = deck.ranked()
-        if (ranked is None or deck.reference is None or len(ranked) < 2
-                or len(set(ranked)) != len(ranked)):  # a card twice: the ledger's finding
+        reference = deck.reference
+        if (reference is None or len(deck.cards) < 2 or len(deck.seen) != len(deck.cards)
+                or deck.counted != DECK):  # a card twice or a wrong count: the ledger's
             return None
-        fed = deck.reference.fed
+        places = reference.places
+        if places is None:  # every input place known (a new deck)
+            ranked = deck.cards
+            score = lambda k: log_ratio(ranked, reference.fed, k)  # noqa: E731
+        else:  # the collected cards' places known, the undealt part's not
+            tokens = [places.get(card) for card in deck.cards]
+            score = lambda k: _log(collected_ratio(tokens, reference.fed, DECK, k))  # noqa: E731
         fired: Finding | None = None
         for i, k in enumerate(self.shelves):
-            value = max(0.0, self.values[i] + log_ratio(ranked, fed, k))
+            value = max(0.0, self.values[i] + score(k))
             if value > self.limit and fired is None:
                 fired = Finding(self.id, round(value, 3), round(self.limit, 3), self.decks,
                                 f"the dealt orders are {math.exp(min(value, 700)):.1e} times "
                                 f"likelier under a one-pass {k}-shelf shuffle than a fair one "
-                                f"(this deck: {len(ranked)} cards of known input place)")
+                                f"(this deck: {len(deck.cards)} cards)")
                 value = 0.0
             self.values[i] = value
         if fired is not None:
             self.values = [0.0] * len(self.shelves)
         return fired
+
+
+def _log(ratio: float) -> float:
+    return math.log(ratio) if ratio > 0 else -math.inf
 
 
 class PositionRun(Monitor):
