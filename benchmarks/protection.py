@@ -13,6 +13,12 @@ Decks are dealt straight from :mod:`firmware_sim.shuffle_models` into the monito
 * ``false-alarms-by-hands``: the same for every number of hands a deck deals (2 to 9), since
   a table's number of players changes the length of what is scored.
 * ``sortedness-variance``: the table ``limits.SORTEDNESS_VARIANCE`` (200,000 decks a length).
+* ``goals``: issue 25's goals at every table size (9 to 27 cards, and the bench's mixed
+  sizes of 3 to 18 cards), the shuffler fed a new deck or the cards the table collected: the
+  10-shelf one-pass machine within 5 decks (and the likelihood information a deck carries, so
+  the optimal test's figure stands beside it), a card stuck at one position within 10, a
+  duplicated card within 5 (and the most any test on the dealt cards can reach), and false
+  alarms per monitor over ``--decks`` fair decks.
 * ``cost``: the live guard's time per card (``TableGuard`` on ``CardSetDispensed`` events).
 * ``report``: the report's monitors and plots over 1,000,000 hands (decoded inputs; journal
   reading measured separately per record).
@@ -42,6 +48,8 @@ from controller.games.cards import FULL_DECK  # noqa: E402
 from controller.logsetup import configure_logging  # noqa: E402
 from controller.protection import Guard, MonitorId, TableGuard  # noqa: E402
 from drivers import events as dev  # noqa: E402
+from controller.protection.feed import Feed, input_order  # noqa: E402
+from controller.protection.likelihood import collected_ratio, log_ratio  # noqa: E402
 from firmware_sim.shuffle_models import ShuffleModel, Shuffler  # noqa: E402
 
 HANDS = 7
@@ -142,6 +150,119 @@ def false_alarms_by_hands(decks: int, seed: int) -> dict[int, dict[str, Any]]:
         out[hands] = {"decks": decks, "cards": 3 * hands,
                       "per_deck": {m: round(n / decks, 7) for m, n in alarms.items()}}
     return out
+
+
+ORDER_MONITORS = ("sortedness", "one_pass", "one_pass_lr")
+SIZES: tuple[int | str, ...] = (3, 4, 5, 6, 7, 8, 9, "mixed")
+"""Three-card sets a deck: 9 to 27 cards, and "mixed": 1 to 6 sets at random (3 to 18 cards,
+as the bench's random players deal)."""
+
+
+class Table:
+    """A simulated table: a shuffler fed as ``feed`` says, dealing ``sets`` three-card sets a
+    deck into a guard that assumes the same feed."""
+
+    def __init__(self, model: ShuffleModel, sets: int | str, feed: Feed, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.shuffler = Shuffler(model, self.rng.randrange)
+        self.guard = Guard(feed=feed)
+        self.sets, self.feed = sets, feed
+        self.fed: list[int] | None = None
+
+    def deal(self) -> tuple[list[Any], list[int | None], int | None]:
+        """One deck: its findings, the dealt cards as the likelihood reads them (their input
+        places; ``None`` for an undealt-part card of a collected feed) and how many collected
+        cards were fed (``None``: every place known, a new deck)."""
+        order = self.shuffler.order(self.fed)
+        sets = self.sets if isinstance(self.sets, int) else 1 + self.rng.randrange(6)
+        found = self.guard.shuffle(len(order), 52)
+        reference = self.guard.deck.reference if self.guard.deck is not None else None
+        dealt = []
+        for hand in range(sets):
+            cards = self.shuffler.form(list(order[3 * hand:3 * hand + 3]))
+            dealt.append(tuple(cards))
+            found += self.guard.cards(cards)
+        self.fed = input_order(self.feed, dealt, order[3 * sets:])
+        cards = [c for hand in dealt for c in hand]
+        if reference is None:
+            return found, [], 0
+        if reference.places is None:
+            return found, list(cards), None
+        return found, [reference.places.get(c) for c in cards], reference.fed
+
+
+def goals(runs: int, fair_decks: int, seed: int,
+          feeds: tuple[Feed, ...] = (Feed.NEW_DECK, Feed.COLLECTED),
+          sizes: tuple[int | str, ...] = SIZES) -> dict[str, Any]:
+    return {feed.value: {str(size): _goal_row(size, feed, runs, fair_decks, seed)
+                         for size in sizes} for feed in feeds}
+
+
+def _first_decks(model: ShuffleModel, size: int | str, feed: Feed, horizon: int,
+                 seed: int) -> dict[str, int]:
+    table = Table(model, size, feed, seed)
+    first: dict[str, int] = {}
+    for _ in range(horizon):
+        for f in table.deal()[0]:
+            first.setdefault(f.monitor.value, f.decks)
+    for f in table.guard.finish():
+        first.setdefault(f.monitor.value, f.decks)
+    return first
+
+
+def _goal_row(size: int | str, feed: Feed, runs: int, fair_decks: int,
+              seed: int) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    flagged = {m: 0 for m in ("any_order", *ORDER_MONITORS)}
+    for run in range(runs):
+        first = _first_decks(ShuffleModel.ONE_PASS_10, size, feed, 6, seed * 7919 + run)
+        for m in ORDER_MONITORS:
+            flagged[m] += m in first and first[m] <= 5
+        flagged["any_order"] += any(first.get(m, 99) <= 5 for m in ORDER_MONITORS)
+    row["one_pass_10_within_5"] = {m: n / runs for m, n in flagged.items()}
+    nats = _information(size, feed, ShuffleModel.ONE_PASS_10, 10, max(runs, 200), seed)
+    row["one_pass_10_nats_per_deck"] = round(nats, 4)
+    row["one_pass_10_optimal_decks"] = round(math.log(2e4) / nats, 1) if nats > 0 else None
+    for model, horizon, within, names in (
+            (ShuffleModel.STUCK_POSITION, 11, 10, ("position_run",)),
+            (ShuffleModel.DUPLICATE_CARD, 6, 5, ("ledger",))):
+        hit = 0
+        for run in range(runs):
+            first = _first_decks(model, size, feed, horizon, seed * 104_729 + run)
+            hit += any(first.get(m, 999) <= within for m in names)
+        row[f"{model.value}_within_{within}"] = hit / runs
+    if isinstance(size, int):
+        d = 3 * size
+        row["duplicate_card_bound_within_5"] = round(1 - (1 - d * (d - 1) / (52 * 51)) ** 5, 3)
+    alarms = dict.fromkeys((m.value for m in MonitorId), 0)
+    table = Table(ShuffleModel.FAIR, size, feed, seed * 31 + 7)
+    for _ in range(fair_decks):
+        for f in table.deal()[0]:
+            alarms[f.monitor.value] += 1
+    row["fair_decks"] = fair_decks
+    row["false_alarms_per_10000"] = {m: round(n / fair_decks * 1e4, 2)
+                                     for m, n in alarms.items()}
+    return row
+
+
+def _information(size: int | str, feed: Feed, model: ShuffleModel, shelves: int, decks: int,
+                 seed: int) -> float:
+    """Mean log-likelihood ratio per deck (one-pass ``shelves`` against fair) of the dealt
+    cards with a known input place, the machine being ``model``: the information the optimal
+    sequential test works with (Wald: about log(1/rate) / this many decks to decide)."""
+    table = Table(model, size, feed, seed * 13 + 5)
+    table.deal()  # the first deck of a collected feed has no reference
+    total = 0.0
+    for _ in range(decks):
+        _, tokens, collected = table.deal()
+        if not tokens:
+            continue
+        if collected is None:
+            total += log_ratio([t for t in tokens if t is not None], 52, shelves)
+        else:
+            ratio = collected_ratio(tokens, collected, 52, shelves)
+            total += math.log(ratio) if ratio > 0 else -50.0
+    return total / decks
 
 
 def _cusum_rate(scores: list[float], drift: float, limit: float) -> float:
@@ -308,6 +429,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=200, help="runs per faulty model")
     parser.add_argument("--horizon", type=int, default=600, help="decks per run")
     parser.add_argument("--seed", type=int, default=15)
+    parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES),
+                        help="goals: three-card sets a deck (3..9) or 'mixed'")
+    parser.add_argument("--feeds", default="new-deck,collected", help="goals: feeds")
     parser.add_argument("--hands", type=int, default=1_000_000,
                         help="hands in the report-journal journal")
     parser.add_argument("--models", default=",".join(m.value for m in ShuffleModel
@@ -327,6 +451,10 @@ def main() -> int:
         results["sortedness_variance"] = sortedness_variance(200_000)
     if "false-alarms-by-hands" in only:
         results["false_alarms_by_hands"] = false_alarms_by_hands(args.decks, args.seed)
+    if "goals" in only:
+        sizes = tuple(int(s) if s.isdigit() else s for s in args.sizes.split(","))
+        results["goals"] = goals(args.runs, args.decks, args.seed,
+                                 tuple(Feed(f) for f in args.feeds.split(",")), sizes)
     if "cost" in only:
         results["cost"] = cost(20_000, args.seed)
     if "report" in only:

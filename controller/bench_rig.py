@@ -22,6 +22,7 @@ from controller.games.cards import Card
 from controller.games.catalog import get_game
 from controller.games.rules import GameId
 from controller.journal.policy import Durability
+from controller.protection.feed import Feed
 from controller.service.clockwatch import ClockPolicy, Unsynchronised
 from controller.service.config import (
     SIM_URL, DeviceConfig, DeviceKind, JournalConfig, ServiceConfig, ShoeDialect,
@@ -51,7 +52,9 @@ def bench_config(game: str, seed: int, journal_dir: Path, shuffler: str = "fair"
                                                ephemeral=ephemeral),
                          # a bench is not reviewed against camera footage: rounds open whatever
                          # the clock says; the journal still records its quality
-                         clock=ClockPolicy(Unsynchronised.ALLOW))
+                         clock=ClockPolicy(Unsynchronised.ALLOW),
+                         # the simulated shuffler is loaded in pack order at every shuffle
+                         protection_feed=Feed.NEW_DECK)
 
 
 class BenchRig:

@@ -15,6 +15,15 @@ monitors; ``tablectl bench --shuffler NAME`` puts one inside the simulated shuff
 - ``repeated-order``: every second shuffle replays the previous order;
 - ``partial-sort``: a fair shuffle, then half the places (chosen at random) put in pack order;
 - ``biased-packets``: in half the hands the lowest card is moved to the front.
+- ``stuck-position``: fair, but one card (the same each shuffle) always comes out at one of
+  the first nine places (the same each shuffle);
+- ``duplicate-card``: one card replaced by a second copy of another, counted 52;
+- ``riffle-3``: three Gilbert-Shannon-Reeds riffle shuffles (too few: Bayer and Diaconis).
+
+``order(fed)`` shuffles the input it is fed: by default a deck in pack order (how the simulated
+shuffler is loaded); the benchmark also feeds it the cards a table collects
+(:func:`controller.protection.feed.input_order`). Only the one-pass and riffle machines care:
+the fair machine's output does not depend on its input.
 """
 
 from __future__ import annotations
@@ -35,6 +44,9 @@ class ShuffleModel(str, Enum):
     REPEATED_ORDER = "repeated-order"
     PARTIAL_SORT = "partial-sort"
     BIASED_PACKETS = "biased-packets"
+    STUCK_POSITION = "stuck-position"
+    DUPLICATE_CARD = "duplicate-card"
+    RIFFLE_3 = "riffle-3"
 
 
 def fisher_yates(deck: list[int], randbelow: RandBelow) -> list[int]:
@@ -55,6 +67,24 @@ def one_pass(deck: list[int], shelves: int, randbelow: RandBelow) -> list[int]:
     return [card for stack in stacks for card in stack]
 
 
+def riffle(deck: list[int], randbelow: RandBelow) -> list[int]:
+    """One Gilbert-Shannon-Reeds riffle: a binomial cut, cards dropped from each packet with
+    probability proportional to its size."""
+    cut = sum(randbelow(2) for _ in deck)
+    left, right = deck[:cut], deck[cut:]
+    out: list[int] = []
+    i = j = 0
+    while i < len(left) or j < len(right):
+        a, b = len(left) - i, len(right) - j
+        if randbelow(a + b) < a:
+            out.append(left[i])
+            i += 1
+        else:
+            out.append(right[j])
+            j += 1
+    return out
+
+
 class Shuffler:
     """One machine's model, with the memory a faulty machine has (its stuck card, its last
     order). ``order()`` gives the next deck; ``form()`` a hand out of it."""
@@ -65,14 +95,33 @@ class Shuffler:
         self.shuffles = 0
         self.previous: list[int] = []
         self.odd_card: int | None = None
+        self.odd_place: int | None = None
 
-    def order(self) -> list[int]:
+    def order(self, fed: list[int] | None = None) -> list[int]:
         model, rb = self.model, self.randbelow
         self.shuffles += 1
+        deck_in = list(fed) if fed is not None else list(range(DECK))
         if model is ShuffleModel.ONE_PASS_10:
-            return one_pass(list(range(DECK)), 10, rb)
+            return one_pass(deck_in, 10, rb)
         if model is ShuffleModel.ONE_PASS_100:
-            return one_pass(list(range(DECK)), 100, rb)
+            return one_pass(deck_in, 100, rb)
+        if model is ShuffleModel.RIFFLE_3:
+            for _ in range(3):
+                deck_in = riffle(deck_in, rb)
+            return deck_in
+        if model is ShuffleModel.STUCK_POSITION:
+            if self.odd_card is None or self.odd_place is None:
+                self.odd_card, self.odd_place = rb(DECK), rb(9)
+            deck = fisher_yates([c for c in range(DECK) if c != self.odd_card], rb)
+            deck.insert(self.odd_place, self.odd_card)
+            return deck
+        if model is ShuffleModel.DUPLICATE_CARD:
+            if self.odd_card is None:
+                self.odd_card = rb(DECK)
+            copied = (self.odd_card + 1 + rb(DECK - 1)) % DECK if self.odd_place is None \
+                else self.odd_place
+            self.odd_place = copied  # the copy is the same card every shuffle
+            return fisher_yates([copied if c == self.odd_card else c for c in range(DECK)], rb)
         if model in (ShuffleModel.STUCK_CARD, ShuffleModel.MISSING_CARD):
             if self.odd_card is None:
                 self.odd_card = rb(DECK)

@@ -23,6 +23,7 @@ from controller.errors import TablectlError
 from controller.journal.codec import InputKind, decode_input
 from controller.journal.record import Record
 from controller.protection.stats import valley_pmf
+from controller.protection.feed import Feed
 from controller.protection.tally import Surveyor, Totals
 
 PLOTS = ("positions", "valleys", "packets", "categories")
@@ -45,9 +46,10 @@ class Survey:
     tables: int = 0
 
 
-def survey(records: Iterable[Record]) -> Survey:
-    """One pass over the records: the card stream into the monitors, the live alerts kept."""
-    surveyor = Surveyor()
+def survey(records: Iterable[Record], feed: Feed = Feed.COLLECTED_REVERSED) -> Survey:
+    """One pass over the records: the card stream into the monitors (judging each deck
+    against the order ``feed`` says the shuffler was fed), the live alerts kept."""
+    surveyor = Surveyor(feed)
     recorded: list[dict[str, Any]] = []
     tables: set[str] = set()
     for record in records:

@@ -10,6 +10,7 @@ from typing import Any
 from controller.analysis.integrity import SURVEYED_EVENTS, render, survey
 from controller.journal.errors import JournalFormatError
 from controller.journal.reader import iter_records
+from controller.protection.feed import Feed
 
 
 def register(subparsers: Any) -> None:
@@ -21,12 +22,17 @@ def register(subparsers: Any) -> None:
                         help="journal files or directories")
     report.add_argument("--out", default="integrity-report",
                         help="directory for the plots and report.md (default integrity-report)")
+    report.add_argument("--feed", choices=[feed.value for feed in Feed],
+                        default=Feed.COLLECTED_REVERSED.value,
+                        help="how the table fed its shuffler, as its [protection] feed says "
+                             "(default collected-reversed, the table default; the bench: "
+                             "new-deck)")
     report.set_defaults(func=run_report)
 
 
 def run_report(args: argparse.Namespace) -> int:
     try:
-        data = survey(iter_records(args.paths, only=SURVEYED_EVENTS))
+        data = survey(iter_records(args.paths, only=SURVEYED_EVENTS), Feed(args.feed))
     except JournalFormatError as error:
         raise JournalFormatError(f"{error} (run `tablectl journal verify`)") from error
     written = render(data, Path(args.out))

@@ -37,6 +37,7 @@ from controller.feed.mqtt import make_client, start, stop_on_signals, topic_rese
 from controller.feed.mqtt import stop as stop_client
 from controller.floor.authenticity import public_keys
 from controller.floor.chain import Head, Judged, Verdict, judge
+from controller.floor.machines import Machines, create_schema
 from controller.floor.store import Store
 
 log = structlog.get_logger("tablectl.floor")
@@ -88,6 +89,9 @@ class Floor:
                  on_judged: Callable[[Judged, Message], None] | None = None) -> None:
         self.config = config
         self.store = Store(config.database)
+        create_schema(self.store)
+        self.machines = Machines()
+        """Each shuffler's evidence pooled by serial across tables (issue 25)."""
         self.heads: dict[str, Head] = self.store.heads()
         self.early: dict[str, dict[int, tuple[Judged, Message]]] = {}
         self.reported_gaps: set[tuple[str, int]] = set()
@@ -237,6 +241,7 @@ class Floor:
                                     "before (applying from here)"), message)
             if self.store.apply(judged.site or "", judged.record, message.sent_ns):
                 self.heads[judged.table] = Head(judged.record.seq, judged.record.hash)
+                self.machines.record(self.store, judged.record)
             self._tell(judged, message)
         elif judged.verdict is Verdict.DUPLICATE:
             assert judged.table is not None

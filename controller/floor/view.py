@@ -6,6 +6,7 @@ import json
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from controller.floor.machines import machine_lines, machine_view
 from controller.floor.store import Store
 from controller.journal.record import format_ts
 
@@ -69,7 +70,7 @@ def floor_view(store: Store, *, now: datetime | None = None) -> dict[str, Any]:
             row["online"] = row["feed_online"] and row["behind"] == 0
     problems = [{"table": t, "seq": s, "kind": k, "detail": d} for t, s, k, d in store.query(
         "SELECT table_id, seq, kind, detail FROM problems ORDER BY at_ns DESC LIMIT 20")]
-    return {"tables": tables, "problems": problems}
+    return {"tables": tables, "problems": problems, "machines": machine_view(store)}
 
 
 def view_lines(view: dict[str, Any]) -> list[str]:
@@ -90,6 +91,7 @@ def view_lines(view: dict[str, Any]) -> list[str]:
             lines.append(f"    void {clause}: {count}")
         for kind, count in row["irregularities"].items():
             lines.append(f"    irregularity {kind}: {count}")
+    lines += machine_lines(view.get("machines", {}))
     for problem in view["problems"]:
         lines.append(f"PROBLEM {problem['kind']}: table {problem['table']} seq "
                      f"{problem['seq']}: {problem['detail']}")

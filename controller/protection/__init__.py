@@ -2,7 +2,11 @@
 
 - :mod:`.stats`: exact null distributions (valleys, Eulerian, hand categories, chi-square);
 - :mod:`.sequential`: CUSUM and batch chi-square decisions with a stated false-alarm rate;
-- :mod:`.monitors`: ledger, repeat, sortedness, one-pass, packet, position, categories;
+- :mod:`.feed`: the order the shuffler was fed, which the order monitors judge against;
+- :mod:`.likelihood`: the exact likelihood of the dealt cards under a one-pass shelf shuffle;
+- :mod:`.monitors`: ledger, repeat, sortedness, one-pass (valleys and likelihood), packet,
+  position, categories, position run;
+- :mod:`.diagnosis`: the fault a finding points to, one alert per episode;
 - :mod:`.limits`: their limits, measured by ``benchmarks/protection.py``;
 - :mod:`.guard`: the monitors on the table's card stream (live) or a journal's (offline);
 - :mod:`.history`: their evidence carried across a restart (the journal's last decks);

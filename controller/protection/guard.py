@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from controller.games.cards import Card
+from controller.protection.diagnosis import Diagnosis, Episodes
+from controller.protection.feed import Feed, reference
 from controller.protection.monitors import (
     DECK,
     Deck,
@@ -32,16 +34,22 @@ DEVICE = "protection"
 class Guard:
     """Monitors over decks of pack indices. Not thread-safe: the table thread owns it."""
 
-    def __init__(self, monitors: Iterable[Monitor] | None = None) -> None:
+    def __init__(self, monitors: Iterable[Monitor] | None = None,
+                 feed: Feed = Feed.NEW_DECK) -> None:
         self.monitors = list(monitors) if monitors is not None else all_monitors()
+        self.feed = feed
         self.deck: Deck | None = None
         self.decks = 0
+        self.dealt_before: list[tuple[int, ...]] | None = None
+        """The sets dealt from the last deck closed: the collected cards of the next input."""
+        self.diagnosis = Diagnosis()
 
     def shuffle(self, counted: int = DECK, expected: int = DECK) -> list[Finding]:
         """A shuffle: the deck so far is finished (its scores decided), a new one starts."""
         findings = self.finish()
         self.decks += 1
-        self.deck = Deck(self.decks, counted, expected)
+        self.deck = Deck(self.decks, counted, expected,
+                         reference=reference(self.feed, self.dealt_before))
         for monitor in self.monitors:
             if isinstance(monitor, Ledger):
                 found = monitor.open(self.deck)
@@ -54,7 +62,7 @@ class Guard:
         deck = self.deck
         if deck is None:  # cards before any shuffle seen: a deck of unknown count
             self.decks += 1
-            deck = self.deck = Deck(self.decks)
+            deck = self.deck = Deck(self.decks, reference=None)
         findings: list[Finding] = []
         for card in cards:
             for monitor in self.monitors:
@@ -65,6 +73,7 @@ class Guard:
             deck.seen.add(card)
         if as_set:
             deck.sets.append(tuple(cards))
+        self.diagnosis.note(findings, deck.number)
         return findings
 
     def deal(self, order: Sequence[int], hands: int,
@@ -81,8 +90,10 @@ class Guard:
         deck, self.deck = self.deck, None
         if deck is None:
             return []
-        return [found for monitor in self.monitors
-                if (found := monitor.close(deck)) is not None]
+        self.dealt_before = deck.sets or ([tuple(deck.cards)] if deck.cards else None)
+        return self.diagnosis.explain([found for monitor in self.monitors
+                                       if (found := monitor.close(deck)) is not None],
+                                      deck.number)
 
 
 class TableGuard:
@@ -93,6 +104,7 @@ class TableGuard:
     def __init__(self, guard: Guard | None = None) -> None:
         self.guard = guard or Guard()
         self.reports = 0
+        self.episodes = Episodes()
 
     def before(self, item: object) -> list[dev.ProtectionReport]:
         if isinstance(item, (dev.ShuffleDone, cmd.ConfirmShuffle)):
@@ -111,6 +123,7 @@ class TableGuard:
         return []
 
     def _reports(self, findings: list[Finding]) -> list[dev.ProtectionReport]:
+        findings = self.episodes.alerts(findings, self.guard.decks)
         self.reports += len(findings)
         return [report(found) for found in findings]
 

@@ -46,3 +46,16 @@ REPEAT_SHARED = 5
 """Ordered runs of three consecutive cards shared with one earlier deck: five is a common run
 of seven cards (chance about 1/52P7 per pair of places: under 1e-6 per deck over the window);
 three would be a run of five, which fair decks share about once per thousand decks."""
+ONE_PASS_SHELVES = (10, 20)
+"""The one-pass machines the likelihood test is set for (issue 25: the 10- and 20-shelf
+machines). Each shelf count is its own CUSUM at ``log(2 / 1e-4)``; a 100-shelf machine leaves
+about 0.002 nats a 21-card deck, beyond what any test on the dealt cards can use in a shift
+(docs/game-protection.md)."""
+POSITION_RUN = 5
+"""Decks running with the same card at one dealt position: 27 * 52^-4 = 3.7e-6 false alarms
+per fair deck at most; four (1.9e-4) would exceed the budget."""
+RUN_POSITIONS = 27
+"""Dealt positions watched for a stuck card: nine three-card sets, the largest table."""
+EPISODE_DECKS = 100
+"""An episode: findings of the same fault within this many decks of the last are one alert
+(:mod:`.diagnosis`); an order fault within it also explains a card kept out of the deals."""

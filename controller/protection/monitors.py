@@ -21,6 +21,8 @@ from functools import cache
 from controller.games.cards import FULL_DECK
 from controller.games.poker import PokerCategory, evaluate
 from controller.protection import limits
+from controller.protection.feed import PACK_ORDER, Reference
+from controller.protection.likelihood import collected_ratio, log_ratio
 from controller.protection.sequential import FALSE_ALARM_RATE, BatchTest, Cusum
 from controller.protection.stats import (
     CATEGORY_COUNTS,
@@ -51,6 +53,26 @@ class MonitorId(str, Enum):
     PACKET = "packet"
     POSITION = "position"
     CATEGORIES = "categories"
+    ONE_PASS_LR = "one_pass_lr"
+    POSITION_RUN = "position_run"
+
+
+class Fault(str, Enum):
+    """What a finding points to, so an alert says what to look for (issue 25): only a card
+    that can really be missing holds the deck."""
+
+    COUNT = "wrong count"
+    DUPLICATE = "duplicated card"
+    MISSING = "card missing or stuck inside"
+    REPEAT = "repeated order"
+    BIAS = "biased shuffle"
+    STUCK_POSITION = "card stuck at one dealt position"
+    DISTRIBUTION = "cards not uniformly distributed"
+
+
+ORDER_FAULTS = frozenset({Fault.REPEAT, Fault.BIAS, Fault.STUCK_POSITION})
+"""Faults of the shuffle's order: a machine with one keeps some cards out of the dealt places
+far more often than chance, so a card unseen for a run of decks is no sign of a missing card."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +89,7 @@ class Finding:
     detail: str
     holds: bool = False
     evidence: Evidence = Evidence.COUNT
+    fault: Fault = Fault.BIAS
 
 
 @dataclass(slots=True)
@@ -79,6 +102,12 @@ class Deck:
     cards: list[int] = field(default_factory=list)
     sets: list[tuple[int, ...]] = field(default_factory=list)
     seen: set[int] = field(default_factory=set)
+    reference: Reference | None = PACK_ORDER
+    """The input places the table knows (:mod:`.feed`); ``None``: the input order is unknown."""
+
+    def ranked(self) -> list[int] | None:
+        """The dealt cards with a known input place, as those places (``None``: unknown)."""
+        return None if self.reference is None else self.reference.ranked(self.cards)
 
 
 class Monitor:
@@ -108,22 +137,30 @@ class Ledger(Monitor):
         self.log_unseen = [0.0] * DECK
         self.limit = math.log(rate / DECK)
         self.decks = 0
+        self.miscount: tuple[int, int] | None = None
+        """The wrong count already alerted: a 51-card deck is one episode, not one alert a
+        shuffle (the table rules each wrong count itself)."""
 
     def open(self, deck: Deck) -> Finding | None:
-        if deck.counted != deck.expected:
+        count = (deck.counted, deck.expected)
+        if deck.counted == deck.expected:
+            self.miscount = None
+        elif count != self.miscount:
+            self.miscount = count
             return Finding(self.id, deck.counted, deck.expected, self.decks + 1,
                            f"the shuffler counted {deck.counted} cards, expected "
-                           f"{deck.expected}")
+                           f"{deck.expected}", fault=Fault.COUNT)
         return None
 
     def card(self, deck: Deck, card: int) -> Finding | None:
         if card in deck.seen:
             return Finding(self.id, 2, 1, self.decks + 1,
-                           f"{FULL_DECK[card].code} dispensed twice since the shuffle")
+                           f"{FULL_DECK[card].code} dispensed twice since the shuffle",
+                           fault=Fault.DUPLICATE)
         if len(deck.cards) >= deck.counted:
             return Finding(self.id, len(deck.cards) + 1, deck.counted, self.decks + 1,
                            f"card {len(deck.cards) + 1} dispensed from a deck counted "
-                           f"{deck.counted}", holds=True)
+                           f"{deck.counted}", holds=True, fault=Fault.COUNT)
         return None
 
     def close(self, deck: Deck) -> Finding | None:
@@ -147,7 +184,7 @@ class Ledger(Monitor):
                            f"{FULL_DECK[worst].code} not dispensed for a run of decks a fair "
                            f"shuffler gives with probability {math.exp(value):.1e}: a card "
                            f"stuck inside or missing", holds=True,
-                           evidence=Evidence.STATISTICAL)
+                           evidence=Evidence.STATISTICAL, fault=Fault.MISSING)
         return None
 
 
@@ -182,7 +219,7 @@ class Repeat(Monitor):
                 self.fired = True
                 return Finding(self.id, hits, self.shared, deck.number,
                                f"dispense order repeats deck {earlier} ({hits} ordered runs of "
-                               f"three cards in common)")
+                               f"three cards in common)", fault=Fault.REPEAT)
         return None
 
     def close(self, deck: Deck) -> Finding | None:
@@ -216,11 +253,12 @@ class _Scored(Monitor):
 
     def close(self, deck: Deck) -> Finding | None:
         self.decks += 1
-        if len(deck.cards) < MIN_SCORED:
+        ranked = deck.ranked()
+        if ranked is None or len(ranked) < MIN_SCORED:
             return None
-        if self.cusum.add(self.score(deck.cards)):
+        if self.cusum.add(self.score(ranked)):
             return Finding(self.id, round(self.cusum.last, 3), self.cusum.limit,
-                           self.decks, self.describe(deck.cards))
+                           self.decks, self.describe(ranked))
         return None
 
     def describe(self, cards: list[int]) -> str:
@@ -305,7 +343,8 @@ class Packet(Monitor):
                     test.expected[i] += 1 / 3
         if test.deck_done():
             return Finding(self.id, round(test.last, 3), round(test.critical, 3), self.decks,
-                           "the lowest card's place in the three-card sets is not uniform")
+                           "the lowest card's place in the three-card sets is not uniform",
+                           fault=Fault.DISTRIBUTION)
         return None
 
 
@@ -338,7 +377,7 @@ class Position(Monitor):
         if test.deck_done():
             return Finding(self.id, round(test.last, 1), round(test.critical, 1), self.decks,
                            f"cards by dealing position (first {self.positions}) differ from "
-                           f"uniform")
+                           f"uniform", fault=Fault.DISTRIBUTION)
         return None
 
 
@@ -370,7 +409,8 @@ class Categories(Monitor):
                 test.expected[j] += CATEGORY_COUNTS[kind] / HANDS
         if test.deck_done():
             return Finding(self.id, round(test.last, 2), round(test.critical, 2), self.decks,
-                           "hand categories differ from the exact three-card counts")
+                           "hand categories differ from the exact three-card counts",
+                           fault=Fault.DISTRIBUTION)
         return None
 
 
@@ -378,6 +418,94 @@ def category(cards: tuple[int, ...]) -> PokerCategory:
     return evaluate([FULL_DECK[i] for i in cards]).category
 
 
+class OnePassLikelihood(Monitor):
+    """The optimal test where the model is known: Page's CUSUM on the exact log-likelihood
+    ratio of each deck's dealt cards, one-pass ``k``-shelf shuffle against fair, for each ``k`` in
+    ``limits.ONE_PASS_SHELVES``. With likelihood-ratio increments a CUSUM's mean run between
+    false alarms is at least ``e^limit`` decks (Lorden), at every deck length: the limit
+    ``log(shelf models / rate)`` keeps the monitor at or under ``rate`` per fair deck without
+    a per-length calibration. From a new deck every input place is known
+    (:func:`.likelihood.log_ratio`); from the collected cards only theirs, the undealt part's
+    order taken as uniformly random (:func:`.likelihood.collected_ratio`: collected cards fed
+    on top of the undealt ones)."""
+
+    id = MonitorId.ONE_PASS_LR
+
+    def __init__(self, shelves: tuple[int, ...] = limits.ONE_PASS_SHELVES,
+                 rate: float = FALSE_ALARM_RATE) -> None:
+        self.shelves = shelves
+        self.limit = math.log(len(shelves) / rate)
+        self.values = [0.0] * len(shelves)
+        self.decks = 0
+
+    def close(self, deck: Deck) -> Finding | None:
+        self.decks += 1
+        reference = deck.reference
+        if (reference is None or len(deck.cards) < 2 or len(deck.seen) != len(deck.cards)
+                or deck.counted != DECK):  # a card twice or a wrong count: the ledger's
+            return None
+        places = reference.places
+        if places is None:  # every input place known (a new deck)
+            ranked = deck.cards
+            score = lambda k: log_ratio(ranked, reference.fed, k)  # noqa: E731
+        else:  # the collected cards' places known, the undealt part's not
+            tokens = [places.get(card) for card in deck.cards]
+            score = lambda k: _log(collected_ratio(tokens, reference.fed, DECK, k))  # noqa: E731
+        fired: Finding | None = None
+        for i, k in enumerate(self.shelves):
+            value = max(0.0, self.values[i] + score(k))
+            if value > self.limit and fired is None:
+                fired = Finding(self.id, round(value, 3), round(self.limit, 3), self.decks,
+                                f"the dealt orders are {math.exp(min(value, 700)):.1e} times "
+                                f"likelier under a one-pass {k}-shelf shuffle than a fair one "
+                                f"(this deck: {len(deck.cards)} cards)")
+                value = 0.0
+            self.values[i] = value
+        if fired is not None:
+            self.values = [0.0] * len(self.shelves)
+        return fired
+
+
+def _log(ratio: float) -> float:
+    return math.log(ratio) if ratio > 0 else -math.inf
+
+
+class PositionRun(Monitor):
+    """A card stuck at one dealt position: the same card at the same position
+    ``limits.POSITION_RUN`` decks running. A fair shuffle repeats a position's card with
+    probability 1/52 a deck, so a run of ``r`` has probability ``52^-(r-1)``; over
+    ``limits.RUN_POSITIONS`` positions the false alarms per deck are at most
+    ``positions * 52^-(r-1)`` (27 * 52^-4 = 3.7e-6 at five decks). A deck that deals fewer
+    cards than a position neither extends nor breaks its run (each deck that reaches it repeats
+    the card with probability 1/52 under a fair shuffle, so the bound stands). One alert per
+    run."""
+
+    id = MonitorId.POSITION_RUN
+
+    def __init__(self, run: int = limits.POSITION_RUN,
+                 positions: int = limits.RUN_POSITIONS) -> None:
+        self.run, self.positions = run, positions
+        self.last: list[int | None] = [None] * positions
+        self.length = [0] * positions
+        self.decks = 0
+
+    def close(self, deck: Deck) -> Finding | None:
+        self.decks += 1
+        found: Finding | None = None
+        for p in range(min(self.positions, len(deck.cards))):
+            card = deck.cards[p]  # a deck too short to reach p says nothing of it: run kept
+            if card != self.last[p]:
+                self.last[p], self.length[p] = card, 1
+                continue
+            self.length[p] += 1
+            if self.length[p] == self.run and found is None:
+                found = Finding(self.id, self.run, self.run, self.decks,
+                                f"{FULL_DECK[card].code} dealt at position {p + 1} "
+                                f"{self.run} decks running (fair: probability "
+                                f"{DECK ** -(self.run - 1):.1e})", fault=Fault.STUCK_POSITION)
+        return found
+
+
 def all_monitors() -> list[Monitor]:
     return [Ledger(), Repeat(), SortednessMonitor(), OnePass(), Packet(), Position(),
-            Categories()]
+            Categories(), OnePassLikelihood(), PositionRun()]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from controller.protection.feed import Feed
 from controller.protection.guard import Guard, TableGuard
 from controller.protection.monitors import (
     CATEGORY_ORDER,
@@ -61,10 +62,10 @@ class Totals:
 class Surveyor:
     """A :class:`TableGuard` over the deciding monitors plus a :class:`Tally`."""
 
-    def __init__(self) -> None:
+    def __init__(self, feed: Feed = Feed.COLLECTED_REVERSED) -> None:
         self.tally = Tally()
         self.monitors = all_monitors()
-        self.table_guard = TableGuard(Guard([*self.monitors, self.tally]))
+        self.table_guard = TableGuard(Guard([*self.monitors, self.tally], feed=feed))
         self.findings: list[Finding] = []
 
     def see(self, item: object) -> None:

@@ -38,6 +38,7 @@ from controller.service.connections import (
     DEFAULT_RESERVED_CONNECTIONS,
     ConnectionLimits,
 )
+from controller.protection.feed import Feed
 from controller.service.clockwatch import ClockPolicy, Unsynchronised
 from controller.service.errors import ConfigError
 from controller.service.floodgate import (
@@ -209,6 +210,9 @@ class ServiceConfig:
     """``[clock]``: may rounds open on an untrusted clock, and what counts as one."""
     protection: bool = True
     """Game-protection monitors on the card stream (:mod:`controller.protection`)."""
+    protection_feed: Feed = Feed.COLLECTED_REVERSED
+    """``[protection] feed``: how the table feeds its shuffler, the order the monitors judge
+    each deck against (:mod:`controller.protection.feed`, docs/game-protection.md)."""
 
     @property
     def rules(self) -> GameRules:
@@ -292,13 +296,14 @@ class _Reader:
         control = self._control(root.section("control"))
         software = self._software(root.section("software"))
         clock = self._clock(root.section("clock"))
+        protection_feed = self._protection(root.section("protection"))
         root.section("feed")  # the feed's own section: controller.feed.config reads it
         root.finish()
         return ServiceConfig(source=self.source, table_id=table_id, game=rules.id, boxes=boxes,
                              device=device, journal=journal,
                              limits=MappingProxyType(limits), rounding_unit=rounding_unit,
                              options_deadline_s=options_deadline_s, progressive=progressive, control=control, software=software,
-                             clock=clock)
+                             clock=clock, protection_feed=protection_feed)
 
     def _boxes(self, table: Section, rules: GameRules) -> tuple[str, ...]:
         boxes = table.strings("boxes", rules.positions)
@@ -450,6 +455,13 @@ class _Reader:
             raise section.error(name, f"unknown {what} {text!r}; use one of "
                                 f"{', '.join(v.value for v in kind)}") from None
 
+    def _protection(self, section: Section | None) -> Feed:
+        if section is None:
+            return Feed.COLLECTED_REVERSED
+        feed = self._choice(section, "feed", Feed.COLLECTED_REVERSED, "feed")
+        section.finish()
+        return feed
+
     def _clock(self, section: Section | None) -> ClockPolicy:
         if section is None:
             return ClockPolicy()
@@ -562,6 +574,10 @@ socket_group = ""
 # journal still records its quality). A casino table keeps the default, "refuse".
 [clock]
 unsynchronised = "allow"
+
+# The simulated shuffler is loaded with a deck in pack order at every shuffle.
+[protection]
+feed = "new-deck"
 """
 
 

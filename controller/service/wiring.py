@@ -30,7 +30,7 @@ from controller.journal.startup import (
     unproven_round,
 )
 from controller.journal.writer import JournalWriter
-from controller.protection.guard import TableGuard
+from controller.protection.guard import Guard, TableGuard
 from controller.protection.history import warm_from_journal
 from controller.selfcheck.manifest import CheckResult
 from controller.selfcheck import status as selfcheck_status
@@ -177,7 +177,7 @@ class Wiring:
             log.warning("round interrupted by the restart", round=report.round,
                         decision=report.decision.value, clause=report.clause)
         if config.protection:
-            journaled.guard = guard = TableGuard()
+            journaled.guard = guard = TableGuard(Guard(feed=config.protection_feed))
             warmed = warm_from_journal(guard, journal.directory)
             log.info("protection monitors warmed from the journal", decks=warmed)
         self.table = TableThread(journaled, floodgate=Floodgate(config.journal.flood))
