@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from benchmarks.journalgen import rehome
 from controller.bench import Bench
@@ -15,6 +16,7 @@ from controller.floor.consumer import Floor, Message
 from controller.floor.view import floor_view, view_lines
 from controller.games.cards import FULL_DECK
 from controller.journal.reader import iter_records
+from tests.controller.floor.conftest import SIGN_KEY, sign_line
 from controller.journal.record import GENESIS_HASH, canonical_json, seal, to_jsonable
 
 STUCK = to_jsonable(FULL_DECK[7])
@@ -62,8 +64,9 @@ def _stuck_at_first_place(source: Path, table: str) -> list[bytes]:
 @pytest.fixture(name="floor")
 def fixture_floor(tmp_path: Path):
     broker = Broker("127.0.0.1", 1883, False, None, None, None, None, None, 15)
+    public = SIGN_KEY.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
     floor = Floor(FloorConfig("<test>", "site1", str(tmp_path / "floor.sqlite3"), broker,
-                              "test-floor"))
+                              "test-floor", {"T1": public, "T2": public}))
     yield floor
     floor.store.close()
     floor.client._reset_sockets()  # noqa: SLF001 -- never started; see controller.feed.mqtt.stop
@@ -81,7 +84,8 @@ def test_two_tables_sharing_one_shuffler_serial_pool_its_evidence(
     assert shuffles == 3
     for table in ("T1", "T2"):
         for line in _stuck_at_first_place(source, table):
-            floor.handle(Message(f"tablectl/site1/{table}/events", line, None, 0))
+            floor.handle(Message(f"tablectl/site1/{table}/events", line, None, 0,
+                                 signature=sign_line(line)))
     view = floor_view(floor.store)
     serial = SERIAL
     assert set(view["machines"]) == {serial}
@@ -100,7 +104,8 @@ def test_a_table_alone_does_not_reach_the_run(floor: Floor, tmp_path: Path) -> N
     source = tmp_path / "bench"
     Bench("rws-three-card-poker", 3, seed=3, journal_dir=source).run()
     for line in _stuck_at_first_place(source, "T1"):
-        floor.handle(Message("tablectl/site1/T1/events", line, None, 0))
+        floor.handle(Message("tablectl/site1/T1/events", line, None, 0,
+                             signature=sign_line(line)))
     machine = floor_view(floor.store)["machines"][SERIAL]
     assert machine["decks"] == 3 and machine["alerts"] == []
     assert rehome(source, "T3")  # the generator the floor tests share reads the same journal
