@@ -77,12 +77,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.fixture(name="structlog_uncached", autouse=True)
 def structlog_uncached_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A test that runs ``tablectl`` in-process configures structlog as the program does, with
-    loggers cached on first use: a module's logger first used then stays bound to that
-    configuration, and a later test's ``capture_logs`` sees nothing (the suite's order decided
-    whether a log test passed). Tests keep the program's processors but never the cache, and
-    each test ends with the configuration it started with."""
-    saved = structlog.get_config()
+    """Each test starts from structlog's defaults (every level, nothing cached), as when it runs
+    alone: a test that runs ``tablectl`` in-process configures structlog as the program does
+    (WARNING and up, loggers cached on first use), and a later test's ``capture_logs`` then saw
+    nothing (the suite's order decided whether a log test passed). Inside a test the program's
+    configuration applies, but never the cache."""
+    structlog.reset_defaults()
     configure = structlog.configure
 
     def uncached(**settings_: object) -> None:
@@ -90,4 +90,4 @@ def structlog_uncached_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[None
 
     monkeypatch.setattr(structlog, "configure", uncached)
     yield
-    configure(**saved)
+    structlog.reset_defaults()

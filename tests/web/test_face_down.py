@@ -54,7 +54,8 @@ class Browser:
 def _shows(text: str, code: str) -> bool:
     """Whether ``text`` shows card ``code`` (``QD``) as a code or as drawn (``Q♦``)."""
     rank = "10" if code[0] == "T" else code[0]
-    return bool(re.search(rf"(?<![A-Za-z0-9]){code}(?![A-Za-z0-9])", text)) \
+    # A token's characters are no boundary: a random CSRF token or session id may hold "QD".
+    return bool(re.search(rf"(?<![A-Za-z0-9_-]){code}(?![A-Za-z0-9_-])", text)) \
         or f"{rank}{SUITS[code[1]]}" in text
 
 
