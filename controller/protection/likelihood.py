@@ -28,8 +28,9 @@ Pure Python: it runs on the Pi.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
+from typing import Any
 
 
 def _v_ends(seq: Sequence[int]) -> list[list[int]]:
@@ -91,13 +92,7 @@ def prefix_ratio(seq: Sequence[int], fed: int, shelves: int) -> float:
         falling = all(a > b for a, b in zip(tail, tail[1:]))
         # ways(t) = sum_r lead[r] C(t-1, r), the cuts of seq[:i] over shelves 1..t-1: by
         # forward differences, diffs[j] = sum_r lead[r+j] C(t-1, r), diffs[j] += diffs[j+1]
-        diffs = [splits[r][i] for r in range(min(i, most) + 1)]
-        for t in range(1, k + 1):
-            if t > 1:
-                diffs = [a + b for a, b in zip(diffs, diffs[1:])] + diffs[-1:]
-            ways = diffs[0]
-            if not ways:
-                continue
+        for t, ways in _cut_ways(splits, i, most, k):
             later = (k - t) / k
             none = later ** unseen
             if not tail:
@@ -188,13 +183,7 @@ def collected_ratio(tokens: Sequence[int | None], collected: int, total: int,
         shapes = _tail_shapes(tail)
         if not shapes:
             continue
-        diffs = [splits[r][i] for r in range(min(i, most) + 1)]
-        for t in range(1, k + 1):
-            if t > 1:
-                diffs = [a + b for a, b in zip(diffs, diffs[1:])] + diffs[-1:]
-            ways = diffs[0]
-            if not ways:
-                continue
+        for t, ways in _cut_ways(splits, i, most, k):
             later = (k - t) / k
             total_weight += ways * sum(
                 _tail_weight(shape, later, k, unseen_c, unseen_s, tokens, collected)
@@ -291,3 +280,15 @@ def _tail_weight(shape: tuple[int, int, tuple[int, ...], int], later: float, k: 
         on_top = (later + both) ** below * (later + half) ** above * stub_under - none
         return (under + on_top) / fact(a)
     return 2 * under / fact(a)
+
+
+def _cut_ways(splits: Any, i: int, most: int, k: int) -> Iterator[tuple[int, Any]]:
+    """``(t, ways(t))`` for t = 1..k where ways is not zero: ways(t) = sum_r lead[r] C(t-1, r),
+    the cuts of seq[:i] over shelves 1..t-1, by forward differences (diffs[j] = sum_r
+    lead[r+j] C(t-1, r), diffs[j] += diffs[j+1] from one t to the next)."""
+    diffs = [splits[r][i] for r in range(min(i, most) + 1)]
+    for t in range(1, k + 1):
+        if t > 1:
+            diffs = [a + b for a, b in zip(diffs, diffs[1:])] + diffs[-1:]
+        if diffs[0]:
+            yield t, diffs[0]
