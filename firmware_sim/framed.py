@@ -42,7 +42,7 @@ import structlog
 from drivers.errors import ProtocolError
 from drivers.framed.codec import COMMANDS, decode_message, encode_message
 from drivers.framed.event_messages import EventMessage
-from drivers.framed.framing import DropReason, Dropped, FrameDecoder
+from drivers.framed.framing import ETX, STX, DropReason, Dropped, FrameDecoder, stuff, unstuff
 from drivers.framed.messages import (
     Ack, DeviceState, EventAck, Heartbeat, IdentityReply, Message, MsgType, Nak, NakReason,
 )
@@ -56,6 +56,17 @@ LINK_FAULTS = frozenset({
     FaultKind.BAD_CRC, FaultKind.TRUNCATE, FaultKind.STALL, FaultKind.REPEAT_EVENT,
     FaultKind.LOST_ACK, FaultKind.DISCONNECT, FaultKind.REBOOT,
 })
+
+
+def with_bad_crc(data: bytes) -> bytes:
+    """The frame in ``data`` with its CRC's low byte flipped, stuffed again. Flipping the last
+    wire byte before ETX instead breaks the frame's escape whenever that CRC byte was stuffed
+    (the receiver then drops it as a bad escape, SEQ unknown): not the bad CRC that was asked
+    for, and which SEQ it hits depends on the session's history."""
+    body = unstuff(data[1:-1])
+    if body is None:
+        raise ValueError("not one well-formed frame")
+    return bytes((STX,)) + stuff(body[:-1] + bytes((body[-1] ^ 0x5A,))) + bytes((ETX,))
 
 
 class Conformance(str, Enum):
@@ -246,9 +257,7 @@ class FramedSimDevice:
     def _out(self, data: bytes) -> None:
         if self._corrupt_next:
             self._corrupt_next = False
-            data = data[:-2] + bytes((data[-2] ^ 0x5A,)) + data[-1:]  # flip CRC low byte bits
-            if data[-2] in (0x02, 0x03, 0x10):
-                data = data[:-2] + b"\x01" + data[-1:]
+            data = with_bad_crc(data)
         if self._truncate_next:
             self._truncate_next = False
             data = data[: max(1, len(data) // 2)]

@@ -50,6 +50,8 @@ class IntakeMixin(RoundCore):
             self._card_set(event)
         elif isinstance(event, dev.ShuffleDone):
             if event.counted != event.expected:
+                # the shuffler may raise its count fault after this report: the same count
+                self._echoes.add((event.device, Kind.DECK_COUNT))
                 self._deck_count_wrong(f"{event.device} counted {event.counted} cards, expected "
                                        f"{event.expected}")
             else:
@@ -70,8 +72,14 @@ class IntakeMixin(RoundCore):
             kind = _FAULT_KINDS.get(event.fault)
             if kind is Kind.DECK_COUNT and self.deck_blocked is not None:
                 # the shuffler's fault bit echoes the count it already reported in ShuffleDone
+                self._echoes.discard((event.device, kind))
                 self._note(event, f"fault {event.fault.value} {event.detail} (deck already "
                            f"blocked)")
+            elif kind is Kind.DECK_COUNT and (event.device, kind) in self._echoes:
+                # ... and when it arrives after the deck was replaced and the next round opened,
+                # it is still that count, not a new one: the new round is untouched
+                self._echoes.discard((event.device, kind))
+                self._note(event, f"fault {event.fault.value} {event.detail} (already counted)")
             elif kind is Kind.DECK_COUNT:
                 self._deck_count_wrong(f"{event.device}: {event.fault.value} {event.detail}")
             elif kind is not None and (event.device, kind) in self._echoes:

@@ -9,7 +9,7 @@ import pytest
 from drivers.framed.codec import encode_message
 from drivers.framed.framing import Frame, FrameDecoder
 from drivers.framed.messages import (
-    Ack, ClearFault, DispenseHand, EndRound, MsgType, Resync, Shuffle,
+    Ack, ClearFault, DispenseHand, EndRound, Identify, MsgType, Resync, Shuffle,
 )
 from firmware_sim.faults import FaultKind, FaultSpec, FaultSpecError
 from firmware_sim.framed import Conformance
@@ -52,6 +52,39 @@ def test_bad_crc_command_is_nakked() -> None:
     (frame,) = FrameDecoder().feed(sent[0])
     assert (frame.seq, frame.type, frame.payload) == (4, MsgType.NAK, b"\x01")
     assert sim.executed == []
+
+
+def _unstuffed(wire: bytes) -> bytes:
+    """docs/protocols.md 2.1, read independently of the codec: STX, the body with each STX,
+    ETX or DLE sent as DLE then the byte XOR 0x20, ETX."""
+    assert wire[0] == 0x02 and wire[-1] == 0x03
+    body, escaped = bytearray(), False
+    for byte in wire[1:-1]:
+        if escaped:
+            assert byte ^ 0x20 in (0x02, 0x03, 0x10), f"bad escape 10 {byte:02X}"
+            body.append(byte ^ 0x20)
+            escaped = False
+        elif byte == 0x10:
+            escaped = True
+        else:
+            body.append(byte)
+    assert not escaped
+    return bytes(body)
+
+
+@pytest.mark.parametrize("seq", range(1, 256))
+def test_bad_crc_fault_corrupts_the_crc_and_keeps_the_seq(seq: int) -> None:
+    """The bad-CRC fault spoils the CRC of the next frame and nothing else, whatever the SEQ:
+    a well-formed frame carrying its SEQ (so a receiver can NAK or name it) whose CRC fails.
+    A CRC byte that had to be escaped once came out as a broken escape instead."""
+    sim = ShufflerSim(seed=1)
+    sent: list[bytes] = []
+    sim.attach(sent.append)
+    sim.inject(FaultSpec(FaultKind.BAD_CRC))
+    sim.receive(encode_message(seq, Identify()))
+    body = _unstuffed(sent[-1])
+    assert body[1] == seq and body[2] == MsgType.IDENTITY
+    assert binascii.crc_hqx(body[:-2], 0xFFFF) != int.from_bytes(body[-2:], "big")
 
 
 @pytest.mark.parametrize("spec", [FaultSpec(FaultKind.COUNT, 50), FaultSpec(FaultKind.DOUBLE_READ)])

@@ -152,6 +152,31 @@ def test_device_fault_echo_after_the_void_does_not_touch_the_next_round(make) ->
     assert "already counted" in table.last(ev.DeviceNoted).detail
 
 
+@pytest.mark.parametrize("game", CASINO_GAMES)
+def test_count_fault_echo_after_the_deck_is_replaced_does_not_void_the_next_round(make,
+                                                                                  game) -> None:
+    """The shuffler reports a wrong count twice: in its shuffle result, then its fault bit. The
+    result voids the round and blocks the deck; the deck is replaced and the next round opened
+    before the fault bit arrives. It is the same count, noted; the new round is untouched."""
+    table = make(game)
+    table.open()
+    table.default_bets()
+    table.close()
+    table.send(dev.ShuffleDone(device="shuffler", counted=51, expected=52))
+    assert len(table.of(ev.RoundVoided)) == 1
+    table.send(cmd.ReplaceDeck(**SUPERVISOR))
+    table.open()
+    table.default_bets()
+    table.send(dev.FaultRaised(device="shuffler", fault=dev.Fault.COUNT_MISMATCH,
+                               detail="counted 51 of 52"))
+    assert table.state == "betting" and len(table.of(ev.RoundVoided)) == 1
+    assert "already counted" in table.last(ev.DeviceNoted).detail
+    # a count fault of its own, with no shuffle result before it, is ruled as before
+    table.send(dev.FaultRaised(device="shuffler", fault=dev.Fault.COUNT_MISMATCH,
+                               detail="counted 53 of 52"))
+    assert table.last(ev.DeckBlocked).reason.endswith("counted 53 of 52")
+
+
 def test_exposed_flag_and_fault_count_once_3cp(make) -> None:
     """RWS-3CP 5.1.2 voids for two or more exposed cards: a shuffler that flags one exposed
     card in the set and then raises the exposed fault has exposed one card, not two."""
