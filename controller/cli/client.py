@@ -24,12 +24,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from controller import strictjson
 from controller.cli.output import json_text, printable
 from controller.errors import TablectlError
+from controller.strictjson import StrictJsonError
 from controller.service.client import CommandRefused, ControlClient
 from controller.service.config import DEFAULT_CONTROL_SOCKET, bench_runtime_dir, load_config
 from controller.service.errors import ControlError
-from controller.service.protocol import VERBS, ErrorCode
+from controller.service.protocol import MAX_BATCH_WAGERS, VERBS, ErrorCode
 from controller.table.commands import IrregularityKind
 
 EXIT_REFUSED = 1
@@ -66,6 +68,13 @@ def register(subparsers: Any) -> None:
     place.add_argument("--seated", action="store_true")
     _common(place)
     place.set_defaults(func=run, verb=_wager_place)
+    batch = wager_sub.add_parser(
+        "place-batch", help="place many wagers in one input: FILE holds a JSON list of "
+        "objects with wager_id, position, bet, amount and optionally player, seated ('-' reads "
+        f"standard input; at most {MAX_BATCH_WAGERS})")
+    batch.add_argument("wagers", metavar="FILE", type=_wager_file)
+    _common(batch)
+    batch.set_defaults(func=run, verb=lambda a: ("wager.place-batch", {"wagers": a.wagers}))
     withdraw = wager_sub.add_parser("withdraw", help="withdraw a wager while bets are open: ID")
     withdraw.add_argument("wager_id", metavar="ID")
     _common(withdraw)
@@ -180,6 +189,20 @@ def _wager_place(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     if a.seated:
         args["seated"] = True
     return "wager.place", args
+
+
+def _wager_file(name: str) -> list[Any]:
+    """The wagers of ``wager place-batch``: read and parsed here, so a missing file or bad JSON
+    is a usage error naming the file, not a traceback; the service checks each object."""
+    try:
+        text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
+        wagers = strictjson.loads(text)
+    except (OSError, UnicodeDecodeError, StrictJsonError) as error:
+        raise argparse.ArgumentTypeError(f"cannot read wagers from {name}: {error}") from None
+    if not isinstance(wagers, list):
+        raise argparse.ArgumentTypeError(f"{name}: expected a JSON list of wager objects, got "
+                                         f"{type(wagers).__name__}")
+    return wagers
 
 
 def _option(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
@@ -364,6 +387,12 @@ def describe(verb: str, result: Mapping[str, Any]) -> list[str]:
         lines += [f"  {w['id']:<16} box {w['position']:>3} {w['bet']:<14} {w['amount']:>8}"
                   + (f"  {w['player']}" if w.get("player") else "") for w in wagers]
         return lines
+    if verb == "wager.place-batch":
+        outcomes = result.get("wagers") or []
+        placed = sum(1 for w in outcomes if w.get("status") == "accepted")
+        return [f"round {result.get('round') or '-'}: {placed} of {len(outcomes)} wager(s) "
+                "placed"] + [f"  refused {w['wager_id']}: {w.get('reason')}"
+                             for w in outcomes if w.get("status") != "accepted"]
     if verb == "journal.acknowledge":
         return ["acknowledged (journaled): commands are taken again"]
     events = [e.get("type", "?") for e in result.get("events", [])]

@@ -65,7 +65,7 @@ OUTPUT_EVENT_TYPES = frozenset(ROUND_EVENT_TYPES)
 # Input types that decide money: under the ``money`` policy they are fsynced before the table
 # acts on them. Everything that moves a card, a wager or a decision; not link chatter.
 MONEY_INPUT_TYPES = frozenset({
-    "PlaceWager", "WithdrawWager", "CloseBets", "ConfirmShuffle", "ReplaceDeck", "DeckCounted",
+    "PlaceWager", "PlaceWagers", "WithdrawWager", "CloseBets", "ConfirmShuffle", "ReplaceDeck", "DeckCounted",
     "PlayerDecision", "PlayerOption", "CloseOptions", "OptionsDeadline", "ReportIrregularity",
     "SupervisorDecision", "RevealDealer", "SettleRound", "OpenRound",
     "ShuffleDone", "CardSetDispensed", "CardRead", "ForeignCard", "NoRead", "DoubleFeed",

@@ -163,8 +163,13 @@ class ControlServer:
             if len(self._pending) >= MAX_PENDING_EVENTS:  # the loop is stuck (the watchdog
                 self._pending.clear()                      # will restart us): watchers would
                 self._overflowed = True                    # miss events, so they are dropped
+            # one wake-up per drain: events published while some wait are taken with them
+            # (the loop swaps the list out under this lock after it wakes), so a batch of
+            # hundreds of wagers costs one socket write here, not one each
+            first = not self._pending
             self._pending.append((dict(event), None if redacted is None else dict(redacted)))
-        self._wake()
+        if first:
+            self._wake()
 
     def probe(self, timeout: float) -> bool:
         """``True`` when the control loop went round within ``timeout`` (the watchdog's check

@@ -144,7 +144,10 @@ class TableHandler:
         if not peer.role.sees_face_down:  # a command's answer shows no more than watch does
             rules = self.table.journaled.table.machine.rules
             events = [redact_event(e, rules) or e for e in events]
-        return {"accepted": True, "round": snap.round, "state": snap.state, "events": events}
+        answer = {"accepted": True, "round": snap.round, "state": snap.state, "events": events}
+        if isinstance(command, cmd.PlaceWagers):
+            answer["wagers"] = batch_outcomes(command, ticket.events)
+        return answer
 
     def _pointless(self, request: Request, peer: Peer) -> str | None:
         """Why a supervisor's verb can have no effect on the device now (so it is refused, not
@@ -213,6 +216,11 @@ class TableHandler:
             return cmd.PlaceWager(**who, wager_id=args["wager_id"], position=args["position"],
                                   bet=args["bet"], amount=args["amount"],
                                   player=args.get("player"), seated=args.get("seated"))
+        if verb == "wager.place-batch":
+            return cmd.PlaceWagers(**who, wagers=tuple(cmd.WagerOrder(
+                wager_id=w["wager_id"], position=w["position"], bet=w["bet"],
+                amount=w["amount"], player=w.get("player"), seated=w.get("seated"))
+                for w in args["wagers"]))
         if verb == "wager.withdraw":
             return cmd.WithdrawWager(**who, wager_id=args["wager_id"])
         if verb == "options.close":
@@ -286,6 +294,21 @@ class TableHandler:
             raise ValueError(f"round {journal} is closed: it was played before this table "
                              f"session, whose rounds start at {self.base() + 1}")
         return journal - self.base()
+
+
+def batch_outcomes(batch: cmd.PlaceWagers, events: list[ev.RoundEvent]
+                   ) -> list[dict[str, Any]]:
+    """Each wager of a ``wager.place-batch``, in the order sent: ``accepted`` or ``refused``
+    with the table's reason (a wager id sent twice: the first accepted, the second refused)."""
+    outcomes: list[dict[str, Any]] = []
+    taken = iter(e for e in events if isinstance(e, (ev.WagerAccepted, ev.WagerRefused)))
+    for order, event in zip(batch.wagers, taken, strict=False):
+        if isinstance(event, ev.WagerAccepted):
+            outcomes.append({"wager_id": order.wager_id, "status": "accepted"})
+        else:
+            outcomes.append({"wager_id": order.wager_id, "status": "refused",
+                             "reason": event.reason})
+    return outcomes
 
 
 def event_json(event: ev.RoundEvent, base: int) -> dict[str, Any]:

@@ -41,6 +41,8 @@ MAX_PERSON_CHARS = 64
 MAX_ID_CHARS = 64
 MAX_ACTOR_CHARS = 64
 MAX_TEXT_CHARS = 500
+MAX_BATCH_WAGERS = 250
+"""Wagers in one ``wager.place-batch``: 250 of the longest still fit one request line."""
 """A text argument (a reason, details, a player's name): what a person types at a table, and a
 bound on what one request can make the journal write (issue 24: a 60,000-character actor)."""
 
@@ -144,6 +146,18 @@ def _hands(value: object) -> bool:
     return isinstance(value, dict) and all(_text(k) and _text_list(v) for k, v in value.items())
 
 
+_WAGER_FIELDS = {"wager_id": _text, "position": _text, "bet": _text, "amount": _integer,
+                 "player": _text, "seated": lambda v: isinstance(v, bool)}
+_WAGER_REQUIRED = ("wager_id", "position", "bet", "amount")
+
+
+def _wagers(value: object) -> bool:
+    return isinstance(value, list) and 1 <= len(value) <= MAX_BATCH_WAGERS and all(
+        isinstance(v, dict) and all(k in v for k in _WAGER_REQUIRED)
+        and all(k in _WAGER_FIELDS and _WAGER_FIELDS[k](x) for k, x in v.items())
+        for v in value)
+
+
 class ArgType(str, Enum):
     TEXT = "text"
     INTEGER = "integer"
@@ -158,6 +172,8 @@ class ArgType(str, Enum):
     """A list of [from, to] position pairs."""
     HANDS = "hands"
     """An object position -> list of card codes."""
+    WAGERS = "wagers"
+    """A list of wager objects, each as ``wager.place`` takes its arguments."""
 
     def check(self, value: object) -> bool:
         return _CHECKS[self](value)
@@ -172,6 +188,7 @@ _CHECKS: Mapping[ArgType, Callable[[object], bool]] = MappingProxyType({
     ArgType.PAIR: lambda v: _text_list(v) and len(v) == 2,  # type: ignore[arg-type]
     ArgType.MOVES: _pairs,
     ArgType.HANDS: _hands,
+    ArgType.WAGERS: _wagers,
 })
 
 _TYPE_WORDS = {
@@ -181,6 +198,9 @@ _TYPE_WORDS = {
     ArgType.BOOLEAN: "true or false", ArgType.CARDS: "a list of card codes",
     ArgType.PAIR: "a list of exactly two positions", ArgType.MOVES: "a list of [from, to] pairs",
     ArgType.HANDS: "an object of position -> list of card codes",
+    ArgType.WAGERS: f"a list of 1 to {MAX_BATCH_WAGERS} objects, each with wager_id, "
+                    "position, bet, amount and optionally player, seated (as wager.place "
+                    "takes them)",
 }
 
 
@@ -249,6 +269,9 @@ VERBS: Mapping[str, VerbSpec] = MappingProxyType({spec.verb: spec for spec in (
         Arg("wager_id", ArgType.TEXT), Arg("position", ArgType.TEXT), Arg("bet", ArgType.TEXT),
         Arg("amount", ArgType.INTEGER), Arg("player", ArgType.TEXT, required=False),
         Arg("seated", ArgType.BOOLEAN, required=False))),
+    VerbSpec("wager.place-batch", Access.COMMAND, "place many wagers in one input (a live "
+             "studio's batch): each accepted or refused on its own", (
+                 Arg("wagers", ArgType.WAGERS),)),
     VerbSpec("wager.withdraw", Access.COMMAND, "withdraw a wager while bets are open",
              (Arg("wager_id", ArgType.TEXT),)),
     VerbSpec("wager.list", Access.READ, "the wagers of the current round"),

@@ -33,12 +33,26 @@ _NO_WITHDRAW = {GameId.RWS_NC3P: "RWS-NC3P 5.8", GameId.MBS_3P: "MBS-3P 5.6",
 class BettingMixin(RoundCore):
     """Wagers, No more bets, the shuffle and the deck: the round up to its first card."""
 
-    def _cmd_PlaceWager(self, command: cmd.PlaceWager) -> None:
+    def _betting_open(self) -> None:
         if self.state is not S.BETTING:
             if self.state in AFTER_CLOSE:
                 raise Refused(f"no more bets: no wager may be placed or increased "
                               f"({_NO_MORE_BETS[self.rules.id]})")
             raise Refused("no round is open for betting")
+
+    def _cmd_PlaceWagers(self, command: cmd.PlaceWagers) -> None:
+        self._betting_open()
+        if not command.wagers:
+            raise Refused("the batch holds no wager")
+        for order in command.wagers:
+            try:
+                self._cmd_PlaceWager(command.single(order))
+            except Refused as refusal:
+                self.emit(ev.WagerRefused(round=self.number, wager_id=order.wager_id,
+                                          reason=str(refusal)))
+
+    def _cmd_PlaceWager(self, command: cmd.PlaceWager) -> None:
+        self._betting_open()
         wager = Wager(command.wager_id, command.position, command.bet, command.amount,
                       command.player, command.seated)
         reductions = self._check_placement(wager)
@@ -60,6 +74,11 @@ class BettingMixin(RoundCore):
                           "(RWS-3CP 3.8.2)")
         check_wager(rules, wager, self.layout.limits, self.layout.progressive.stake)
         spec = rules.bet(wager.bet)
+        limit = self.layout.limits.get(wager.bet)
+        per_box = limit is not None and bool(rules.limit_clause) and rules.id is GameId.RWS_NC3P
+        if not (spec.requires or rules.max_wagers_per_area is not None or per_box):
+            return []  # nothing here depends on the box's other wagers: no scan of the layout
+        # (a studio round holds thousands of wagers: scanning them for each was quadratic)
         here = [w for w in self.wagers.values() if w.position == wager.position]
         if spec.requires and not any(w.bet == spec.requires for w in here):
             raise Refused(f"{wager.bet} needs a {spec.requires} wager at box {wager.position} "
@@ -68,8 +87,7 @@ class BettingMixin(RoundCore):
             if sum(1 for w in here if w.bet == wager.bet) >= rules.max_wagers_per_area:
                 raise Refused(f"at most {rules.max_wagers_per_area} wagers per playing area "
                               f"({rules.max_wagers_clause})")
-        limit = self.layout.limits.get(wager.bet)
-        if limit is not None and rules.limit_clause and rules.id is GameId.RWS_NC3P:
+        if per_box and limit is not None:
             same = [w for w in here if w.bet == wager.bet]
             total = sum(w.amount for w in same) + wager.amount
             if total > limit.maximum:

@@ -119,6 +119,33 @@ class PlaceWager(Command):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WagerOrder:
+    """One wager of a :class:`PlaceWagers` batch: what a :class:`PlaceWager` carries."""
+
+    wager_id: str
+    position: str
+    bet: str
+    amount: int
+    player: str | None = None
+    seated: bool | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlaceWagers(Command):
+    """Many wagers in one input, as a live studio's game server sends them (hundreds a round):
+    one journal record and one fsync for the batch instead of one each, replayed as one input.
+    Each wager is accepted or refused on its own, in order, exactly as a :class:`PlaceWager` of
+    it would be; the batch as a whole is refused only when no round takes bets."""
+
+    wagers: tuple[WagerOrder, ...]
+
+    def single(self, order: WagerOrder) -> PlaceWager:
+        return PlaceWager(actor=self.actor, role=self.role, wager_id=order.wager_id,
+                          position=order.position, bet=order.bet, amount=order.amount,
+                          player=order.player, seated=order.seated)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WithdrawWager(Command):
     wager_id: str
 

@@ -59,8 +59,9 @@ def test_bad_wagers_are_refused_by_the_table_and_journaled(studio: Studio) -> No
     assert [r["wager_id"] for r in results] == ["a1"]
 
     refused = [r.payload for r in iter_records([studio.journal])
-               if r.event_type == "input_command" and r.payload["type"] == "PlaceWager"
-               and r.payload["fields"]["wager_id"] in ("gs1/a2", "gs1/a3")]
+               if r.event_type == "input_command" and r.payload["type"] == "PlaceWagers"
+               and {w["wager_id"] for w in r.payload["fields"]["wagers"]} & {"gs1/a2",
+                                                                            "gs1/a3"}]
     assert [p["fields"]["actor"].split(" (")[0] for p in refused] == [
         "gs1 [operator via studio b1]", "gs1 [operator via studio b2]"]
 

@@ -39,4 +39,6 @@ def test_reference_client_shift_every_settlement_matches(studio: Studio,
     inputs = [r for r in iter_records([studio.journal])
               if r.event_type == "input_command" and "gs1 [operator via studio s1-r0-b0]"
               in json.dumps(r.payload)]
-    assert len(inputs) == 100, "each wager of batch s1-r0-b0 is journaled with its key"
+    assert len(inputs) == 1, "batch s1-r0-b0 is one input, journaled with its key"
+    assert inputs[0].payload["type"] == "PlaceWagers"
+    assert len(inputs[0].payload["fields"]["wagers"]) == 100

@@ -30,6 +30,8 @@ COMMANDS: dict[str, list[str]] = {
     "round.status": ["round", "status"],
     "wager.place": ["wager", "place", "3", "main", "500", "--id", "w1", "--player", "p7",
                     "--seated"],
+    "wager.place-batch": ["wager", "place-batch",
+                          str(Path(__file__).parent / "data" / "wager_batch.json")],
     "wager.withdraw": ["wager", "withdraw", "w1"],
     "wager.list": ["wager", "list"],
     "decide": ["decide", "3", "play"],

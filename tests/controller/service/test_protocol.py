@@ -35,7 +35,8 @@ def test_verb_list() -> None:
                           "round.reveal", "round.settle", "option", "supervisor.continue",
                           "deck.replace", "deck.counted", "irregularity.report",
                           "options.close", "wager.withdraw", "supervisor.clear-fault",
-                          "journal.acknowledge", "supervisor.answer", "supervisor.clock-override"}
+                          "journal.acknowledge", "supervisor.answer", "supervisor.clock-override",
+                          "wager.place-batch"}
     reads = {verb for verb, spec in VERBS.items() if spec.access is Access.READ}
     assert reads == {"watch", "round.status", "wager.list"}
 

@@ -123,3 +123,41 @@ def test_bad_inputs_are_refused_and_lose_nothing(make) -> None:
         assert isinstance(out[-1], ev.CommandRefused), bad
     assert list(table.machine.wagers) == ["w1"]
     assert table.state == "betting"
+
+
+def _orders(*specs: tuple[str, str, str, int]) -> tuple[cmd.WagerOrder, ...]:
+    return tuple(cmd.WagerOrder(wager_id=i, position=p, bet=b, amount=a) for i, p, b, a in specs)
+
+
+def test_a_batch_judges_each_wager_as_one_placed_alone(make) -> None:
+    """``PlaceWagers`` (the studio's batch): each wager accepted or refused, in order, with the
+    reason a ``PlaceWager`` of it alone gets; the refused ones leave the layout unchanged and
+    the rest stand. One input, so one journal record for the whole batch."""
+    table = make("rws-three-card-poker")
+    table.open()
+    out = table.send(cmd.PlaceWagers(**DEALER, wagers=_orders(
+        ("a1", "1", "ante", 1000), ("p1", "2", "play", 500), ("a2", "9", "ante", 1000),
+        ("a1", "3", "ante", 1000), ("a3", "3", "ante", 1000))))
+    accepted = [e.wager.id for e in out if isinstance(e, ev.WagerAccepted)]
+    refused = {e.wager_id: e.reason for e in out if isinstance(e, ev.WagerRefused)}
+    assert accepted == ["a1", "a3"] and set(table.machine.wagers) == {"a1", "a3"}
+    alone = make("rws-three-card-poker")
+    alone.open()
+    for wager_id, position, bet in (("p1", "2", "play"), ("a2", "9", "ante")):
+        reason = alone.send(cmd.PlaceWager(**DEALER, wager_id=wager_id, position=position,
+                                           bet=bet, amount=1000))[-1].reason
+        assert refused[wager_id].split(" (")[0] == reason.split(" (")[0]
+    assert "already on the layout" in refused["a1"]
+    assert not any(isinstance(e, ev.CommandRefused) for e in out)
+
+
+def test_a_batch_after_no_more_bets_is_refused_whole(make) -> None:
+    """After "No more bets" the batch is one refusal citing the clause, and nothing is placed."""
+    table = make("rws-nc-three-pictures")
+    table.open()
+    table.default_bets()
+    table.close()
+    before = dict(table.machine.wagers)
+    out = table.send(cmd.PlaceWagers(**DEALER, wagers=_orders(("x1", "3", "main", 100))))
+    assert isinstance(out[-1], ev.CommandRefused) and "RWS-NC3P 5.8" in out[-1].reason
+    assert table.machine.wagers == before
