@@ -37,7 +37,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("devices: frames, messages, links, the shuffler and the shoes",
      ("drivers.runner", "drivers.framed", "drivers.shuffler", "drivers.shoe")),
     ("the driver conformance kit", ("drivers.conformance",)),
-    ("simulated devices", ("firmware_sim",)),
+    ("simulated devices",
+     ("firmware_sim", "firmware_sim.faults", "firmware_sim.shuffle_models",
+      "firmware_sim.shoe_deck", "firmware_sim.framed", "firmware_sim.shuffler",
+      "firmware_sim.shoe_framed", "firmware_sim.beetek", "firmware_sim.scanner",
+      "firmware_sim.serve", "firmware_sim.usb")),
     ("settlement", ("controller.settlement",)),
     ("table", ("controller.table",)),
     ("game protection", ("controller.protection",)),
@@ -55,7 +59,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 (``controller.games``, pure, importing only ``controller.errors``) is below the drivers because
 every device event carries a :class:`~controller.games.cards.Card`; settlement is below the table
 because the machine calls it; game protection is below the journal because the recorder holds the
-guard. A module's layer is that of the longest prefix listed."""
+guard. A module's layer is that of the longest name listed that is the module or a package
+holding it; a top-level package's name (``controller``) stands for its ``__init__`` alone, so a
+new loose module is unplaced until it is put on the map."""
 
 CARD_VOCABULARY = frozenset({"controller.games.cards", "controller.errors"})
 """What the drivers and the simulators may take from ``controller``: the card a device event
@@ -180,11 +186,13 @@ def _longest_module(name: str, modules: frozenset[str]) -> str | None:
 
 
 def layer_of(module: str, layers: tuple[tuple[str, tuple[str, ...]], ...] = LAYERS) -> int | None:
-    """Index of the layer whose longest listed prefix holds ``module``; None if unplaced."""
+    """Index of the layer whose longest listed name is ``module`` or a package holding it
+    (a top-level package only as itself); None if unplaced."""
     best: tuple[int, int] | None = None
     for index, (_, prefixes) in enumerate(layers):
         for prefix in prefixes:
-            if module == prefix or module.startswith(prefix + "."):
+            holds = "." in prefix and module.startswith(prefix + ".")
+            if module == prefix or holds:
                 if best is None or len(prefix) > best[1]:
                     best = (index, len(prefix))
     return None if best is None else best[0]
