@@ -4,8 +4,9 @@ The import graph of ``controller``, ``drivers`` and ``firmware_sim`` is built fr
 files with :mod:`ast` (nothing is imported, so a module that would fail to import, or one that
 imports lazily inside a function or under ``TYPE_CHECKING``, is still seen), and checked against
 the layer order the code keeps today: a module imports only its own layer or layers below it, no
-two rooms (packages) import each other even indirectly, the drivers and the simulators take from
-``controller`` only the card vocabulary, and nothing in ``controller`` opens a port itself.
+two rooms (packages) import each other even indirectly, no two modules do so at run time, the
+drivers and the simulators take from ``controller`` only the card vocabulary, and nothing in
+``controller`` opens a port itself.
 
 The few imports that break a rule today and belong to another change are listed by name in
 :data:`KNOWN_EXCEPTIONS`, each with its reason; a new one fails, and a listed one that has been
@@ -92,11 +93,13 @@ CODEC_MUST_NOT_IMPORT = frozenset({"drivers.transport", "drivers.runner", "drive
 
 @dataclass(frozen=True, slots=True)
 class Import:
-    """One import statement's edge: ``importer`` (line ``line``) names ``imported``."""
+    """One import statement's edge: ``importer`` (line ``line``) names ``imported``;
+    ``type_only`` when it sits under ``if TYPE_CHECKING:`` and so never runs."""
 
     importer: str
     imported: str
     line: int
+    type_only: bool = False
 
     def __str__(self) -> str:
         return f"{self.importer}:{self.line} imports {self.imported}"
@@ -122,6 +125,15 @@ class ImportGraph:
             if candidate in self.packages:
                 return candidate
         return ".".join(parts[:2])
+
+    def runtime_imports(self) -> dict[str, dict[str, Import]]:
+        """module -> imported module -> the import, for the imports that run (not the ones
+        under ``TYPE_CHECKING``)."""
+        modules: dict[str, dict[str, Import]] = defaultdict(dict)
+        for edge in self.project:
+            if not edge.type_only:
+                modules[edge.importer].setdefault(edge.imported, edge)
+        return modules
 
     def room_imports(self, skip: Iterable[tuple[str, str]] = ()) -> dict[str, dict[str, Import]]:
         """room -> imported room -> one import that makes the edge (for the message)."""
@@ -154,6 +166,18 @@ def _named(node: ast.Import | ast.ImportFrom, importer: str, is_package: bool) -
         yield f"{base}.{alias.name}"
 
 
+def _type_checking_lines(tree: ast.Module) -> frozenset[int]:
+    """Lines of the imports under ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``)."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        test = node.test if isinstance(node, ast.If) else None
+        if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+                isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"):
+            lines.update(inner.lineno for statement in node.body for inner in ast.walk(statement)
+                         if isinstance(inner, ast.Import | ast.ImportFrom))
+    return frozenset(lines)
+
+
 def build_graph(root: Path, packages: Iterable[str] = PACKAGES) -> ImportGraph:
     """Parse every ``.py`` under ``root/<package>`` and resolve its imports to modules."""
     sources = {_module_name(root, path): path
@@ -165,15 +189,18 @@ def build_graph(root: Path, packages: Iterable[str] = PACKAGES) -> ImportGraph:
     external: list[Import] = []
     for importer, path in sources.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        type_only = _type_checking_lines(tree)
         for node in ast.walk(tree):
             if not isinstance(node, ast.Import | ast.ImportFrom):
                 continue
             for name in _named(node, importer, path.name == "__init__.py"):
                 target = _longest_module(name, modules)
                 if target is None:
-                    external.append(Import(importer, name.split(".")[0], node.lineno))
+                    external.append(Import(importer, name.split(".")[0], node.lineno,
+                                           node.lineno in type_only))
                 elif target != importer:
-                    project.append(Import(importer, target, node.lineno))
+                    project.append(Import(importer, target, node.lineno,
+                                          node.lineno in type_only))
     return ImportGraph(modules, package_names, tuple(project), tuple(external))
 
 
@@ -210,18 +237,19 @@ def upward_imports(graph: ImportGraph,
     return found
 
 
-def room_cycles(rooms: Mapping[str, Mapping[str, Import]]) -> list[list[str]]:
-    """The strongly connected groups of more than one room (Tarjan's algorithm, iterative)."""
+def import_cycles(graph: Mapping[str, Mapping[str, Import]]) -> list[list[str]]:
+    """The groups of more than one node that import each other, directly or through others
+    (strongly connected components, Tarjan's algorithm without recursion)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     on_stack: set[str] = set()
     groups: list[list[str]] = []
-    nodes = sorted(set(rooms) | {target for targets in rooms.values() for target in targets})
+    nodes = sorted(set(graph) | {target for targets in graph.values() for target in targets})
     for start in nodes:
         if start in index:
             continue
-        work: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(rooms.get(start, {}))))]
+        work: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(graph.get(start, {}))))]
         index[start] = low[start] = len(index)
         stack.append(start)
         on_stack.add(start)
@@ -233,7 +261,7 @@ def room_cycles(rooms: Mapping[str, Mapping[str, Import]]) -> list[list[str]]:
                     index[target] = low[target] = len(index)
                     stack.append(target)
                     on_stack.add(target)
-                    work.append((target, iter(sorted(rooms.get(target, {})))))
+                    work.append((target, iter(sorted(graph.get(target, {})))))
                 elif target in on_stack:
                     low[node] = min(low[node], index[target])
                 continue
@@ -253,11 +281,11 @@ def room_cycles(rooms: Mapping[str, Mapping[str, Import]]) -> list[list[str]]:
     return groups
 
 
-def _cycle_report(groups: list[list[str]], rooms: Mapping[str, Mapping[str, Import]]) -> str:
+def _cycle_report(groups: list[list[str]], graph: Mapping[str, Mapping[str, Import]]) -> str:
     lines = []
     for group in groups:
         lines.append(" <-> ".join(group))
-        lines.extend(f"    {rooms[a][b]}" for a in group for b in group if b in rooms.get(a, {}))
+        lines.extend(f"    {graph[a][b]}" for a in group for b in group if b in graph.get(a, {}))
     return "\n".join(lines)
 
 
@@ -319,8 +347,18 @@ def test_no_import_cycle_between_rooms(graph: ImportGraph) -> None:
     """No two rooms (packages, or loose modules of a top-level package) import each other,
     directly or through others."""
     rooms = graph.room_imports(skip=KNOWN_EXCEPTIONS)
-    groups = room_cycles(rooms)
+    groups = import_cycles(rooms)
     assert not groups, "rooms that import each other:\n" + _cycle_report(groups, rooms)
+
+
+def test_no_runtime_import_cycle_between_modules(graph: ImportGraph) -> None:
+    """No two modules import each other at run time, not even lazily inside a function (issue
+    27 found ``service.app`` and ``service.wiring`` importing each other): an import cycle makes
+    what a module sees depend on which one was imported first. Imports under
+    ``TYPE_CHECKING`` never run and are left to the room check above."""
+    modules = graph.runtime_imports()
+    groups = import_cycles(modules)
+    assert not groups, "modules that import each other:\n" + _cycle_report(groups, modules)
 
 
 def test_drivers_and_simulators_take_only_the_card_vocabulary(graph: ImportGraph) -> None:
@@ -371,7 +409,8 @@ def _write(root: Path, files: Mapping[str, str]) -> None:
 
 def test_the_checks_catch_a_planted_cycle_and_upward_import(tmp_path: Path) -> None:
     """The checker itself: on a small tree with an upward import (a lazy one inside a
-    function, and a relative one) and a cycle between two rooms, it reports exactly those."""
+    function) closing a cycle between two rooms and two modules, relative imports and a
+    type-only one, it reports exactly those."""
     _write(tmp_path, {
         "app/__init__.py": "",
         "app/low/__init__.py": "",
@@ -379,14 +418,17 @@ def test_the_checks_catch_a_planted_cycle_and_upward_import(tmp_path: Path) -> N
         "app/high/__init__.py": "",
         "app/high/service.py": "from ..low import rules\nimport serial\n",
         "app/high/other.py": "from . import service\n",
+        "app/high/typed.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                             "    from app.high import other\n",
     })
     graph = build_graph(tmp_path, ("app",))
     layers = (("low", ("app", "app.low")), ("high", ("app.high",)))
     assert [str(edge) for edge in upward_imports(graph, layers)] == [
         "app.low.rules:2 imports app.high.service"]
     rooms = graph.room_imports()
-    assert room_cycles(rooms) == [["app.high", "app.low"]]
-    assert {(edge.importer, edge.imported) for edge in graph.external} == {
-        ("app.high.service", "serial")}
-    assert ("app.high.other", "app.high.service") in {
-        (edge.importer, edge.imported) for edge in graph.project}
+    assert import_cycles(rooms) == [["app.high", "app.low"]]
+    assert import_cycles(graph.runtime_imports()) == [["app.high.service", "app.low.rules"]]
+    assert ("app.high.service", "serial") in {
+        (edge.importer, edge.imported) for edge in graph.external}
+    assert {(edge.importer, edge.imported, edge.type_only) for edge in graph.project} >= {
+        ("app.high.other", "app.high.service", False), ("app.high.typed", "app.high.other", True)}
