@@ -70,18 +70,18 @@ carries and the error its parser raises. (It lives in ``controller`` for history
 package of its own would let this rule read "nothing".)"""
 
 KNOWN_EXCEPTIONS: Mapping[tuple[str, str], str] = {
-    ("controller.protection.history", "controller.journal.codec"):
-        "issue 27: the monitors' warm-up reads journal files itself; to go behind the "
-        "journal's own reader",
-    ("controller.protection.history", "controller.journal.errors"):
-        "issue 27: as above",
-    ("controller.protection.history", "controller.journal.files"):
-        "issue 27: as above",
+    ("controller.protection.history", "controller.journal"):
+        "issue 27: the monitors' warm-up reads the journal from inside game protection, below "
+        "the journal (the recorder holds the guard); the one import from a lower layer back up, "
+        "and with the recorder's type-only import of the guard the one cycle between rooms. "
+        "Reading through the journal's own reader keeps it; the warm-up moved to the service "
+        "(which may read the journal and feed the guard) would end it",
     ("firmware_sim.__main__", "controller.logsetup"):
         "the simulator's entry point configures logging the one way the project does "
         "(STYLE.md: configure once, in the entry point)",
 }
-"""Imports that break a rule today, by (importer, imported), with the reason each stays."""
+"""Imports that break a rule today, with the reason each stays: (importer module, imported
+module or any module under it)."""
 
 PORT_LIBRARIES = frozenset({"serial", "usb"})
 CODEC_MODULE_NAMES = frozenset({"crc", "codec", "codes", "framing", "messages", "event_messages",
@@ -136,14 +136,23 @@ class ImportGraph:
         return modules
 
     def room_imports(self, skip: Iterable[tuple[str, str]] = ()) -> dict[str, dict[str, Import]]:
-        """room -> imported room -> one import that makes the edge (for the message)."""
-        skipped = set(skip)
+        """room -> imported room -> one import that makes the edge (for the message), leaving
+        out the imports ``skip`` names (see :func:`excused`)."""
+        skipped = tuple(skip)
         rooms: dict[str, dict[str, Import]] = defaultdict(dict)
         for edge in self.project:
             source, target = self.room_of(edge.importer), self.room_of(edge.imported)
-            if source != target and (edge.importer, edge.imported) not in skipped:
+            if source != target and not excused(edge, skipped):
                 rooms[source].setdefault(target, edge)
         return rooms
+
+
+def excused(edge: Import, exceptions: Iterable[tuple[str, str]]) -> bool:
+    """Whether ``edge`` is one of ``exceptions``: its importer, and its imported module or a
+    package holding it."""
+    return any(edge.importer == importer and (edge.imported == imported
+                                              or edge.imported.startswith(imported + "."))
+               for importer, imported in exceptions)
 
 
 def _module_name(root: Path, path: Path) -> str:
@@ -295,15 +304,15 @@ def fixture_graph() -> ImportGraph:
 
 
 def _unexcused(edges: Iterable[Import]) -> list[str]:
-    return [str(edge) for edge in edges if (edge.importer, edge.imported) not in KNOWN_EXCEPTIONS]
+    return [str(edge) for edge in edges if not excused(edge, KNOWN_EXCEPTIONS)]
 
 
 def test_the_graph_is_the_project(graph: ImportGraph) -> None:
-    """The graph sees the whole project, lazy imports included (``service.app`` imports the
-    wiring inside a function), so the checks below are not vacuous."""
+    """The graph sees the whole project, so the checks below are not vacuous (lazy imports
+    and relative ones: the last test)."""
     assert len(graph.modules) > 200
     edges = {(edge.importer, edge.imported) for edge in graph.project}
-    assert ("controller.service.app", "controller.service.wiring") in edges
+    assert ("controller.bench.rig", "controller.service.wiring") in edges
     assert ("controller.cli.bench", "controller.bench") in edges
     assert ("drivers.shuffler", "drivers.framed.device") in edges
 
@@ -395,8 +404,8 @@ def test_codecs_know_no_port_or_thread(graph: ImportGraph) -> None:
 def test_known_exceptions_are_still_real(graph: ImportGraph) -> None:
     """An exception that has been fixed leaves :data:`KNOWN_EXCEPTIONS`, so the list only
     shrinks and never excuses a future import of the same kind."""
-    edges = {(edge.importer, edge.imported) for edge in graph.project}
-    fixed = sorted(pair for pair in KNOWN_EXCEPTIONS if pair not in edges)
+    fixed = sorted(pair for pair in KNOWN_EXCEPTIONS
+                   if not any(excused(edge, [pair]) for edge in graph.project))
     assert not fixed, f"fixed: delete from KNOWN_EXCEPTIONS in tests/test_layout.py: {fixed}"
 
 
