@@ -1,11 +1,11 @@
 """A simulated table, end to end, through the service's own wiring (``tablectl bench``).
 
-The table is built exactly as ``tablectl run`` builds it (:class:`controller.bench_rig.BenchRig`
+The table is built exactly as ``tablectl run`` builds it (:class:`controller.bench.rig.BenchRig`
 around :class:`controller.service.wiring.Wiring`): journal, recovery, the table thread, the real
 driver reading a seeded simulator over a real pty with deferred acknowledgement, and the
 product's device operator, which shuffles, dispenses and (in sim mode) lifts the hands. The bench
 adds only the people: the dealer here (open, no more bets, reveal, settle), the players and the
-pit supervisor in :mod:`controller.bench_actors`, all acting through table commands (a device
+pit supervisor in :mod:`controller.bench.actors`, all acting through table commands (a device
 fault is cleared by the supervisor's ``ClearDeviceFault``, as ``tablectl supervisor
 clear-fault`` does); and the physical world (a planned fault appearing in the device) through
 the rig. The service's own simulated dealer lifts the hands and works the shoe.
@@ -13,7 +13,7 @@ So ``--faults`` exercises the product's path, and a round the product leaves stu
 ``stuck`` in the report (the supervisor then voids it), not as a bench workaround.
 
 Nothing sleeps: every step waits for the table event it caused, with a timeout. The faults are
-in :mod:`controller.bench_faults`, the report in :mod:`controller.bench_report`.
+in :mod:`controller.bench.faults`, the report in :mod:`controller.bench.report`.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from typing import Any
 
 import structlog
 
-from controller.bench_actors import DEALER, Players, Supervisor
-from controller.bench_faults import FaultInjector, applicable_faults, parse_faults
-from controller.bench_report import BenchReport, BetTally, summary_lines
-from controller.bench_rig import BenchRig
-from controller.bench_round import RoundView
+from controller.bench.actors import DEALER, Players, Supervisor
+from controller.bench.faults import FaultInjector, parse_faults
+from controller.bench.report import BenchReport, BetTally
+from controller.bench.rig import BenchRig
+from controller.bench.round import RoundView
 from controller.errors import RequestError
 from controller.games.catalog import get_game
 from controller.games.rules import GameId
@@ -244,4 +244,4 @@ class Bench:
                            f"{self.rig.waits()}")
 
 
-__all__ = ["Bench", "BenchReport", "applicable_faults", "parse_faults", "summary_lines"]
+__all__ = ["Bench"]

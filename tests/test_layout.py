@@ -1,0 +1,443 @@
+"""The layout is a map (STYLE.md "Layout as a map", issue 27, docs/architecture.md).
+
+The import graph of ``controller``, ``drivers`` and ``firmware_sim`` is built from the source
+files with :mod:`ast` (nothing is imported, so a module that would fail to import, or one that
+imports lazily inside a function or under ``TYPE_CHECKING``, is still seen), and checked against
+the layer order the code keeps today: a module imports only its own layer or layers below it, no
+two rooms (packages) import each other even indirectly, no two modules do so at run time, the
+drivers and the simulators take from ``controller`` only the card vocabulary, and nothing in
+``controller`` opens a port itself.
+
+The few imports that break a rule today and belong to another change are listed by name in
+:data:`KNOWN_EXCEPTIONS`, each with its reason; a new one fails, and a listed one that has been
+fixed fails too, so the list only shrinks.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("controller", "drivers", "firmware_sim")
+
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("foundation: the card vocabulary, errors, logging, strict JSON, the installed-files check",
+     ("controller", "controller.errors", "controller.games", "controller.strictjson",
+      "controller.journald", "controller.logsetup", "controller.selfcheck",
+      "controller.deploy")),
+    ("bytes: transports, USB lookup, bounded windows, driver errors",
+     ("drivers", "drivers.errors", "drivers.transport", "drivers.usb_find", "drivers.usb_bulk",
+      "drivers.window")),
+    ("device events and deck maps", ("drivers.events", "drivers.decks")),
+    ("devices: frames, messages, links, the shuffler and the shoes",
+     ("drivers.runner", "drivers.framed", "drivers.shuffler", "drivers.shoe")),
+    ("the driver conformance kit", ("drivers.conformance",)),
+    ("simulated devices",
+     ("firmware_sim", "firmware_sim.faults", "firmware_sim.shuffle_models",
+      "firmware_sim.shoe_deck", "firmware_sim.framed", "firmware_sim.shuffler",
+      "firmware_sim.shoe_framed", "firmware_sim.beetek", "firmware_sim.scanner",
+      "firmware_sim.serve", "firmware_sim.usb")),
+    ("settlement", ("controller.settlement",)),
+    ("table", ("controller.table",)),
+    ("game protection", ("controller.protection",)),
+    ("journal", ("controller.journal",)),
+    ("analysis", ("controller.analysis",)),
+    ("service", ("controller.service",)),
+    ("processes on the service or its journal: feed, web, studio, bench",
+     ("controller.feed", "controller.web", "controller.studio", "controller.bench")),
+    ("floor", ("controller.floor",)),
+    ("cli", ("controller.cli",)),
+    ("entry points", ("controller.__main__", "controller.feed.__main__",
+                      "firmware_sim.__main__")),
+)
+"""Lowest first. Derived from what the code imports today, not from wishes: the card vocabulary
+(``controller.games``, pure, importing only ``controller.errors``) is below the drivers because
+every device event carries a :class:`~controller.games.cards.Card`; settlement is below the table
+because the machine calls it; game protection is below the journal because the recorder holds the
+guard. A module's layer is that of the longest name listed that is the module or a package
+holding it; a top-level package's name (``controller``) stands for its ``__init__`` alone, so a
+new loose module is unplaced until it is put on the map."""
+
+CARD_VOCABULARY = frozenset({"controller.games.cards", "controller.errors"})
+"""What the drivers and the simulators may take from ``controller``: the card a device event
+carries and the error its parser raises. (It lives in ``controller`` for history; moving it to a
+package of its own would let this rule read "nothing".)"""
+
+KNOWN_EXCEPTIONS: Mapping[tuple[str, str], str] = {
+    ("controller.protection.history", "controller.journal"):
+        "issue 27: the monitors' warm-up reads the journal from inside game protection, below "
+        "the journal (the recorder holds the guard); the one import from a lower layer back up, "
+        "and with the recorder's type-only import of the guard the one cycle between rooms. "
+        "Reading through the journal's own reader keeps it; the warm-up moved to the service "
+        "(which may read the journal and feed the guard) would end it",
+    ("firmware_sim.__main__", "controller.logsetup"):
+        "the simulator's entry point configures logging the one way the project does "
+        "(STYLE.md: configure once, in the entry point)",
+}
+"""Imports that break a rule today, with the reason each stays: (importer module, imported
+module or any module under it)."""
+
+PORT_LIBRARIES = frozenset({"serial", "usb"})
+CODEC_MODULE_NAMES = frozenset({"crc", "codec", "codes", "framing", "messages", "event_messages",
+                                "event_ids"})
+"""Driver modules that turn bytes into values and back: pure, so they know no port or thread."""
+CODEC_MUST_NOT_IMPORT = frozenset({"drivers.transport", "drivers.runner", "drivers.usb_bulk",
+                                   "drivers.usb_find", "serial", "usb", "threading", "queue"})
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    """One import statement's edge: ``importer`` (line ``line``) names ``imported``;
+    ``type_only`` when it sits under ``if TYPE_CHECKING:`` and so never runs."""
+
+    importer: str
+    imported: str
+    line: int
+    type_only: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.importer}:{self.line} imports {self.imported}"
+
+
+@dataclass(frozen=True, slots=True)
+class ImportGraph:
+    """The project's modules, which of them are packages, and every import between them
+    (``project``) or out of the project (``external``, by top-level name)."""
+
+    modules: frozenset[str]
+    packages: frozenset[str]
+    project: tuple[Import, ...]
+    external: tuple[Import, ...]
+
+    def room_of(self, module: str) -> str:
+        """The deepest package holding ``module``; a module directly inside a top-level package
+        (``controller.errors``) is a room of its own, as is a top-level package's own
+        ``__init__``."""
+        parts = module.split(".")
+        for length in range(len(parts), 2, -1):
+            candidate = ".".join(parts[:length])
+            if candidate in self.packages:
+                return candidate
+        return ".".join(parts[:2])
+
+    def runtime_imports(self) -> dict[str, dict[str, Import]]:
+        """module -> imported module -> the import, for the imports that run (not the ones
+        under ``TYPE_CHECKING``)."""
+        modules: dict[str, dict[str, Import]] = defaultdict(dict)
+        for edge in self.project:
+            if not edge.type_only:
+                modules[edge.importer].setdefault(edge.imported, edge)
+        return modules
+
+    def room_imports(self, skip: Iterable[tuple[str, str]] = ()) -> dict[str, dict[str, Import]]:
+        """room -> imported room -> one import that makes the edge (for the message), leaving
+        out the imports ``skip`` names (see :func:`excused`)."""
+        skipped = tuple(skip)
+        rooms: dict[str, dict[str, Import]] = defaultdict(dict)
+        for edge in self.project:
+            source, target = self.room_of(edge.importer), self.room_of(edge.imported)
+            if source != target and not excused(edge, skipped):
+                rooms[source].setdefault(target, edge)
+        return rooms
+
+
+def excused(edge: Import, exceptions: Iterable[tuple[str, str]]) -> bool:
+    """Whether ``edge`` is one of ``exceptions``: its importer, and its imported module or a
+    package holding it."""
+    return any(edge.importer == importer and (edge.imported == imported
+                                              or edge.imported.startswith(imported + "."))
+               for importer, imported in exceptions)
+
+
+def _module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _named(node: ast.Import | ast.ImportFrom, importer: str, is_package: bool) -> Iterator[str]:
+    """The dotted names an import statement names (``from a import b`` names ``a.b``, which is a
+    module or else a name inside ``a``)."""
+    if isinstance(node, ast.Import):
+        yield from (alias.name for alias in node.names)
+        return
+    base = node.module or ""
+    if node.level:
+        parts = importer.split(".")
+        anchor = parts[: len(parts) - node.level + (1 if is_package else 0)]
+        base = ".".join([*anchor, base] if base else anchor)
+    for alias in node.names:
+        yield f"{base}.{alias.name}"
+
+
+def _type_checking_lines(tree: ast.Module) -> frozenset[int]:
+    """Lines of the imports under ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``)."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        test = node.test if isinstance(node, ast.If) else None
+        if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+                isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"):
+            lines.update(inner.lineno for statement in node.body for inner in ast.walk(statement)
+                         if isinstance(inner, ast.Import | ast.ImportFrom))
+    return frozenset(lines)
+
+
+def build_graph(root: Path, packages: Iterable[str] = PACKAGES) -> ImportGraph:
+    """Parse every ``.py`` under ``root/<package>`` and resolve its imports to modules."""
+    sources = {_module_name(root, path): path
+               for package in packages for path in sorted((root / package).rglob("*.py"))}
+    modules = frozenset(sources)
+    package_names = frozenset(name for name, path in sources.items()
+                              if path.name == "__init__.py")
+    project: list[Import] = []
+    external: list[Import] = []
+    for importer, path in sources.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        type_only = _type_checking_lines(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            for name in _named(node, importer, path.name == "__init__.py"):
+                target = _longest_module(name, modules)
+                if target is None:
+                    external.append(Import(importer, name.split(".")[0], node.lineno,
+                                           node.lineno in type_only))
+                elif target != importer:
+                    project.append(Import(importer, target, node.lineno,
+                                          node.lineno in type_only))
+    return ImportGraph(modules, package_names, tuple(project), tuple(external))
+
+
+def _longest_module(name: str, modules: frozenset[str]) -> str | None:
+    parts = name.split(".")
+    for length in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:length])
+        if candidate in modules:
+            return candidate
+    return None
+
+
+def layer_of(module: str, layers: tuple[tuple[str, tuple[str, ...]], ...] = LAYERS) -> int | None:
+    """Index of the layer whose longest listed name is ``module`` or a package holding it
+    (a top-level package only as itself); None if unplaced."""
+    best: tuple[int, int] | None = None
+    for index, (_, prefixes) in enumerate(layers):
+        for prefix in prefixes:
+            holds = "." in prefix and module.startswith(prefix + ".")
+            if module == prefix or holds:
+                if best is None or len(prefix) > best[1]:
+                    best = (index, len(prefix))
+    return None if best is None else best[0]
+
+
+def upward_imports(graph: ImportGraph,
+                   layers: tuple[tuple[str, tuple[str, ...]], ...] = LAYERS) -> list[Import]:
+    """Every import from a layer into a higher one."""
+    found = []
+    for edge in graph.project:
+        source, target = layer_of(edge.importer, layers), layer_of(edge.imported, layers)
+        if source is not None and target is not None and target > source:
+            found.append(edge)
+    return found
+
+
+def import_cycles(graph: Mapping[str, Mapping[str, Import]]) -> list[list[str]]:
+    """The groups of more than one node that import each other, directly or through others
+    (strongly connected components, Tarjan's algorithm without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+    nodes = sorted(set(graph) | {target for targets in graph.values() for target in targets})
+    for start in nodes:
+        if start in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(graph.get(start, {}))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is not None:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, {})))))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    groups.append(sorted(group))
+    return groups
+
+
+def _cycle_report(groups: list[list[str]], graph: Mapping[str, Mapping[str, Import]]) -> str:
+    lines = []
+    for group in groups:
+        lines.append(" <-> ".join(group))
+        lines.extend(f"    {graph[a][b]}" for a in group for b in group if b in graph.get(a, {}))
+    return "\n".join(lines)
+
+
+@pytest.fixture(name="graph", scope="module")
+def fixture_graph() -> ImportGraph:
+    return build_graph(PROJECT_ROOT)
+
+
+def _unexcused(edges: Iterable[Import]) -> list[str]:
+    return [str(edge) for edge in edges if not excused(edge, KNOWN_EXCEPTIONS)]
+
+
+def test_the_graph_is_the_project(graph: ImportGraph) -> None:
+    """The graph sees the whole project, so the checks below are not vacuous (lazy imports
+    and relative ones: the last test)."""
+    assert len(graph.modules) > 200
+    edges = {(edge.importer, edge.imported) for edge in graph.project}
+    assert ("controller.bench.rig", "controller.service.wiring") in edges
+    assert ("controller.cli.bench", "controller.bench") in edges
+    assert ("drivers.shuffler", "drivers.framed.device") in edges
+
+
+def test_a_room_is_a_package(graph: ImportGraph) -> None:
+    """Every room of ``controller`` is a package, but for the few modules every layer shares
+    and the entry point: the bench is ``controller/bench/``, not six loose ``bench*`` modules
+    (issue 27)."""
+    loose = sorted(module for module in graph.modules
+                   if module.count(".") == 1 and module.startswith("controller.")
+                   and module not in graph.packages)
+    assert loose == ["controller.__main__", "controller.errors", "controller.journald",
+                     "controller.logsetup", "controller.strictjson"]
+    assert "controller.bench" in graph.packages
+
+
+def test_every_module_has_a_layer(graph: ImportGraph) -> None:
+    """A new room is placed in the map on purpose (here and in docs/architecture.md)."""
+    unplaced = sorted(module for module in graph.modules if layer_of(module) is None)
+    assert not unplaced, f"place these in LAYERS and docs/architecture.md: {unplaced}"
+
+
+def test_the_map_names_every_room(graph: ImportGraph) -> None:
+    """docs/architecture.md names every package of the three, so a new room reaches the map."""
+    text = (PROJECT_ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rooms = sorted(package for package in graph.packages if package.count(".") == 1)
+    assert len(rooms) >= 15
+    missing = [room for room in rooms if room.replace(".", "/") + "/" not in text]
+    assert not missing, f"docs/architecture.md does not name {missing}"
+
+
+def test_imports_only_go_down(graph: ImportGraph) -> None:
+    """No module imports a layer above its own: the rules and settlement know nothing of the
+    service, the web or the CLI; the drivers nothing of the table; the journal nothing of the
+    service."""
+    upward = _unexcused(upward_imports(graph))
+    assert not upward, "imports from a lower layer into a higher one:\n" + "\n".join(upward)
+
+
+def test_no_import_cycle_between_rooms(graph: ImportGraph) -> None:
+    """No two rooms (packages, or loose modules of a top-level package) import each other,
+    directly or through others."""
+    rooms = graph.room_imports(skip=KNOWN_EXCEPTIONS)
+    groups = import_cycles(rooms)
+    assert not groups, "rooms that import each other:\n" + _cycle_report(groups, rooms)
+
+
+def test_no_runtime_import_cycle_between_modules(graph: ImportGraph) -> None:
+    """No two modules import each other at run time, not even lazily inside a function (issue
+    27 found ``service.app`` and ``service.wiring`` importing each other): an import cycle makes
+    what a module sees depend on which one was imported first. Imports under
+    ``TYPE_CHECKING`` never run and are left to the room check above."""
+    modules = graph.runtime_imports()
+    groups = import_cycles(modules)
+    assert not groups, "modules that import each other:\n" + _cycle_report(groups, modules)
+
+
+def test_drivers_and_simulators_take_only_the_card_vocabulary(graph: ImportGraph) -> None:
+    """``drivers`` and ``firmware_sim`` do not import ``controller``, but for the card a device
+    event carries and the error its parser raises."""
+    reaching_up = [edge for edge in graph.project
+                   if edge.importer.split(".")[0] in {"drivers", "firmware_sim"}
+                   and edge.imported.split(".")[0] == "controller"
+                   and edge.imported not in CARD_VOCABULARY]
+    unexcused = _unexcused(reaching_up)
+    assert not unexcused, "\n".join(unexcused)
+
+
+def test_controller_opens_no_port_itself(graph: ImportGraph) -> None:
+    """``controller`` never imports ``serial`` or ``usb``: device bytes stay in ``drivers``
+    (STYLE.md, Layers)."""
+    opening = [str(edge) for edge in graph.external
+               if edge.importer.split(".")[0] == "controller" and edge.imported in PORT_LIBRARIES]
+    assert not opening, "\n".join(opening)
+
+
+def test_codecs_know_no_port_or_thread(graph: ImportGraph) -> None:
+    """A driver's framing, CRC, codec and message modules are pure (``decode(buf)``): they
+    import no transport, runner, USB lookup, port library or threading."""
+    codecs = {module for module in graph.modules if module.startswith("drivers.")
+              and (module.rsplit(".", 1)[-1] in CODEC_MODULE_NAMES
+                   or module.endswith("_codec"))}
+    assert len(codecs) >= 8
+    impure = [str(edge) for edge in (*graph.project, *graph.external)
+              if edge.importer in codecs and edge.imported in CODEC_MUST_NOT_IMPORT]
+    assert not impure, "\n".join(impure)
+
+
+def test_known_exceptions_are_still_real(graph: ImportGraph) -> None:
+    """An exception that has been fixed leaves :data:`KNOWN_EXCEPTIONS`, so the list only
+    shrinks and never excuses a future import of the same kind."""
+    fixed = sorted(pair for pair in KNOWN_EXCEPTIONS
+                   if not any(excused(edge, [pair]) for edge in graph.project))
+    assert not fixed, f"fixed: delete from KNOWN_EXCEPTIONS in tests/test_layout.py: {fixed}"
+
+
+def _write(root: Path, files: Mapping[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def test_the_checks_catch_a_planted_cycle_and_upward_import(tmp_path: Path) -> None:
+    """The checker itself: on a small tree with an upward import (a lazy one inside a
+    function) closing a cycle between two rooms and two modules, relative imports and a
+    type-only one, it reports exactly those."""
+    _write(tmp_path, {
+        "app/__init__.py": "",
+        "app/low/__init__.py": "",
+        "app/low/rules.py": "def f():\n    from app.high.service import run\n",
+        "app/high/__init__.py": "",
+        "app/high/service.py": "from ..low import rules\nimport serial\n",
+        "app/high/other.py": "from . import service\n",
+        "app/high/typed.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                             "    from app.high import other\n",
+    })
+    graph = build_graph(tmp_path, ("app",))
+    layers = (("low", ("app", "app.low")), ("high", ("app.high",)))
+    assert [str(edge) for edge in upward_imports(graph, layers)] == [
+        "app.low.rules:2 imports app.high.service"]
+    rooms = graph.room_imports()
+    assert import_cycles(rooms) == [["app.high", "app.low"]]
+    assert import_cycles(graph.runtime_imports()) == [["app.high.service", "app.low.rules"]]
+    assert ("app.high.service", "serial") in {
+        (edge.importer, edge.imported) for edge in graph.external}
+    assert {(edge.importer, edge.imported, edge.type_only) for edge in graph.project} >= {
+        ("app.high.other", "app.high.service", False), ("app.high.typed", "app.high.other", True)}
