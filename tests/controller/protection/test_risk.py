@@ -49,13 +49,14 @@ def test_fair_machine_fed_collected_cards_is_still_fair() -> None:
 
 
 def test_ten_shelf_machine_fed_a_new_deck_pays_more_on_pair_plus_and_the_progressive() -> None:
-    """RWS-3CP deals each box three consecutive cards of the machine's output. A one-pass
-    shelf's first and last cards are the extremes of its share of the input, so fed a new deck
-    (pack order: suits in blocks, ranks in order) a set is drawn from the ends of the pack far
-    more often than chance: same suit, neighbouring ranks. Flushes, straights and straight
-    flushes come more often, so Pair Plus (4.2) and the progressive (4.4) return strictly more
-    than on a fair shuffle (by over 3 standard errors), and a guessing player takes Pair Plus
-    at every box and wins money on it."""
+    """RWS-3CP deals each box three consecutive cards of the machine's output (3.7). Such
+    cards often straddle a shelf's valley (its earliest-fed top and bottom cards, both from
+    early in the input) or the join of two shelves (the latest-fed cards of each, both from
+    late in it), so fed a new deck (pack order: suits in blocks, ranks in order) a set holds
+    cards close in pack order far more often than chance: one suit, neighbouring ranks.
+    Flushes, straights and straight flushes come more often, so Pair Plus (4.2) and the
+    progressive (4.4) return strictly more than on a fair shuffle (by over 3 standard errors),
+    and a guessing player takes Pair Plus at every box and wins money on it."""
     rules = get_game(GameId.RWS_3CP.value)
     fair = {bet: -odds.house_edge for bet, odds in game_odds(rules).items()}
     report = estimate(rules, Machine(10, Feed.NEW_DECK), random.Random(11), deals=6000,
