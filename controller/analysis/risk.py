@@ -60,48 +60,53 @@ def risk_reports(games: Mapping[str, int], shelves: int, feed: Feed, *, seed: in
     return out
 
 
-def _money(per_hundred: int) -> str:
-    sign = "-" if per_hundred < 0 else "+"
-    return f"{sign}{abs(per_hundred) // 100}.{abs(per_hundred) % 100:02d}"
+def _figure(percent: float, per_hundred: int, se: int | None = None) -> str:
+    """``-0.575% = -58 +- 331``: the return in % of stake, then in minor units per 100.00
+    staked (an integer: the exact ratio rounded, halves to even) with its standard error."""
+    spread = "" if se is None else f" +- {se}"
+    return f"{percent:+.3f}% = {per_hundred:+d}{spread}"
+
+
+def _header(report: RiskReport) -> str:
+    machine = report.machine
+    return (f"{report.game.value} on a {machine.name} machine fed {machine.feed.value}, "
+            f"{report.boxes} boxes, {report.deals} deals (seed {report.seed}); the player's "
+            "return in % of stake = minor units per 100.00 staked +- one standard error "
+            "(positive: the player's edge)")
+
+
+def _cells(report: RiskReport) -> list[tuple[str, str, str, str | None, str]]:
+    """Per bet: name, fair, blind, guessing (``None``: never bets), chances taken."""
+    out = []
+    for bet in report.bets:
+        blind, guessed = bet.blind, bet.guessed
+        out.append((
+            bet.bet, _figure(float(bet.fair * 100), round(bet.fair * 10_000)),
+            _figure(blind.percent, blind.per_hundred, blind.se_per_hundred),
+            _figure(guessed.percent, guessed.per_hundred, guessed.se_per_hundred)
+            if bet.taken else None,
+            f"{bet.taken} of {bet.offered}"))
+    return out
 
 
 def lines(report: RiskReport) -> list[str]:
     """Plain text: one line per bet (the CLI)."""
-    machine = report.machine
-    out = [f"risk: {report.game.value} on a {machine.name} machine fed {machine.feed.value}, "
-           f"{report.boxes} boxes, {report.deals} deals (seed {report.seed}); player's return "
-           f"per 100.00 staked (minor units as money), +- one standard error:"]
-    for bet in report.bets:
-        guessed = (f"guessing {_money(bet.guessed.per_hundred)} +- "
-                   f"{_money(bet.guessed.se_per_hundred)[1:]} on {bet.taken} of {bet.offered} "
-                   "chances" if bet.taken else "guessing: never bets")
-        out.append(f"  {bet.bet}: fair {_money(round(bet.fair * 10_000))}; machine blind "
-                   f"{_money(bet.blind.per_hundred)} +- {_money(bet.blind.se_per_hundred)[1:]}; "
-                   f"{guessed}")
+    out = [f"risk: {_header(report)}:"]
+    for bet, fair, blind, guessed, taken in _cells(report):
+        guess = f"guessing {guessed} on {taken} chances" if guessed else "guessing: never bets"
+        out.append(f"  {bet}: fair {fair}; blind {blind}; {guess}")
     return out
 
 
 def markdown(reports: Sequence[RiskReport]) -> list[str]:
     """The report.md section."""
     out = ["## Risk in money", ""]
-    if not reports:
-        return out + ["No monitor flagged a biased shuffle order: no risk to put in money.", ""]
     for report in reports:
-        machine = report.machine
-        out += [f"{report.game.value} on a {machine.name} machine fed {machine.feed.value}, "
-                f"{report.boxes} boxes, {report.deals} deals (seed {report.seed}). The player's "
-                "return in % of stake and per 100.00 staked (rounded to the minor unit, halves "
-                "to even), with one standard error; positive is the player's edge.", "",
+        out += [f"{_header(report)}.", "",
                 "| bet | fair (enumerated) | machine, blind | machine, guessing | bets taken |",
                 "|---|---:|---:|---:|---:|"]
-        for bet in report.bets:
-            guessed = (f"{bet.guessed.percent:+.2f}% ({_money(bet.guessed.per_hundred)} "
-                       f"+- {_money(bet.guessed.se_per_hundred)[1:]})" if bet.taken else "-")
-            out.append(f"| {bet.bet} | {float(bet.fair * 100):+.2f}% "
-                       f"({_money(round(bet.fair * 10_000))}) | {bet.blind.percent:+.2f}% "
-                       f"({_money(bet.blind.per_hundred)} +- "
-                       f"{_money(bet.blind.se_per_hundred)[1:]}) | {guessed} | "
-                       f"{bet.taken} of {bet.offered} |")
+        out += [f"| {bet} | {fair} | {blind} | {guessed or 'never bets'} | {taken} |"
+                for bet, fair, blind, guessed, taken in _cells(report)]
         out.append("")
     return out
 

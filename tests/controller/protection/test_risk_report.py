@@ -34,7 +34,7 @@ def test_flagged_journal_reports_the_risk_of_every_bet(
     assert "risk: rws-three-card-poker on a one-pass-10 machine fed new-deck" in text
     for bet in ("ante", "pair_plus", "progressive"):
         assert f"  {bet}: fair " in text
-    assert "pair_plus: fair -5.57; machine blind +" in text
+    assert "  pair_plus: fair -5.575% = -557; blind +" in text
     assert "## Risk in money" in (out / "report.md").read_text()
     risk = json.loads((out / "report.json").read_text())["risk"]
     assert [r["machine"] for r in risk] == ["one-pass-10"]
