@@ -18,8 +18,8 @@ Per bet it gives the player's return per unit staked (positive: the player's edg
   posterior, as DFH's guessing strategy does (the next card follows the rising and falling
   runs of the input order). What he knows at each decision comes from the dealing procedure:
 
-  - *Before "No more bets"* (every bet of every game: RWS-NC3P 3.11, MBS-3P 3.4, MBS-R3P 3.12,
-    RWS-3CP 3.2, LIVE-3P Game Play): no card of this shuffle is out, so he knows only the
+  - *Before "No more bets"* (every bet of every game: RWS-NC3P 3.11, 5.8; MBS-3P 3.2, 5.5;
+    MBS-R3P 3.2, 5.2; RWS-3CP 3.2, 5.2; LIVE-3P Game Play): no card of this shuffle is out, so he knows only the
     input: pack order for a new deck (a constant: the posterior of each box's hand is the same
     every round), or, with a collected feed, the previous round's hands in pick-up order (all
     shown at the settlement: MBS-3P 3.5, MBS-R3P 3.13, RWS-NC3P 3.13; LIVE-3P deals face up)
