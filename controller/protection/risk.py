@@ -385,7 +385,8 @@ def estimate(rules: GameRules, machine: Machine, rng: random.Random, *,
              fair: dict[str, Fraction] | None = None, seed: int | None = None) -> RiskReport:
     """The blind and guessed return of every bet of ``rules`` on ``machine``, over ``deals``
     test deals after as many training deals; ``fair`` is each bet's exact fair return
-    (``-house_edge`` from :func:`controller.analysis.odds.game_odds`), reported beside it.
+    (``-house_edge`` from :func:`controller.analysis.odds.game_odds`), reported beside it (0
+    where not given).
     ``seed`` is only recorded (the caller seeds ``rng``)."""
     if deals < 2:
         raise RiskError(f"at least 2 deals are needed for a standard error, got {deals}")
