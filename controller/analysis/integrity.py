@@ -19,9 +19,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.analysis.risk import as_json as risk_json
+from controller.analysis.risk import markdown as risk_markdown
 from controller.errors import TablectlError
 from controller.journal.codec import InputKind, decode_input
 from controller.journal.record import Record
+from controller.journal.recorder import SESSION_STARTED
+from controller.protection.risk import RiskReport
 from controller.protection.stats import valley_pmf
 from controller.protection.feed import Feed
 from controller.protection.tally import Surveyor, Totals
@@ -29,9 +33,10 @@ from controller.protection.tally import Surveyor, Totals
 PLOTS = ("positions", "valleys", "packets", "categories")
 _INPUTS = {InputKind.DEVICE.value: {"ShuffleDone", "CardSetDispensed", "CardRead"},
            InputKind.COMMAND.value: {"ConfirmShuffle"}}
-SURVEYED_EVENTS = frozenset([*_INPUTS, "protection_alert"])
+SURVEYED_EVENTS = frozenset([*_INPUTS, "protection_alert", SESSION_STARTED])
 """The record kinds :func:`survey` reads: a report over a long journal parses only these (about
-one record in four of a dealing table's), and leaves proving the journal intact to
+one record in four of a dealing table's; ``session_started`` for the game and its boxes, which
+the risk section needs), and leaves proving the journal intact to
 ``tablectl journal verify``."""
 
 
@@ -44,6 +49,11 @@ class Survey:
     totals: Totals
     recorded_alerts: list[dict[str, Any]] = field(default_factory=list)
     tables: int = 0
+    games: dict[str, int] = field(default_factory=dict)
+    """Game id -> boxes of the table's layout, from each ``session_started``."""
+    risk: list[RiskReport] | None = None
+    """The risk section (:mod:`controller.analysis.risk`): set only when a monitor flagged a
+    biased order; ``None`` leaves it out of the report."""
 
 
 def survey(records: Iterable[Record], feed: Feed = Feed.COLLECTED_REVERSED) -> Survey:
@@ -52,6 +62,7 @@ def survey(records: Iterable[Record], feed: Feed = Feed.COLLECTED_REVERSED) -> S
     surveyor = Surveyor(feed)
     recorded: list[dict[str, Any]] = []
     tables: set[str] = set()
+    games: dict[str, int] = {}
     for record in records:
         tables.add(record.table_id)
         kinds = _INPUTS.get(record.event_type)
@@ -60,7 +71,11 @@ def survey(records: Iterable[Record], feed: Feed = Feed.COLLECTED_REVERSED) -> S
                 surveyor.see(decode_input(record.event_type, record.payload))
         elif record.event_type == "protection_alert":
             recorded.append({"seq": record.seq, **record.payload})
-    return Survey(surveyor.totals(), recorded, len(tables))
+        elif record.event_type == SESSION_STARTED:
+            layout = record.payload.get("layout") or {}
+            if isinstance(layout.get("game"), str):
+                games[layout["game"]] = len(layout.get("boxes") or ())
+    return Survey(surveyor.totals(), recorded, len(tables), games)
 
 
 def render(data: Survey, out: Path) -> list[Path]:
@@ -136,13 +151,23 @@ def render(data: Survey, out: Path) -> list[Path]:
     ax.set_title(f"Hand categories ({totals.hands} hands)")
     save(fig, "categories")
 
-    (out / "report.json").write_text(json.dumps(
-        {"totals": {k: v for k, v in asdict(totals).items() if k != "findings"},
-         "findings": [_finding_json(f) for f in totals.findings],
-         "recorded_alerts": data.recorded_alerts}, indent=1, default=str) + "\n")
+    (out / "report.json").write_text(json.dumps(summary_json(data), indent=1, default=str)
+                                     + "\n")
     (out / "report.md").write_text(markdown(data))
     written += [out / "report.json", out / "report.md"]
     return written
+
+
+def summary_json(data: Survey) -> dict[str, Any]:
+    """``report.json`` (and ``--json``): the totals, the alarms and, when a biased order was
+    flagged, the risk in money per bet."""
+    out: dict[str, Any] = {
+        "totals": {k: v for k, v in asdict(data.totals).items() if k != "findings"},
+        "findings": [_finding_json(f) for f in data.totals.findings],
+        "recorded_alerts": data.recorded_alerts}
+    if data.risk is not None:
+        out["risk"] = risk_json(data.risk)
+    return out
 
 
 def _finding_json(found: Any) -> dict[str, Any]:
@@ -170,5 +195,7 @@ def markdown(data: Survey) -> str:
     lines += ["", "## Place of the lowest card in a set", "", "| first | second | third | "
               "uniform |", "|---:|---:|---:|---:|",
               f"| {' | '.join(str(n) for n in totals.packet)} | {sets / 3:.1f} |", ""]
+    if data.risk is not None:
+        lines += risk_markdown(data.risk)
     lines += [f"![{name}]({name}.svg)" for name in PLOTS]
     return "\n".join(lines) + "\n"

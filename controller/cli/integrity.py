@@ -1,16 +1,40 @@
-"""``tablectl integrity report JOURNAL... [--out DIR]``: the game-protection monitors over
-journals, with plots and tables for surveillance (see :mod:`controller.analysis.integrity`)."""
+"""``tablectl integrity report JOURNAL... [--out DIR] [--json]``: the game-protection monitors
+over journals, with plots and tables for surveillance (see :mod:`controller.analysis.integrity`),
+and, when a monitor flagged a biased shuffle order, the risk in money per bet of the table's
+game (:mod:`controller.analysis.risk`)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
-from controller.analysis.integrity import SURVEYED_EVENTS, render, survey
+from controller.analysis.integrity import SURVEYED_EVENTS, render, summary_json, survey
+from controller.analysis.risk import REPORT_DEALS, flagged_shelves, lines, risk_reports
+from controller.errors import RequestError
 from controller.journal.errors import JournalFormatError
 from controller.journal.reader import iter_records
 from controller.protection.feed import Feed
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"at least 2 deals are needed, got {value}")
+    return value
+
+
+def _boxes_dealt(games: dict[str, int], hands: int, decks: int) -> dict[str, int]:
+    """Each game's boxes as its decks dealt them on average (the hands a deck dealt, less the
+    dealer's), at most the layout's: the risk is that of the table as it was played."""
+    if not decks:
+        return games
+    typical = max(1, round(hands / decks) - 1)
+    return {game: min(boxes, typical) if boxes else typical for game, boxes in games.items()}
 
 
 def register(subparsers: Any) -> None:
@@ -27,18 +51,49 @@ def register(subparsers: Any) -> None:
                         help="how the table fed its shuffler, as its [protection] feed says "
                              "(default collected-reversed, the table default; the bench: "
                              "new-deck)")
+    report.add_argument("--risk-deals", type=_positive, default=REPORT_DEALS,
+                        help="simulated deals for the risk in money of a flagged machine "
+                             f"(default {REPORT_DEALS})")
+    report.add_argument("--risk-seed", type=int, default=0,
+                        help="seed of the risk simulation (default 0: the same figures "
+                             "every run)")
+    report.add_argument("--json", action="store_true",
+                        help="print report.json's content instead of the text summary")
     report.set_defaults(func=run_report)
 
 
 def run_report(args: argparse.Namespace) -> int:
+    feed = Feed(args.feed)
     try:
-        data = survey(iter_records(args.paths, only=SURVEYED_EVENTS), Feed(args.feed))
+        data = survey(iter_records(args.paths, only=SURVEYED_EVENTS), feed)
     except JournalFormatError as error:
         raise JournalFormatError(f"{error} (run `tablectl journal verify`)") from error
-    written = render(data, Path(args.out))
     totals = data.totals
+    flags = [(found.monitor.value, found.detail) for found in totals.findings]
+    flags += [(str(alert.get("monitor")), str(alert.get("detail")))
+              for alert in data.recorded_alerts]
+    shelves = flagged_shelves(flags)
+    note = ""
+    if shelves is not None:
+        if feed is Feed.UNKNOWN:
+            note = ("risk: a biased order was flagged, but with --feed unknown the machine's "
+                    "input is unknown and its risk cannot be put in money")
+        elif not data.games:
+            raise RequestError("a biased order was flagged but the journal names no game (no "
+                               "session_started record): give the journal's whole directory")
+        else:
+            data.risk = risk_reports(_boxes_dealt(data.games, totals.hands, totals.decks),
+                                     shelves, feed, seed=args.risk_seed, deals=args.risk_deals)
+    written = render(data, Path(args.out))
+    if args.json:
+        print(json.dumps(summary_json(data), indent=1, default=str))
+        return 0
     print(f"{totals.decks} decks, {totals.hands} hands; {len(totals.findings)} alarm(s) found, "
           f"{len(data.recorded_alerts)} recorded live; wrote {len(written)} files to {args.out}")
     for found in totals.findings:
         print(f"  deck {found.decks}: {found.monitor.value}: {found.detail}")
+    for report in data.risk or []:
+        print("\n".join(lines(report)))
+    if note:
+        print(note)
     return 0
