@@ -182,7 +182,6 @@ class Wiring:
             journaled.guard = self.protection = WarmingGuard(
                 Guard(feed=config.protection_feed), journal.directory, self.writer.seq,
                 self.table.put)
-            self.protection.start()
         self._journal_check(check, key, found_seq)
         self.device = open_device(config.device, self.table.inputs)
         if self.device.acknowledger is not None:  # before the table thread runs
@@ -217,6 +216,8 @@ class Wiring:
             log.warning("simulated device not online yet", device=self.device.name,
                         error=getattr(self.device.driver, "last_error", ""))
         self.retention.start()
+        if self.protection is not None:  # last: its reading competes with the start for the CPU
+            self.protection.start()
 
     def _journal_check(self, check: StartupCheck, key: bytes | None,
                        found_seq: int | None) -> None:
