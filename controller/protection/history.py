@@ -154,6 +154,17 @@ class WarmingGuard(TableGuard):
         return super().after(item)
 
     def _warm(self) -> None:
+        try:
+            self._feed_history()
+            self._feed_held()
+        except Exception:  # a bug must not hold the monitors' inputs for ever
+            log.exception("protection warm-up failed: the monitors go on from what they saw")
+        finally:
+            with self._lock:
+                self._held = []
+                self.warmed.set()
+
+    def _feed_history(self) -> None:
         started = time.monotonic()
         try:
             history = read_history(self.directory, self.decks, up_to_seq=self.up_to_seq,
@@ -164,6 +175,10 @@ class WarmingGuard(TableGuard):
                         error=str(error))
         log.info("protection monitors warmed from the journal", decks=self.decks_fed,
                  seconds=round(time.monotonic() - started, 3))
+
+    def _feed_held(self) -> None:
+        """The inputs the table had meanwhile, in order, until none is left (then, under the
+        same lock, the table's next input goes to the monitors directly)."""
         while not self._stop.is_set():
             with self._lock:
                 held, self._held = self._held, []

@@ -259,3 +259,20 @@ def test_a_restart_keeps_the_batches_in_progress_and_the_whole_repeat_window(
     assert position.test.seen == 179 and sum(position.test.observed) == 179 * 18
     repeat = monitors[Repeat]
     assert isinstance(repeat, Repeat) and len(repeat.kept) >= 699
+
+
+def test_a_journal_the_warm_up_cannot_read_holds_nothing_for_ever(tmp_path: Path) -> None:
+    """A warm-up that cannot read the journal (here: no such directory) is logged and ends:
+    the inputs held meanwhile reach the monitors in order, and later ones go to them
+    directly, so the monitors are never left waiting."""
+    found: list[dev.ProtectionReport] = []
+    guard = WarmingGuard(Guard(), tmp_path / "gone", 0, found.append)
+    shuffle = dev.ShuffleDone("shuffler", counted=52)
+    assert guard.before(shuffle) == [] and guard.after(shuffle) == []
+    assert guard.guard.decks == 0  # held, not fed
+    guard.start()
+    assert guard.warmed.wait(60), "warm-up did not end within 60 s"
+    guard.close()
+    assert guard.decks_fed == 0 and guard.guard.decks == 1
+    guard.after(dev.ShuffleDone("shuffler", counted=52))
+    assert guard.guard.decks == 2 and found == []
