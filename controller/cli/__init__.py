@@ -16,10 +16,11 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from controller import __version__
+from controller.deferred import defer
 from controller.errors import TablectlError
-from controller.logsetup import configure_logging
 from drivers.errors import DriverError
 
 EXIT_USAGE = 2
@@ -30,26 +31,67 @@ EXTRAS = {"starlette": "web", "uvicorn": "web", "jinja2": "web", "argon2": "web"
           "psycopg": "floor", "paho": "feed"}
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
-# One module per subcommand, in the order ``tablectl --help`` lists them.
-COMMAND_MODULES = (
-    "controller.cli.games",
-    "controller.cli.rank",
-    "controller.cli.settle",
-    "controller.cli.odds",
-    "controller.cli.bench",
-    "controller.cli.probe",
-    "controller.cli.conformance",
-    "controller.cli.journal",
-    "controller.cli.integrity",
-    "controller.cli.selfcheck",
-    "controller.cli.deploy",
-    "controller.cli.run",
-    "controller.cli.client",
-    "controller.cli.web",
-    "controller.cli.feed",
-    "controller.cli.floor",
-    "controller.cli.studio",
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A subcommand as ``tablectl --help`` lists it, and the module that registers it."""
+
+    name: str
+    module: str
+    help: str
+
+
+# Every subcommand, in the order ``tablectl --help`` lists them. Only the module of the one
+# being run is imported (issue 27: ``tablectl run`` loaded every subcommand's imports, 1.6 MB of
+# the service's memory); the rest are listed from this table, which a test holds equal to what
+# each module registers.
+COMMANDS = (
+    Command("games", "controller.cli.games", "list the rule sets, bets and pay tables"),
+    Command("rank", "controller.cli.rank", "name a three-card hand in a game"),
+    Command("settle", "controller.cli.settle", "settle a round given as JSON"),
+    Command("odds", "controller.cli.odds", "exact house edge of every bet"),
+    Command("bench", "controller.cli.bench",
+            "drive a simulated table end to end and summarise the results"),
+    Command("probe", "controller.cli.probe", "identify a shuffler or shoe and show its events"),
+    Command("conformance", "controller.cli.conformance",
+            "check a shuffler or shoe against docs/protocols.md"),
+    Command("journal", "controller.cli.journal", "verify and review the surveillance journal"),
+    Command("integrity", "controller.cli.integrity",
+            "game protection: the card-stream monitors over journals"),
+    Command("selfcheck", "controller.cli.selfcheck",
+            "verify the installed software against the signed release manifest"),
+    Command("deploy-files", "controller.cli.deploy",
+            "write the units, example configs and udev rules this release ships"),
+    Command("run", "controller.cli.run", "run the table service (systemd runs this)"),
+    Command("round", "controller.cli.client", "open, close, reveal, settle a round; status"),
+    Command("wager", "controller.cli.client", "place a wager, or list this round's wagers"),
+    Command("decide", "controller.cli.client", "a player's play or fold (RWS-3CP 3.8)"),
+    Command("option", "controller.cli.client",
+            "one player's option after a dealing error or interruption (continue or withdraw)"),
+    Command("options", "controller.cli.client",
+            "close the players' options (those who did not answer continue)"),
+    Command("deck", "controller.cli.client", "after a wrong deck count: the deck was replaced, "
+            "or counted by hand (RWS-NC3P 5.5.2, MBS-R3P 5.9)"),
+    Command("report", "controller.cli.client",
+            "report an irregularity no device reports: KIND [--position P] ..."),
+    Command("supervisor", "controller.cli.client", "a Pit Supervisor's decision"),
+    Command("watch", "controller.cli.client", "stream round events as JSON lines"),
+    Command("web", "controller.cli.web", "the dealer's screen and the surveillance console"),
+    Command("feed", "controller.cli.feed",
+            "publish the journal to the floor's MQTT broker (docs/feed.md)"),
+    Command("floor", "controller.cli.floor",
+            "the floor: every table's events into one view (docs/feed.md)"),
+    Command("studio", "controller.cli.studio", "the studio gateway: a game server's round API "
+            "over HTTPS with mutual TLS (docs/studio.md)"),
+    Command("studio-client", "controller.cli.studio", "the reference game server: rounds, "
+            "members' wagers in batches, every settlement checked (docs/studio.md)"),
 )
+COMMAND_MODULES = tuple(dict.fromkeys(command.module for command in COMMANDS))
+"""One module per group of subcommands, in the order of :data:`COMMANDS`."""
+DEFERRED_BY_THE_SERVICE = ("asyncio",)
+"""Modules ``tablectl run`` defers (:mod:`controller.deferred`): structlog imports asyncio (and
+asyncio ssl) for its async logging methods, which the service never calls: 7 MB of its
+resident memory (docs/service.md, "Memory")."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,20 +109,47 @@ def _database_error(error: Exception) -> bool:
     return sqlite is not None and isinstance(error, sqlite.Error)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or (``command`` named) of that one only, the others
+    listed by name and help from :data:`COMMANDS` so that ``--help`` still shows them all."""
     parser = _Parser(prog="tablectl", description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
     parser.add_argument("--log-level", default="WARNING", type=str.upper, choices=LOG_LEVELS,
                         help="operational log level (default %(default)s)")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+    wanted = next((c.module for c in COMMANDS if c.name == command), None)
+    registered: set[str] = set()
+    for entry in COMMANDS:
+        if command is not None and entry.module != wanted:
+            subparsers.add_parser(entry.name, help=entry.help)
+        elif entry.module not in registered:
+            registered.add(entry.module)
+            importlib.import_module(entry.module).register(subparsers)
     return parser
 
 
+def command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names (its first word that is not an option of ``tablectl``
+    itself), or None when it names none (``--help``, ``--version``, a usage error)."""
+    words = iter(argv)
+    for word in words:
+        if word == "--log-level":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = command_of(words)
+    if command == "run":
+        for name in DEFERRED_BY_THE_SERVICE:
+            defer(name)
+    parser = build_parser(command or "")
+    args = parser.parse_args(words)
+    from controller.logsetup import configure_logging  # structlog: after the deferral
+
     configure_logging(args.log_level)
     try:
         return int(args.func(args))

@@ -72,6 +72,62 @@ def iter_from_last(directory: str | Path, event_type: str, *,
         yield from _records(path, read_lines(path), on_unsound)
 
 
+NEWEST_FIRST_CHUNK = 256 * 1024
+"""Bytes read at a time by :func:`iter_newest_first`: a few hundred records per read."""
+
+
+def iter_newest_first(directory: str | Path, *, only: Collection[str],
+                      mentioning: Collection[str] = (), up_to_seq: int | None = None,
+                      chunk: int = NEWEST_FIRST_CHUNK) -> Iterator[Record]:
+    """Sound records of ``only`` event types that name one of ``mentioning`` (as a JSON
+    string, e.g. a payload ``type``), newest first, up to ``up_to_seq`` when given.
+
+    For a reader that wants the last few thousand of some kinds of record out of millions
+    (the protection monitors' warm-up): each file is read from its end in ``chunk``-byte
+    reads, newest file first, and the caller stops when it has enough, so what is read is
+    bounded by what is wanted, not by the journal. A line is parsed only when its bytes hold
+    ``"event":"<type>"`` and one of the mentioned strings; an unsound line (torn, malformed,
+    hash mismatch) is passed over: the start-up check reports damage, this only reads.
+    ``up_to_seq`` leaves out what a running writer appended after the caller's moment (the
+    newest file may grow while it is read)."""
+    events = tuple(f'"event":"{kind}"'.encode() for kind in only)
+    words = tuple(f'"{word}"'.encode() for word in mentioning)
+    for path in reversed(journal_files(directory)):
+        for raw in _lines_backwards(path, chunk):
+            if not any(needle in raw for needle in events):
+                continue
+            if words and not any(word in raw for word in words):
+                continue
+            found = check_line(raw, None)
+            if isinstance(found, Record) and (up_to_seq is None or found.seq <= up_to_seq):
+                yield found
+
+
+def _lines_backwards(path: Path, chunk: int) -> Iterator[bytes]:
+    """The newline-terminated lines of ``path``, last first (an unterminated end, a torn
+    line or one being written, is left out)."""
+    try:
+        with path.open("rb") as handle:
+            pos = handle.seek(0, 2)
+            carry, in_end = b"", True
+            while pos > 0:
+                step = min(chunk, pos)
+                pos -= step
+                handle.seek(pos)
+                buf = handle.read(step) + carry
+                if in_end:  # still inside what follows the last newline
+                    cut = buf.rfind(b"\n")
+                    if cut < 0:
+                        carry = b""
+                        continue
+                    buf, in_end = buf[:cut], False
+                parts = buf.split(b"\n")
+                carry = parts.pop(0) if pos > 0 else b""
+                yield from reversed(parts)
+    except OSError as error:
+        raise JournalIOError(f"{path}: {error.strerror or error}") from error
+
+
 def _last_line_of(path: Path, needle: bytes, event_type: str) -> int | None:
     """The byte offset of the line of the last record of ``event_type`` in ``path``."""
     data = _read(path)

@@ -30,8 +30,8 @@ from controller.journal.startup import (
     unproven_round,
 )
 from controller.journal.writer import JournalWriter
-from controller.protection.guard import Guard, TableGuard
-from controller.protection.history import warm_from_journal
+from controller.protection.guard import Guard
+from controller.protection.history import WarmingGuard
 from controller.selfcheck.manifest import CheckResult
 from controller.selfcheck import status as selfcheck_status
 from controller.selfcheck.status import check_and_record
@@ -103,6 +103,7 @@ class Wiring:
         self.handler: TableHandler | None = None
         self.retention: RetentionTimer | None = None
         self.journal_check: StartupCheck | None = None
+        self.protection: WarmingGuard | None = None
         self._device_online = threading.Event()
 
     # start / stop ---------------------------------------------------------------------------
@@ -176,11 +177,11 @@ class Wiring:
         if report.round is not None:
             log.warning("round interrupted by the restart", round=report.round,
                         decision=report.decision.value, clause=report.clause)
-        if config.protection:
-            journaled.guard = guard = TableGuard(Guard(feed=config.protection_feed))
-            warmed = warm_from_journal(guard, journal.directory)
-            log.info("protection monitors warmed from the journal", decks=warmed)
         self.table = TableThread(journaled, floodgate=Floodgate(config.journal.flood))
+        if config.protection:  # warmed on its own thread: READY does not wait for it
+            journaled.guard = self.protection = WarmingGuard(
+                Guard(feed=config.protection_feed), journal.directory, self.writer.seq,
+                self.table.put)
         self._journal_check(check, key, found_seq)
         self.device = open_device(config.device, self.table.inputs)
         if self.device.acknowledger is not None:  # before the table thread runs
@@ -215,6 +216,8 @@ class Wiring:
             log.warning("simulated device not online yet", device=self.device.name,
                         error=getattr(self.device.driver, "last_error", ""))
         self.retention.start()
+        if self.protection is not None:  # last: its reading competes with the start for the CPU
+            self.protection.start()
 
     def _journal_check(self, check: StartupCheck, key: bytes | None,
                        found_seq: int | None) -> None:
@@ -255,6 +258,8 @@ class Wiring:
             steps.append(self.sim_dealer.close)
         if self.device is not None:
             steps.append(self.device.close)
+        if self.protection is not None:  # its late findings go to the table: before it
+            steps.append(self.protection.close)
         if self.table is not None:
             steps.append(self.table.close)
         if self.retention is not None:
@@ -274,7 +279,7 @@ class Wiring:
             except Exception:
                 log.exception("shutdown step failed", step=repr(step))
         self.device = self.operator = self.table = self.writer = self.retention = None
-        self.sim_dealer = None
+        self.sim_dealer = self.protection = None
 
     @property
     def _base(self) -> int:

@@ -11,8 +11,8 @@ from controller.journal import JournalWriter, iter_records
 from controller.journal.recorder import JournaledTable
 from controller.journal.recovery import recover
 from controller.journal.replay import replay_records
-from controller.protection import TableGuard
-from controller.protection.history import warm_from_journal
+from controller.protection import Guard, TableGuard
+from controller.protection.history import WarmingGuard, warm_from_journal
 from controller.service.handler import event_json
 from controller.table import commands as cmd
 from controller.table import events as ev
@@ -121,6 +121,27 @@ def test_repeated_order_in_the_journal_and_replayed(
     assert report.divergences == [] and report.settlements_checked == 2
 
 
+def _warming(journal_dir: Path, writer: JournalWriter, found: list[dev.ProtectionReport]
+             ) -> WarmingGuard:
+    """The guard the service installs after a restart, its late findings kept in ``found``."""
+    return WarmingGuard(Guard(), journal_dir, writer.seq, found.append)
+
+
+def _warm_and_feed(table: JournaledTable, guard: WarmingGuard,
+                   found: list[dev.ProtectionReport]) -> None:
+    """Start the warm-up, wait for it (generously: a loaded machine), then give the table the
+    late findings as the service's table thread would take them from its queue."""
+    guard.start()
+    assert guard.warmed.wait(60), "warm-up did not finish within 60 s"
+    guard.close()
+    for report in found:
+        table.process(report)
+
+
+def _alerts(journal_dir: Path) -> list[dict[str, object]]:
+    return [r.payload for r in iter_records([journal_dir]) if r.event_type == "protection_alert"]
+
+
 def test_a_restart_keeps_the_evidence(
         open_writer: Callable[..., JournalWriter], journal_dir: Path) -> None:
     """A replay older than the restart is still seen: the new guard is warmed with the last
@@ -138,19 +159,81 @@ def test_a_restart_keeps_the_evidence(
     assert warm_from_journal(guard, journal_dir) == 1 and guard.reports == 0
     table.process(dev.DeviceOnline("shuffler"))
     _round(table, 2)
-    alerts = [r.payload for r in iter_records([journal_dir])
-              if r.event_type == "protection_alert"]
+    alerts = _alerts(journal_dir)
     assert [a["monitor"] for a in alerts] == ["repeat"] and alerts[0]["round"] == 2
 
 
+def test_inputs_during_the_warm_up_are_judged_after_the_history(
+        open_writer: Callable[..., JournalWriter], journal_dir: Path) -> None:
+    """The table does not wait for the warm-up: a round dealt while the guard warms is dealt
+    and recorded at once, its cards held for the monitors and fed after the journal's decks,
+    so its repeat of the round before the restart is still found, and recorded as an input
+    (then its alert) when the warm-up ends."""
+    writer = open_writer()
+    table, _ = recover(writer, TableLayout.for_game(GAME))
+    table.guard = TableGuard()
+    table.process(dev.DeviceOnline("shuffler"))
+    _round(table, 1)
+    writer.close()
+    again = open_writer()
+    table, _ = recover(again, TableLayout.for_game(GAME))
+    found: list[dev.ProtectionReport] = []
+    table.guard = guard = _warming(journal_dir, again, found)
+    table.process(dev.DeviceOnline("shuffler"))
+    _round(table, 2)  # dealt and settled before the warm-up starts
+    assert _alerts(journal_dir) == [] and table.table.machine.number == 1
+    _warm_and_feed(table, guard, found)
+    assert guard.decks_fed == 1 and guard.late_reports == 1
+    alerts = _alerts(journal_dir)
+    assert [a["monitor"] for a in alerts] == ["repeat"]
+    report = replay_records(list(iter_records([journal_dir])))
+    assert report.divergences == []
+
+
+def test_a_restart_mid_episode_alerts_once(
+        open_writer: Callable[..., JournalWriter], journal_dir: Path, tmp_path: Path) -> None:
+    """One fault, one alert, across a restart: round 2 repeats round 1 (alert), the service
+    restarts, and rounds 3 and 4 repeat it again within the episode. The warmed guard knows
+    the episode from the journal and stays quiet: the journal's alerts are those of the same
+    four rounds without a restart. (A guard started afresh would alert the repeat again at
+    round 4: round 3 would be its first deck.)"""
+    straight = tmp_path / "straight"
+    writer = open_writer(directory=straight)
+    table, _ = recover(writer, TableLayout.for_game(GAME))
+    table.guard = TableGuard()
+    table.process(dev.DeviceOnline("shuffler"))
+    for number in (1, 2, 3, 4):
+        _round(table, number)
+    without_restart = [a["monitor"] for a in _alerts(straight)]
+
+    writer = open_writer()
+    table, _ = recover(writer, TableLayout.for_game(GAME))
+    table.guard = TableGuard()
+    table.process(dev.DeviceOnline("shuffler"))
+    for number in (1, 2):
+        _round(table, number)
+    assert [a["monitor"] for a in _alerts(journal_dir)] == ["repeat"]
+    writer.close()
+    again = open_writer()
+    table, _ = recover(again, TableLayout.for_game(GAME))
+    found: list[dev.ProtectionReport] = []
+    table.guard = guard = _warming(journal_dir, again, found)
+    table.process(dev.DeviceOnline("shuffler"))
+    _round(table, 3)  # while the guard warms
+    _warm_and_feed(table, guard, found)
+    _round(table, 4)  # after it
+    monitors = [a["monitor"] for a in _alerts(journal_dir)]
+    assert guard.decks_fed == 2
+    assert monitors.count("repeat") == 1 and monitors == without_restart
+
+
 def test_a_restart_keeps_the_batches_in_progress_and_the_whole_repeat_window(
-        tmp_path: Path) -> None:
+        open_writer: Callable[..., JournalWriter], journal_dir: Path) -> None:
     """Warmed from 700 decks of card inputs, the new guard holds the repeat window's decks and
     the position batch in progress (699 decks closed, the last is open until the next shuffle:
     699 - 520 = 179 since the batch's last decision): a
     restart no longer starts the regulators' chi-square afresh (the warm-up used to stop at
     200 decks)."""
-    import json
     import random
 
     from controller.games.cards import FULL_DECK
@@ -158,7 +241,7 @@ def test_a_restart_keeps_the_batches_in_progress_and_the_whole_repeat_window(
     from controller.protection.monitors import Position, Repeat
 
     rng = random.Random(3)
-    lines = []
+    writer = open_writer()
     for _ in range(700):
         deck = list(FULL_DECK)
         rng.shuffle(deck)
@@ -166,14 +249,30 @@ def test_a_restart_keeps_the_batches_in_progress_and_the_whole_repeat_window(
         items += [dev.CardSetDispensed("shuffler", cards=tuple(deck[3 * h:3 * h + 3]))
                   for h in range(7)]
         for item in items:
-            event, payload = encode_input(item)
-            lines.append(json.dumps({"event": event, "payload": payload}))
-    (tmp_path / "journal-000001.jsonl").write_text("\n".join(lines) + "\n")
+            writer.append(*encode_input(item))
+    writer.close()
     guard = TableGuard()
-    assert warm_from_journal(guard, tmp_path) == 700 and guard.reports == 0
+    assert warm_from_journal(guard, journal_dir) == 700 and guard.reports == 0
     monitors = {type(m): m for m in guard.guard.monitors}
     position = monitors[Position]
     assert isinstance(position, Position) and position.decks == 699
     assert position.test.seen == 179 and sum(position.test.observed) == 179 * 18
     repeat = monitors[Repeat]
     assert isinstance(repeat, Repeat) and len(repeat.kept) >= 699
+
+
+def test_a_journal_the_warm_up_cannot_read_holds_nothing_for_ever(tmp_path: Path) -> None:
+    """A warm-up that cannot read the journal (here: no such directory) is logged and ends:
+    the inputs held meanwhile reach the monitors in order, and later ones go to them
+    directly, so the monitors are never left waiting."""
+    found: list[dev.ProtectionReport] = []
+    guard = WarmingGuard(Guard(), tmp_path / "gone", 0, found.append)
+    shuffle = dev.ShuffleDone("shuffler", counted=52)
+    assert guard.before(shuffle) == [] and guard.after(shuffle) == []
+    assert guard.guard.decks == 0  # held, not fed
+    guard.start()
+    assert guard.warmed.wait(60), "warm-up did not end within 60 s"
+    guard.close()
+    assert guard.decks_fed == 0 and guard.guard.decks == 1
+    guard.after(dev.ShuffleDone("shuffler", counted=52))
+    assert guard.guard.decks == 2 and found == []
