@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation: the card vocabulary, errors, logging, strict JSON, the installed-files check",
      ("controller", "controller.errors", "controller.games", "controller.strictjson",
       "controller.journald", "controller.logsetup", "controller.selfcheck",
-      "controller.deploy")),
+      "controller.deploy", "controller.deferred")),
     ("bytes: transports, USB lookup, bounded windows, driver errors",
      ("drivers", "drivers.errors", "drivers.transport", "drivers.usb_find", "drivers.usb_bulk",
       "drivers.window")),
@@ -324,8 +324,8 @@ def test_a_room_is_a_package(graph: ImportGraph) -> None:
     loose = sorted(module for module in graph.modules
                    if module.count(".") == 1 and module.startswith("controller.")
                    and module not in graph.packages)
-    assert loose == ["controller.__main__", "controller.errors", "controller.journald",
-                     "controller.logsetup", "controller.strictjson"]
+    assert loose == ["controller.__main__", "controller.deferred", "controller.errors",
+                     "controller.journald", "controller.logsetup", "controller.strictjson"]
     assert "controller.bench" in graph.packages
 
 
