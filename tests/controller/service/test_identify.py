@@ -16,6 +16,7 @@ from structlog.testing import capture_logs
 from controller.journal.reader import iter_records
 from controller.journal.recorder import DEVICE_IDENTIFIED
 from drivers.framed.messages import MsgType
+from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.shuffler import IDENTITY, ShufflerSim
 from tests.controller.service.operator_rig import Rig
 
@@ -87,6 +88,8 @@ def test_the_shuffler_serial_is_journaled_before_its_first_card(rig: Rig) -> Non
     assert records[identified][1]["identity"]["serial"] == IDENTITY.serial
     assert identified < online < _first_card_index(records)
     assert kinds.count(DEVICE_IDENTIFIED) == 1
+    opened = next(p for kind, p in records if kind == "round_opened")
+    assert opened["provenance"]["devices"]["shuffler"]["serial"] == IDENTITY.serial
 
 
 def test_a_swapped_machine_is_recorded_and_the_same_one_is_not_again(rig: Rig) -> None:
@@ -102,6 +105,26 @@ def test_a_swapped_machine_is_recorded_and_the_same_one_is_not_again(rig: Rig) -
     rig.sim.reboot()  # another machine, a new boot
     rig.until(lambda: identifier.completed >= 3, timeout=20.0, what="the swapped machine")
     assert rig.status()["device"]["identity"]["serial"] == SWAPPED
+    _deal_one_round(rig)
+    rig.close_service()
+    assert _serials(rig) == [IDENTITY.serial, SWAPPED]
+    records = _records(rig)
+    swapped_at = next(i for i, (kind, p) in enumerate(records)
+                      if kind == DEVICE_IDENTIFIED and p["identity"]["serial"] == SWAPPED)
+    assert swapped_at < _first_card_index(records)
+
+
+def test_another_machine_plugged_in_after_a_reconnect_is_recorded(rig: Rig) -> None:
+    """The link drops and comes back (unplugged, replugged on a new pty) with another serial
+    answering, same boot: asked again on the new link-up, the new serial is recorded."""
+    rig.start()
+    rig.wait("DeviceNoted", where=lambda e: e["detail"] == "DeviceOnline", timeout=20.0)
+    identifier = _identifier(rig)
+    rig.until(lambda: identifier.completed >= 1, timeout=20.0, what="first identification")
+    rig.sim.identity = replace(IDENTITY, serial=SWAPPED)
+    rig.sim.inject(FaultSpec(FaultKind.DISCONNECT, 0.2))
+    rig.wait("DeviceNoted", where=lambda e: e["detail"] == "DeviceOnline", timeout=20.0)
+    rig.until(lambda: identifier.completed >= 2, timeout=20.0, what="identified after replug")
     _deal_one_round(rig)
     rig.close_service()
     assert _serials(rig) == [IDENTITY.serial, SWAPPED]
