@@ -212,7 +212,8 @@ def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> Dea
         raise ServiceError(f"device.url 'sim': the {dialect.value if dialect else '?'} dialect "
                            "has no pty simulator (its simulator is a pyusb backend); use "
                            "dialect 'scanner' for a simulated barcode shoe")
-    options: dict[str, Any] = {"name": name, "backoff": SIM_BACKOFF, **_framed(dialect, name, events)}
+    options: dict[str, Any] = {"name": name, "backoff": SIM_BACKOFF,
+                               **_framed(dialect, name, events)}
     if dialect is ShoeDialect.SCANNER:
         options["deck"] = config.deck or "generic-code128"
     try:

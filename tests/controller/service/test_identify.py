@@ -5,6 +5,8 @@ simulator on a real pty."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -15,10 +17,13 @@ from structlog.testing import capture_logs
 
 from controller.journal.reader import iter_records
 from controller.journal.recorder import DEVICE_IDENTIFIED
+from controller.service.config import parse_config
+from controller.service.wiring import Wiring
 from drivers.framed.messages import MsgType
 from firmware_sim.faults import FaultKind, FaultSpec
+from firmware_sim.shoe_framed import IDENTITY as SHOE
 from firmware_sim.shuffler import IDENTITY, ShufflerSim
-from tests.controller.service.operator_rig import Rig
+from tests.controller.service.operator_rig import Rig, toml
 
 SWAPPED = "SIM-HF3-0002"
 
@@ -150,3 +155,31 @@ def test_a_shuffler_that_never_answers_identify_still_deals(rig: Rig) -> None:
     assert DEVICE_IDENTIFIED not in [kind for kind, _ in records]
     assert "round_settled" in [kind for kind, _ in records]
     assert _first_card_index(records) > 0
+
+
+def test_the_framed_shoe_is_identified_too(tmp_path: Path) -> None:
+    """A framed shoe speaks IDENTIFY as the shuffler does: the same wiring records its serial
+    (device ``shoe``) before its DeviceOnline."""
+    config = parse_config(toml(tmp_path, "rws-three-card-poker", "sim").replace(
+        'kind = "shuffler"', 'kind = "shoe"\ndialect = "framed"'),
+        source=str(tmp_path / "tablectl.toml"))
+    wiring = Wiring(config, lambda event: None)
+    try:
+        wiring.start()
+        assert wiring.device is not None
+        identifier = wiring.device.driver.identifier
+        end, tick = time.monotonic() + 20.0, threading.Event()
+        while identifier.completed < 1 and time.monotonic() < end:
+            tick.wait(0.05)  # a bounded poll of a counter no event announces
+        assert identifier.completed >= 1
+    finally:
+        wiring.close()
+    records = list(iter_records([tmp_path / "journal"]))
+    identified = [i for i, r in enumerate(records) if r.event_type == DEVICE_IDENTIFIED]
+    assert len(identified) == 1
+    payload = records[identified[0]].payload
+    assert payload["device"] == "shoe" and payload["identity"]["serial"] == SHOE.serial
+    online = next(i for i, r in enumerate(records)
+                  if r.event_type == "input_device" and r.payload.get("type") == "DeviceOnline"
+                  and r.actor == "shoe")
+    assert identified[0] < online
