@@ -15,9 +15,14 @@ on the table's:
   is handed on first (``on_identity``), and only then the held events, so the journal records
   the machine before anything that machine did after the link came up (its resent backlog and
   the DeviceOnline that lets "No more bets" through included);
-* a device that never answers (or refuses ``IDENTIFY``) is logged as ``device_identify_failed``
-  and its held events go on unchanged: the table carries on with the machine it knew. The hold
-  lasts at most the tries' bound (a few seconds), and the table thread is never the one waiting.
+* a device that never answers (or refuses ``IDENTIFY``: not retried, a refusal is an answer)
+  is logged as ``device_identify_failed`` and its held events go on unchanged: the table carries
+  on with the machine it knew. The hold lasts at most the tries' bound (a few seconds), and the
+  table thread is never the one waiting.
+
+Why a separate record and not the identity inside ``DeviceOnline``: a reboot reports no new
+online, and an identity learned on an earlier connection may be another machine's; the service
+records it as ``device_identified`` (controller/journal/recorder.py, ``DeviceIdentified``).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from collections.abc import Callable
 
 import structlog
 
-from drivers.errors import DeviceDisconnected, DriverError
+from drivers.errors import CommandRejected, DeviceDisconnected, DriverError
 from drivers.events import DeviceEvent, DeviceIdentity
 
 log = structlog.get_logger(__name__)
@@ -45,7 +50,8 @@ OnIdentity = Callable[[DeviceIdentity], None]
 
 
 class LinkIdentifier:
-    """``LinkIdentifier(name, identify, deliver, on_identity)``; ``start()``/``close()``.
+    """``LinkIdentifier(name, identify, deliver, on_identity)``; ``start()``, then ``stop()``
+    before the link closes and ``join()`` after.
 
     ``identify`` is the device's blocking ``identify()``; ``deliver`` puts an event on the
     table's queue (the runner's own ``emit``); ``on_identity`` records an identity, called
@@ -119,9 +125,15 @@ class LinkIdentifier:
             if self._stop.is_set():
                 return
             self._wanted.clear()
-            identity, error = self._ask()
+            try:
+                identity, error = self._ask()
+            except Exception as bug:  # noqa: BLE001 - held events must never stay held
+                log.exception("identify_failed_unexpectedly", device=self.name)
+                identity, error = None, repr(bug)
             if not self._release(identity, final=False):
                 continue  # the link came up again or rebooted meanwhile: ask that machine
+            if self._stop.is_set():
+                return
             if identity is None:
                 self.failures += 1
                 log.warning("device_identify_failed", device=self.name, reason=error,
@@ -139,6 +151,8 @@ class LinkIdentifier:
                 return self._identify(), ""
             except DeviceDisconnected as lost:  # asked again when the link is back
                 return None, str(lost)
+            except CommandRejected as refused:  # an answer: this device cannot say
+                return None, str(refused)
             except DriverError as failed:
                 error = str(failed)
                 log.info("identify_retry", device=self.name, attempt=attempt + 1, error=error)
