@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from controller.games.cards import FULL_DECK, Card
 from drivers.events import Fault
@@ -61,7 +62,7 @@ class ShufflerSim(FramedSimDevice):
     def __init__(self, seed: int | None = None, faults: Sequence[FaultSpec] = (), *,
                  shuffle_seconds: float = 0.1, dispense_seconds: float = 0.05,
                  take_seconds: float | None = 0.1, clock: Callable[[], float] | None = None,
-                 identity: IdentityReply = IDENTITY,
+                 identity: IdentityReply = IDENTITY, serial: str | None = None,
                  conformance: Conformance = Conformance.STRICT,
                  shuffle_model: ShuffleModel | str = ShuffleModel.FAIR) -> None:
         self.shuffle_seconds = shuffle_seconds
@@ -75,6 +76,8 @@ class ShufflerSim(FramedSimDevice):
         self.meters = [0, 0, 0, 0]  # shuffles, hands, cards, faults: survive reboots
         self._reset_round()
         kwargs = {"clock": clock} if clock is not None else {}
+        if serial is not None:  # another machine of the same model (a floor test's swap)
+            identity = replace(identity, serial=serial)
         super().__init__(seed, faults, identity=identity, conformance=conformance, **kwargs)
         self.model = Shuffler(shuffle_model, self.randbelow)
         """How the mechanism orders the deck (:mod:`firmware_sim.shuffle_models`): a faulty

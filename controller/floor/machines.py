@@ -3,10 +3,11 @@
 A shuffler is moved between tables, and its slow evidence (the position and category batches,
 a bias worth a fraction of a nat a deck) outlasts any one table's stay. The floor receives
 every table's cards, so it runs the same monitors (:mod:`controller.protection`) once per
-machine: a table's ``device_identified`` record (or a ``DeviceOnline`` input carrying the
-identity) names the serial of the shuffler now at it, and
-every deck that table deals afterwards goes into that serial's guard, whichever table, whichever
-day. The floor view lists each machine with the tables it served, its decks and its alerts
+machine: a table's ``device_identified`` record (written by the service whenever its shuffler
+answers IDENTIFY with a new identity, ahead of that machine's cards; an older journal's
+``DeviceOnline`` input carrying the identity counts too) names the serial of the shuffler now at
+it, and every deck that table deals afterwards goes into that serial's guard, whichever table,
+whichever day. The floor view lists each machine with the tables it served, its decks and its alerts
 (``tablectl floor status``).
 
 What a machine's decks are judged against is the feed ``[protection] feed`` of the tables

@@ -266,8 +266,9 @@ class JournaledTable:
 
     def identified(self, identity: dev.DeviceIdentity, device: str = "shuffler") -> None:
         """Thread-safe: a device answered ``identify()``; recorded in order with the inputs and
-        named in the next round's opening record."""
-        self.inputs.put(_Identified(device, identity))
+        named in the next round's opening record. (The service's table thread has its own
+        queue: its drivers put a :class:`DeviceIdentified` there instead.)"""
+        self.inputs.put(DeviceIdentified(device, identity))
 
     def attach_link(self, device: str, link: dev.EventAcknowledger) -> None:
         """Before :meth:`start`: ``device``'s driver (built with ``deferred_ack=True``) is
@@ -295,7 +296,7 @@ class JournaledTable:
         acted on. When an output of this input cannot be recorded, :class:`JournalBehindError`
         says so after the table has acted: the input is durable, its outcome is not yet."""
         self.flush()
-        if isinstance(item, _Identified):
+        if isinstance(item, DeviceIdentified):
             self.devices[item.device] = item.identity
             self.writer.append(DEVICE_IDENTIFIED, {"device": item.device,
                                                    "identity": item.identity})
@@ -443,7 +444,16 @@ def _record_session(writer: JournalWriter, session: Session, reason: str,
 
 
 @dataclass(frozen=True, slots=True)
-class _Identified:
+class DeviceIdentified:
+    """An input that is not the table's: which machine ``device`` is, recorded as
+    ``device_identified`` (the floor pools a shuffler's evidence by its serial).
+
+    The driver puts it on the table's queue from the same thread and under the same hold as
+    its own events (:mod:`drivers.framed.identify`), so it is recorded before anything that
+    machine did after its link came up: a ``DeviceOnline`` carrying the identity could not keep
+    that order after a reboot, which reports no new online, and an identity asked while the
+    events flow could land after the first cards of a swapped-in machine."""
+
     device: str
     identity: dev.DeviceIdentity
 

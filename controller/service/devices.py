@@ -11,6 +11,10 @@ second, in step with the simulator's heartbeat (``idle_tick``), not 20 times: an
 not keep the Pi awake. A framed simulator answers the driver's ``RESYNC`` at once (heartbeat,
 backlog, ACK), so READY does not wait for the server's next tick.
 
+A framed device (the shuffler, the framed shoe) is asked ``IDENTIFY`` by its driver on every
+link-up and after every reboot; a new identity is recorded (``device_identified``) ahead of
+everything the device reports after it (:func:`recorded`, drivers/framed/identify.py).
+
 A real device path is checked before anything starts: a path the service may not open is a
 deployment mistake (udev group, ``DeviceAllow=``) that no retry will fix, so it is refused with
 one line naming ``device.url``. A path that does not exist (yet) is not refused: a USB device
@@ -30,8 +34,10 @@ from typing import Any
 
 import structlog
 
+from controller.journal.recorder import DeviceIdentified
 from controller.service.config import DeviceConfig, DeviceKind, ShoeDialect
 from controller.service.errors import ServiceError
+from drivers.events import DeviceIdentity
 
 log = structlog.get_logger(__name__)
 
@@ -125,22 +131,36 @@ def open_device(config: DeviceConfig, events: queue.Queue[Any]) -> DealingDevice
         from drivers.shuffler import Shuffler
 
         return DealingDevice(name, config, Shuffler(config.url, events, name=name,
-                                                    deferred_ack=True))
+                                                    deferred_ack=True,
+                                                    on_identity=recorded(name, events)))
     from drivers.shoe import open_shoe
 
     assert config.dialect is not None
-    options: dict[str, Any] = {"name": name, **_deferred(config.dialect)}
+    options: dict[str, Any] = {"name": name, **_framed(config.dialect, name, events)}
     if config.deck is not None:
         options["deck"] = config.deck
     return DealingDevice(name, config, open_shoe(config.dialect.value, config.url, events,
                                                  **options))
 
 
-def _deferred(dialect: ShoeDialect) -> dict[str, Any]:
+def _framed(dialect: ShoeDialect, name: str, events: queue.Queue[Any]) -> dict[str, Any]:
     """Framed devices number their events and resend them until acknowledged: the journal
-    acknowledges them once recorded (controller/journal/delivery.py). The barcode dialects
-    have nothing to defer."""
-    return {"deferred_ack": True} if dialect is ShoeDialect.FRAMED else {}
+    acknowledges them once recorded (controller/journal/delivery.py); and they answer
+    ``IDENTIFY``, recorded when it changes (:func:`recorded`). The barcode dialects have
+    neither."""
+    if dialect is not ShoeDialect.FRAMED:
+        return {}
+    return {"deferred_ack": True, "on_identity": recorded(name, events)}
+
+
+def recorded(name: str, events: queue.Queue[Any]) -> Callable[[DeviceIdentity], None]:
+    """What a framed driver does with a new identity: put it on the table's queue, where the
+    journal records it as ``device_identified`` ahead of the events the driver holds back
+    until then (drivers/framed/identify.py): the floor pools a shuffler's evidence by the
+    serial recorded before its cards."""
+    def put(identity: DeviceIdentity) -> None:
+        events.put(DeviceIdentified(name, identity))
+    return put
 
 
 def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> DealingDevice:
@@ -162,7 +182,7 @@ def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> Dea
                            tick_on_command=True)
         bind_server(sim, server)
         driver: Any = Shuffler(link, events, name=name, backoff=SIM_BACKOFF,
-                               deferred_ack=True)
+                               deferred_ack=True, on_identity=recorded(name, events))
         return DealingDevice(name, config, driver, sim, server, scratch)
     from drivers.shoe import open_shoe
 
@@ -192,7 +212,8 @@ def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> Dea
         raise ServiceError(f"device.url 'sim': the {dialect.value if dialect else '?'} dialect "
                            "has no pty simulator (its simulator is a pyusb backend); use "
                            "dialect 'scanner' for a simulated barcode shoe")
-    options: dict[str, Any] = {"name": name, "backoff": SIM_BACKOFF, **_deferred(dialect)}
+    options: dict[str, Any] = {"name": name, "backoff": SIM_BACKOFF,
+                               **_framed(dialect, name, events)}
     if dialect is ShoeDialect.SCANNER:
         options["deck"] = config.deck or "generic-code128"
     try:

@@ -320,7 +320,8 @@ class Wiring:
                 "operator_error": (self.operator.last_error or None) if self.operator
                 else None,
                 "operator": operator,
-                "cards_left": operator.get("cards_left") if operator else None}
+                "cards_left": operator.get("cards_left") if operator else None,
+                "identity": _identity_json(getattr(driver, "identity", None))}
 
     def status(self) -> dict[str, Any]:
         """Extra fields of ``round.status``: the table, the device, the journal, recovery."""
@@ -395,3 +396,12 @@ class Wiring:
     def health(self, timeout: float) -> Health:
         alive = self.table is not None and self.table.probe(timeout)
         return Health(alive, self.status_line(alive))
+
+
+def _identity_json(identity: dev.DeviceIdentity | None) -> dict[str, Any] | None:
+    """Which machine the device last said it is (``IDENTIFY``), for ``round.status``;
+    ``None`` before it answered, or for a device that cannot say."""
+    if not isinstance(identity, dev.DeviceIdentity):
+        return None
+    return {"vendor": identity.vendor, "model": identity.model, "serial": identity.serial,
+            "firmware_version": identity.firmware_version}

@@ -1,7 +1,9 @@
 """Commands and events every framed device shares: identify, status, meters, event mapping.
 
 The shuffler and the framed shoe differ only in a few commands; both turn link messages into the
-typed, frozen :mod:`drivers.events` values the table consumes.
+typed, frozen :mod:`drivers.events` values the table consumes. Given ``on_identity``, a device
+asks itself ``IDENTIFY`` on every link-up and after every reboot, off the reader thread, and
+hands on a new identity ahead of the events that follow it (:mod:`drivers.framed.identify`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from drivers.events import (
     FaultCleared, FaultRaised, ForeignCard, HandTaken, NoRead, ShuffleDone,
 )
 from drivers.framed import event_messages as ev
+from drivers.framed.identify import IDENTIFY_ATTEMPTS, LinkIdentifier, OnIdentity
 from drivers.framed.link import FramedLink
 from drivers.framed.messages import (
     CARD_BURN, CARD_EXPOSED, ClearFault, DeviceState, GetMeters, GetStatus, Heartbeat, Identify,
@@ -60,11 +63,44 @@ class FramedDevice(FramedLink):
 
     def __init__(self, target: str | Transport, events: queue.Queue[DeviceEvent], *,
                  name: str, transport_options: dict[str, Any] | None = None,
-                 **link_options: Any) -> None:
+                 on_identity: OnIdentity | None = None,
+                 identify_attempts: int = IDENTIFY_ATTEMPTS, **link_options: Any) -> None:
         super().__init__(name, make_transport(target, **(transport_options or {})), events,
                          **link_options)
         self.identity: DeviceIdentity | None = None  # type: ignore[assignment]
         self.faults: frozenset[Fault] = frozenset()
+        self.identifier = LinkIdentifier(name, self.identify, super().emit, on_identity,
+                                         attempts=identify_attempts) \
+            if on_identity is not None else None
+        """Asks IDENTIFY on each link-up and reboot (only when someone records the answer)."""
+
+    # life cycle: the identifier's thread beside the reader ------------------------------------
+    def start(self) -> None:
+        if self.identifier is not None:
+            self.identifier.start()
+        super().start()
+
+    def close(self) -> None:
+        if self.identifier is not None:
+            self.identifier.stop()
+        super().close()
+        if self.identifier is not None:
+            self.identifier.join()
+
+    def emit(self, event: DeviceEvent) -> None:
+        """Onto the table's queue, unless held until the device is identified."""
+        if self.identifier is None or not self.identifier.hold(event):
+            super().emit(event)
+
+    def on_connected(self) -> None:
+        if self.identifier is not None:
+            self.identifier.begin("link up")
+        super().on_connected()
+
+    def on_reboot(self) -> None:
+        if self.identifier is not None:  # another machine may be on the port now
+            self.identifier.begin("reboot")
+        super().on_reboot()
 
     def _ask(self, message: Message, expected: type[M]) -> M:
         reply = self.request(message)

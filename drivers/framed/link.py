@@ -16,7 +16,10 @@
   (:class:`DeviceOnline`) after that answer, so whatever it held before this host connected (a
   hand dispensed while the controller was down) is in the queue ahead of the online report and
   of anything new; commands wait (bounded) for it. A device that NAKs ``RESYNC`` or never
-  answers it is taken as it comes after the retries.
+  answers it is taken as it comes after the retries. The online report carries no identity: the
+  device's identity is asked separately and recorded only when it changes
+  (:mod:`drivers.framed.identify`); one learned on an earlier connection may be another
+  machine's.
 * The device sends a heartbeat every second with its boot id. Three silent seconds make the
   device offline; a changed boot id is a reboot (pending commands fail: the device forgot them).
 
@@ -191,8 +194,7 @@ class FramedLink(DeviceRunner):
             self.log.info("resync_refused", reason=reply.reason.name)
         self.resynced.set()
         if not self.online:
-            self.mark_online(DeviceOnline(self.name, self.clock(), identity=self.identity,
-                                          boot_id=self.boot_id))
+            self.mark_online(DeviceOnline(self.name, self.clock(), boot_id=self.boot_id))
 
     def on_disconnected(self, reason: str) -> None:
         self.resynced.clear()
@@ -242,8 +244,7 @@ class FramedLink(DeviceRunner):
         if isinstance(message, Heartbeat):
             self._heartbeat(message)
         if not self.online and self.resynced.is_set():
-            self.mark_online(DeviceOnline(self.name, now, identity=self.identity,
-                                          boot_id=self.boot_id))
+            self.mark_online(DeviceOnline(self.name, now, boot_id=self.boot_id))
         if frame.type in REPLIES:
             if self._resync_seq is not None and self._resync_seq == frame.seq:
                 self._resynced(message)

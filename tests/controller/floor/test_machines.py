@@ -18,29 +18,28 @@ from controller.games.cards import FULL_DECK
 from controller.journal.reader import iter_records
 from tests.controller.floor.conftest import SIGN_KEY, sign_line
 from controller.journal.record import GENESIS_HASH, canonical_json, seal, to_jsonable
+from firmware_sim.shuffler import IDENTITY
 
 STUCK = to_jsonable(FULL_DECK[7])
 SERIAL = "SN-4711"
 
 
 def _stuck_at_first_place(source: Path, table: str) -> list[bytes]:
-    """A real bench journal re-sealed as ``table``'s chain, the shuffler's identity recorded
-    after the first record (``device_identified``, as the recorder writes it: the bench's
-    simulated shuffler is not identified), each deck's first dealt card replaced by the same
-    card (a machine that holds it at dealt position 1), swapped with that card's own place in
-    the deck so no card is dealt twice."""
+    """A real bench journal re-sealed as ``table``'s chain, the shuffler's recorded identity
+    (``device_identified``, written by the service as the simulator answered IDENTIFY) naming
+    :data:`SERIAL`, each deck's first dealt card replaced by the same card (a machine that holds
+    it at dealt position 1), swapped with that card's own place in the deck so no card is dealt
+    twice."""
     lines, prev, first_of_deck = [], GENESIS_HASH, True
     original: Any = None
     bodies = [record.body() for record in iter_records([source])]
-    identified = dict(bodies[0], event="device_identified", round=None, actor=None,
-                      payload={"device": "shuffler", "identity": {
-                          "vendor": "sim", "model": "sim", "serial": SERIAL,
-                          "firmware_version": "1", "firmware_hash": "0" * 64,
-                          "protocol_version": 1}})
-    bodies.insert(1, identified)
+    assert any(body["event"] == "device_identified" for body in bodies)
     for seq, body in enumerate(bodies, start=1):
         body["seq"] = seq
         payload = body["payload"]
+        if body["event"] == "device_identified":
+            body["payload"] = payload = {**payload, "identity": {**payload["identity"],
+                                                                 "serial": SERIAL}}
         if body["event"] == "input_device" and payload.get("type") == "ShuffleDone":
             first_of_deck = True
         if body["event"] == "input_device" and payload.get("type") == "CardSetDispensed":
@@ -109,3 +108,25 @@ def test_a_table_alone_does_not_reach_the_run(floor: Floor, tmp_path: Path) -> N
     machine = floor_view(floor.store)["machines"][SERIAL]
     assert machine["decks"] == 3 and machine["alerts"] == []
     assert rehome(source, "T3")  # the generator the floor tests share reads the same journal
+
+
+def test_two_real_bench_tables_with_one_simulated_serial_are_pooled(
+        floor: Floor, tmp_path: Path) -> None:
+    """End to end, nothing written by hand: two bench tables (each the service's wiring with
+    its own journal), whose simulated shufflers answer IDENTIFY with the same serial, fed to
+    the floor as T1 and T2: the floor's machines view lists that serial at both tables with
+    every deck of both. (On a journal without ``device_identified`` it pools nothing.)"""
+    journals = {"T1": tmp_path / "t1", "T2": tmp_path / "t2"}
+    for seed, (table, directory) in enumerate(journals.items(), start=1):
+        Bench("rws-three-card-poker", 2, seed=seed, journal_dir=directory).run()
+        serials = [r.payload["identity"]["serial"] for r in iter_records([directory])
+                   if r.event_type == "device_identified"]
+        assert serials == [IDENTITY.serial]
+        for line in rehome(directory, table):
+            line = line.rstrip(b"\n")
+            floor.handle(Message(f"tablectl/site1/{table}/events", line, None, 0,
+                                 signature=sign_line(line)))
+    machines = floor_view(floor.store)["machines"]
+    assert set(machines) == {IDENTITY.serial}
+    assert machines[IDENTITY.serial]["tables"] == ["T1", "T2"]
+    assert machines[IDENTITY.serial]["decks"] == 4
