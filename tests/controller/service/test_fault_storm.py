@@ -98,6 +98,10 @@ def test_a_refusing_device_on_a_pty_costs_little(tmp_path: Path) -> None:
         operator = rig.operator()
         assert operator["hold"] == "repeated_failure" and operator["failures"] == 5
         assert "clear-fault" in operator["way_out"]
+        # the hold and the journaled failure reach the watch stream in their own time: the
+        # status may show the hold before the CommandFailed note is published
+        rig.until(lambda: any(e.get("detail") == "CommandFailed" for e in rig.published),
+                  timeout=30.0, what="the streak's CommandFailed note")
         assert sum(1 for e in rig.published if e.get("detail") == "CommandFailed") == 1
         assert records < 40, records  # the round's own ~12 records, and the one failure
         assert cpu < 2.0, cpu
