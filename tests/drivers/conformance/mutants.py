@@ -359,7 +359,7 @@ S, H = "shuffler", "shoe"
 MUTANTS = (
     Variant("heartbeat-1.9s", S, _shuffler(_mix(SlowHeartbeat, ShufflerSim,
                                                  name="SlowHeartbeatShuffler")),
-            ("heartbeat",), "heartbeat", "3.6", ("1.9",)),
+            ("heartbeat",), "heartbeat", "3.6", ("expected every 1 s",)),
     Variant("no-resend", S, _shuffler(_mix(NoResend, ShufflerSim, name="NoResendShuffler")),
             ("event-resend", "shuffle"), "event-resend", "3.4", ("MUST resend",)),
     Variant("resync-without-backlog", S,
@@ -420,7 +420,7 @@ MUTANTS = (
             ("event id 0",)),
     Variant("shoe-heartbeat-1.9s", H, _shoe(_mix(SlowHeartbeat, FramedShoeSim,
                                                   name="SlowHeartbeatShoe")),
-            ("heartbeat",), "heartbeat", "3.6", ("1.9",)),
+            ("heartbeat",), "heartbeat", "3.6", ("expected every 1 s",)),
     Variant("shoe-no-resend", H, _shoe(_mix(NoResend, FramedShoeSim, name="NoResendShoe")),
             ("card",), "card", "3.4", ("MUST resend",)),
     Variant("shoe-resync-without-backlog", H,

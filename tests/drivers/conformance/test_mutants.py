@@ -7,6 +7,7 @@ expected and what arrived."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,10 @@ def test_mutant_fails_with_its_clause(variant: Variant, tmp_path: Path) -> None:
     assert row.detail.startswith(f"protocols.md {variant.clause}:"), row.detail
     for words in variant.detail:
         assert words in row.detail, row.detail
+    if variant.name.endswith("heartbeat-1.9s"):  # the measured period, never less than 1.9 s
+        mean = re.search(r"HEARTBEAT every (\d+\.\d+) s on average", row.detail)
+        assert mean is not None and float(mean.group(1)) >= 1.85, row.detail  # (a loaded
+        # host delays its beats further: 2.10 s was seen with six processes on two cores)
     assert "Card(" not in row.detail and "b'" not in row.detail  # names and hex, not reprs
 
 
