@@ -123,7 +123,10 @@ def test_no_face_down_card_on_any_page_or_export_before_the_reveal(
             if "card=" in path:  # the search form echoes the card asked for: look at results
                 assert not _found_by_card(text, round_id), f"{name} finds the round by {path}"
                 continue
-            leaked = [code for code in dealer if _shows(text, code)]
+            # the card search's example ("QD, 10h, T") is the page's own text, not a card:
+            # with QD in the dealer's hand (3 deals in 52) it failed here as a leak
+            shown = re.sub(r'placeholder="[^"]*"', "", text)
+            leaked = [code for code in dealer if _shows(shown, code)]
             assert not leaked, f"{name} sees face-down {leaked} on {path}"
         # the verify page is no oracle: surveillance's export (which holds the face-down
         # records) is not confirmed to a supervisor before the reveal
