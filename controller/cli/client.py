@@ -57,7 +57,8 @@ def register(subparsers: Any) -> None:
     _common(round_)
     round_.set_defaults(func=run, verb=lambda a: (f"round.{a.action}", {}))
 
-    wager = subparsers.add_parser("wager", help="place a wager, or list this round's wagers")
+    wager = subparsers.add_parser(
+        "wager", help="place, batch-place or withdraw wagers, or list this round's wagers")
     wager_sub = wager.add_subparsers(dest="action", required=True)
     place = wager_sub.add_parser("place", help="place a wager: POS BET AMOUNT (minor units)")
     place.add_argument("position")

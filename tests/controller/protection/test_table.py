@@ -142,11 +142,10 @@ def _alerts(journal_dir: Path) -> list[dict[str, object]]:
     return [r.payload for r in iter_records([journal_dir]) if r.event_type == "protection_alert"]
 
 
-def test_a_restart_keeps_the_evidence(
-        open_writer: Callable[..., JournalWriter], journal_dir: Path) -> None:
-    """A replay older than the restart is still seen: the new guard is warmed with the last
-    decks of the journal (not re-reporting what is recorded), so the first round after the
-    restart that repeats a round before it raises the alert."""
+def _restarted_after_one_round(open_writer: Callable[..., JournalWriter]
+                               ) -> tuple[JournaledTable, JournalWriter]:
+    """One round dealt and journaled under a guard, the journal closed (the service stopped),
+    then the table recovered from it on a fresh writer: what a restart leaves."""
     writer = open_writer()
     table, _ = recover(writer, TableLayout.for_game(GAME))
     table.guard = TableGuard()
@@ -155,6 +154,15 @@ def test_a_restart_keeps_the_evidence(
     writer.close()
     again = open_writer()
     table, _ = recover(again, TableLayout.for_game(GAME))
+    return table, again
+
+
+def test_a_restart_keeps_the_evidence(
+        open_writer: Callable[..., JournalWriter], journal_dir: Path) -> None:
+    """A replay older than the restart is still seen: the new guard is warmed with the last
+    decks of the journal (not re-reporting what is recorded), so the first round after the
+    restart that repeats a round before it raises the alert."""
+    table, _ = _restarted_after_one_round(open_writer)
     table.guard = guard = TableGuard()
     assert warm_from_journal(guard, journal_dir) == 1 and guard.reports == 0
     table.process(dev.DeviceOnline("shuffler"))
@@ -169,14 +177,7 @@ def test_inputs_during_the_warm_up_are_judged_after_the_history(
     and recorded at once, its cards held for the monitors and fed after the journal's decks,
     so its repeat of the round before the restart is still found, and recorded as an input
     (then its alert) when the warm-up ends."""
-    writer = open_writer()
-    table, _ = recover(writer, TableLayout.for_game(GAME))
-    table.guard = TableGuard()
-    table.process(dev.DeviceOnline("shuffler"))
-    _round(table, 1)
-    writer.close()
-    again = open_writer()
-    table, _ = recover(again, TableLayout.for_game(GAME))
+    table, again = _restarted_after_one_round(open_writer)
     found: list[dev.ProtectionReport] = []
     table.guard = guard = _warming(journal_dir, again, found)
     table.process(dev.DeviceOnline("shuffler"))
