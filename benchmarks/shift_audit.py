@@ -28,6 +28,7 @@ from benchmarks.shift_screen import ShownResult, money, shown_net
 from benchmarks.shift_table import DEALER, SUPERVISOR, ShiftError
 from controller.journal.reader import iter_records
 from controller.journal.record import Record
+from controller.journal.rounds import ACCEPTED_EVENTS, accepted_wagers
 
 DEALER_ACTOR = f"dealer:{DEALER} [operator via tablectl web]"
 SUPERVISOR_ACTOR = f"supervisor:{SUPERVISOR} [supervisor via tablectl web]"
@@ -89,8 +90,9 @@ def audit_records(records: Iterable[Record], shown: Sequence[ShownResult],
     for record in records:
         payload = record.payload
         kind = record.event_type
-        if kind == "wager_accepted":
-            amounts[str(payload["wager"]["id"])] = int(payload["wager"]["amount"])
+        if kind in ACCEPTED_EVENTS:
+            for wager in accepted_wagers(kind, payload):
+                amounts[str(wager["id"])] = int(wager["amount"])
         elif kind == "decision_made":  # a box that plays: the table places its Play wagers
             for wager in payload.get("play_wagers") or ():
                 amounts[str(wager["id"])] = int(wager["amount"])

@@ -19,6 +19,22 @@ from controller.journal.record import Record
 CARD_EVENTS = frozenset({"card_assigned", "cards_assigned"})
 BURN_EVENTS = frozenset({"card_burned", "cards_burned", "burn_card"})
 ENDED = frozenset({"round_settled", "round_voided"})
+ACCEPTED_EVENTS = frozenset({"wager_accepted", "wagers_accepted"})
+"""Records of wagers going on the layout: one wager (``wager.place``) or a batch's
+(``wager.place-batch``, one record listing each accepted wager)."""
+
+
+def accepted_wagers(event_type: str, payload: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Each wager a ``wager_accepted`` or ``wagers_accepted`` record put on the layout (its
+    ``id``, ``position``, ``bet``, ``amount``, ``player``, ``seated``), so every reader
+    expands a batch the same way; none for another record or a malformed one."""
+    if event_type == "wager_accepted":
+        wager = payload.get("wager")
+        return [wager] if isinstance(wager, Mapping) else []
+    if event_type == "wagers_accepted":
+        wagers = payload.get("wagers")
+        return [w for w in wagers if isinstance(w, Mapping)] if isinstance(wagers, list) else []
+    return []
 
 
 @dataclass(slots=True)

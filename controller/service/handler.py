@@ -140,7 +140,10 @@ class TableHandler:
         if verb == "supervisor.clear-fault" and self.device is not None:
             self._cleared(request, clears)
         snap = self.table.snapshot
-        events = [event_json(e, self.base()) for e in ticket.events]
+        shown = ticket.events
+        if isinstance(command, cmd.PlaceWagers):  # compact: each wager's outcome, not events
+            shown = [e for e in shown if not isinstance(e, BATCH_OUTCOME_EVENTS)]
+        events = [event_json(e, self.base()) for e in shown]
         if not peer.role.sees_face_down:  # a command's answer shows no more than watch does
             rules = self.table.journaled.table.machine.rules
             events = [redact_event(e, rules) or e for e in events]
@@ -296,18 +299,31 @@ class TableHandler:
         return journal - self.base()
 
 
+BATCH_OUTCOME_EVENTS = (ev.WagersAccepted, ev.WagerRefused)
+"""The events a ``wager.place-batch`` answer gives as its ``wagers`` outcomes instead."""
+
+
 def batch_outcomes(batch: cmd.PlaceWagers, events: list[ev.RoundEvent]
                    ) -> list[dict[str, Any]]:
     """Each wager of a ``wager.place-batch``, in the order sent: ``accepted`` or ``refused``
-    with the table's reason (a wager id sent twice: the first accepted, the second refused)."""
+    with the table's reason (a wager id sent twice: the first accepted, the second refused).
+    The accepted wagers (in ``WagersAccepted``) and the refusals each come in the batch's
+    order, so the two are merged by walking the batch once, an order matching the next
+    accepted wager by all its terms."""
+    accepted = iter((w.id, w.position, w.bet, w.amount, w.player)
+                    for e in events if isinstance(e, ev.WagersAccepted) for w in e.wagers)
+    refused = iter(e for e in events if isinstance(e, ev.WagerRefused))
+    next_accepted = next(accepted, None)
     outcomes: list[dict[str, Any]] = []
-    taken = iter(e for e in events if isinstance(e, (ev.WagerAccepted, ev.WagerRefused)))
-    for order, event in zip(batch.wagers, taken, strict=False):
-        if isinstance(event, ev.WagerAccepted):
+    for order in batch.wagers:
+        if (order.wager_id, order.position, order.bet, order.amount,
+                order.player) == next_accepted:
             outcomes.append({"wager_id": order.wager_id, "status": "accepted"})
-        else:
-            outcomes.append({"wager_id": order.wager_id, "status": "refused",
-                             "reason": event.reason})
+            next_accepted = next(accepted, None)
+            continue
+        refusal = next(refused, None)
+        outcomes.append({"wager_id": order.wager_id, "status": "refused",
+                         "reason": refusal.reason if refusal is not None else "not placed"})
     return outcomes
 
 

@@ -41,25 +41,48 @@ class BettingMixin(RoundCore):
             raise Refused("no round is open for betting")
 
     def _cmd_PlaceWagers(self, command: cmd.PlaceWagers) -> None:
+        """Each wager judged alone, in order, exactly as a :class:`cmd.PlaceWager` of it; the
+        accepted ones are announced together in one :class:`ev.WagersAccepted` (one journal
+        record for the batch). A reduction of a Standing Player's wager (RWS-NC3P 5.1) first
+        announces the wagers accepted before it, so the records keep the table's order."""
         self._betting_open()
         if not command.wagers:
             raise Refused("the batch holds no wager")
+        accepted: list[Wager] = []
         for order in command.wagers:
             try:
-                self._cmd_PlaceWager(command.single(order))
+                wager, reductions = self._placement(command.single(order))
             except Refused as refusal:
                 self.emit(ev.WagerRefused(round=self.number, wager_id=order.wager_id,
                                           reason=str(refusal)))
+                continue
+            if reductions:
+                self._announce(accepted)
+                for reduction in reductions:
+                    self._reduce(reduction)
+            self.wagers[wager.id] = wager
+            accepted.append(wager)
+        self._announce(accepted)
+
+    def _announce(self, accepted: list[Wager]) -> None:
+        if accepted:
+            self.emit(ev.WagersAccepted(round=self.number, wagers=tuple(accepted)))
+            accepted.clear()
 
     def _cmd_PlaceWager(self, command: cmd.PlaceWager) -> None:
-        self._betting_open()
-        wager = Wager(command.wager_id, command.position, command.bet, command.amount,
-                      command.player, command.seated)
-        reductions = self._check_placement(wager)
+        wager, reductions = self._placement(command)
         for reduction in reductions:
             self._reduce(reduction)
         self.wagers[wager.id] = wager
         self.emit(ev.WagerAccepted(round=self.number, wager=wager))
+
+    def _placement(self, command: cmd.PlaceWager) -> tuple[Wager, list[Reduction]]:
+        """The wager a placement would put on the layout and the reductions it needs; raises
+        :class:`Refused` (nothing changed) when it may not go on."""
+        self._betting_open()
+        wager = Wager(command.wager_id, command.position, command.bet, command.amount,
+                      command.player, command.seated)
+        return wager, self._check_placement(wager)
 
     def _check_placement(self, wager: Wager) -> list[Reduction]:
         """Refuse a wager the layout, limits or prerequisites forbid; else the Standing

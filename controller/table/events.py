@@ -30,6 +30,16 @@ class WagerAccepted(RoundEvent):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WagersAccepted(RoundEvent):
+    """The wagers of one :class:`~controller.table.commands.PlaceWagers` batch that went on
+    the layout, in the order sent: one journal record for the batch instead of one
+    :class:`WagerAccepted` each (issue 28: a studio's 500 wagers cost 0.3 ms a record). Each
+    wager keeps its id, position, bet, amount and player, so surveillance reads every one."""
+
+    wagers: tuple[Wager, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WagerWithdrawn(RoundEvent):
     wager_id: str
     player: str | None = None

@@ -26,7 +26,8 @@ from typing import Any
 from controller.journal.damage import check_line
 from controller.journal.files import journal_files
 from controller.journal.record import Record
-from controller.journal.rounds import BURN_EVENTS, CARD_EVENTS
+from controller.journal.rounds import (ACCEPTED_EVENTS, BURN_EVENTS, CARD_EVENTS,
+                                       accepted_wagers)
 
 SCHEMA_VERSION = "2"
 """2: rounds carry their table and whether a record failed its check; each record its check and
@@ -169,14 +170,14 @@ def _fold(summary: _Round, record: Mapping[str, Any]) -> None:
         _add_box(terms, payload.get("position"))
     elif event == "round_opened" and isinstance(payload.get("game"), str):
         summary.game = payload["game"]
-    elif event == "wager_accepted" and isinstance(payload.get("wager"), Mapping):
-        wager = payload["wager"]
-        summary.wagers += 1
-        if isinstance(wager.get("amount"), int):
-            summary.max_amount = max(summary.max_amount, wager["amount"])
-        if isinstance(wager.get("player"), str):
-            terms.add(("actor", wager["player"]))
-        _add_box(terms, wager.get("position"))
+    elif event in ACCEPTED_EVENTS:
+        for wager in accepted_wagers(event, payload):
+            summary.wagers += 1
+            if isinstance(wager.get("amount"), int):
+                summary.max_amount = max(summary.max_amount, wager["amount"])
+            if isinstance(wager.get("player"), str):
+                terms.add(("actor", wager["player"]))
+            _add_box(terms, wager.get("position"))
     elif event == "decision_made":
         _add_box(terms, payload.get("position"))
     elif event in ("round_settled", "round_voided"):

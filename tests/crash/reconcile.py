@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.journal.rounds import ACCEPTED_EVENTS, accepted_wagers
+
 
 @dataclass
 class Findings:
@@ -122,11 +124,11 @@ def check_journal(directory: Path, game: str) -> Findings:
             current["ruling"], current["clause"] = payload["action"], payload["clause"]
         if event == "round_opened":
             opened.add(str(payload["round"]))
-        elif event == "wager_accepted":
-            wager = payload["wager"]
-            if wager["id"] in placed:
-                found.problems.append(f"wager {wager['id']} accepted twice")
-            placed[wager["id"]] = wager["amount"]
+        elif event in ACCEPTED_EVENTS:
+            for wager in accepted_wagers(event, payload):
+                if wager["id"] in placed:
+                    found.problems.append(f"wager {wager['id']} accepted twice")
+                placed[wager["id"]] = wager["amount"]
         elif event == "decision_made":
             for wager in payload["play_wagers"]:
                 placed[wager["id"]] = wager["amount"]

@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 from controller.journal.reader import iter_records
+from controller.journal.rounds import accepted_wagers
 from tests.service_e2e.conftest import Processes
 from tests.studio.conftest import Studio, read_line
 
@@ -60,8 +61,8 @@ def test_game_server_killed_mid_round_ten_times(studio: Studio, processes: Proce
     assert all(r["mismatches"] == [] for r in finished), finished
 
     records = list(iter_records([studio.journal]))
-    accepted = Counter(r.payload["wager"]["id"] for r in records
-                       if r.event_type == "wager_accepted")
+    accepted = Counter(w["id"] for r in records
+                       for w in accepted_wagers(r.event_type, r.payload))
     assert accepted and set(accepted.values()) == {1}, "no wager placed twice"
     assert sum(r["accepted"] for r in finished) == len(accepted), \
         "the client's answers and the journal agree"

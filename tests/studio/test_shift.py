@@ -8,6 +8,7 @@ import json
 from collections import Counter
 
 from controller.journal.reader import iter_records
+from controller.journal.rounds import accepted_wagers
 from tests.service_e2e.conftest import Processes
 from tests.studio.conftest import Studio
 
@@ -30,11 +31,16 @@ def test_reference_client_shift_every_settlement_matches(studio: Studio,
                        "mismatched_rounds": 0}
     assert all(r["mismatches"] == [] and r["ended"] == "RoundSettled" for r in rounds)
 
-    placed = [r for r in iter_records([studio.journal]) if r.event_type == "wager_accepted"]
-    assert len(placed) == 720
-    ids = Counter(r.payload["wager"]["id"] for r in placed)
+    records = list(iter_records([studio.journal]))
+    assert not [r for r in records if r.event_type == "wager_accepted"], \
+        "a batch's acceptances are one wagers_accepted record, not one record a wager"
+    batches = [r for r in records if r.event_type == "wagers_accepted"]
+    placed = [w for r in batches for w in r.payload["wagers"]]
+    assert len(placed) == 720 and len(batches) == 3 * 3, "one record per batch (100, 100, 40)"
+    ids = Counter(w["id"] for w in placed)
     assert set(ids.values()) == {1}
-    first = placed[0].payload["wager"]
+    first = placed[0]
+    assert {"id", "position", "bet", "amount", "player"} <= set(first)
     assert first["id"].startswith("gs1/") and first["player"].startswith("m")
     inputs = [r for r in iter_records([studio.journal])
               if r.event_type == "input_command" and "gs1 [operator via studio s1-r0-b0]"

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from benchmarks.web import write_synthetic_journal
+from controller.journal.codec import encode_output
 from controller.journal.reader import iter_records
+from controller.journal.record import event_type_of
+from controller.journal.policy import Durability
+from controller.journal.writer import JournalWriter
+from controller.settlement.model import Wager
+from controller.table import events as ev
 from controller.web.export import build_export, journal_hashes, export_seqs, verify_export
 from controller.web.index import JournalIndex
 from controller.web.search import RoundFilter, overrides, recall, search_rounds
@@ -148,3 +154,36 @@ def test_export_reverifies_and_a_changed_export_does_not(journal: Path, index: J
     missing = verify_export(data, {})
     assert not missing.ok and "not in the journal" in (missing.problem or "")
     assert not verify_export(b"{not json", {}).ok
+
+
+def test_a_batchs_wagers_accepted_record_is_searched_wager_by_wager(tmp_path: Path) -> None:
+    """A studio batch is one ``wagers_accepted`` record (issue 28); the index still counts
+    each wager and finds the round by each wager's player, box and amount, as it does for
+    ``wager_accepted`` (surveillance sees every wager of the batch)."""
+    batch = ev.WagersAccepted(round=1, wagers=(
+        Wager("gs1/a", "p1", "win", 500, "m-ann"), Wager("gs1/b", "p3", "tie", 90_000, "m-bo"),
+        Wager("gs1/c", "banker", "pair_plus", 1_000, "m-cy")))
+    directory = tmp_path / "journal"
+    with JournalWriter(directory, table_id="S1", durability=Durability.NONE,
+                       rotate_daily=False) as writer:
+        writer.append("round_opened", {"game": "live-three-pictures", "round": 1},
+                      round_id="1")
+        writer.append(event_type_of(batch), encode_output(batch, 0), round_id="1")
+        writer.append("round_opened", {"game": "live-three-pictures", "round": 2},
+                      round_id="2")
+    index = JournalIndex(directory, tmp_path / "index.sqlite")
+    try:
+        index.update()
+
+        def found(**wanted: object) -> set[str]:
+            rows, _ = search_rounds(index, RoundFilter(**wanted), limit=100)
+            return {row["id"] for row in rows}
+
+        assert found() == {"1", "2"}
+        assert found(actor="m-bo") == found(actor="m-cy") == {"1"}
+        assert found(box="banker") == found(box="p1") == {"1"}
+        assert found(amount_over=50_000) == {"1"} and found(amount_over=90_000) == set()
+        rows, _ = search_rounds(index, RoundFilter(), limit=100)
+        assert {row["id"]: row["wagers"] for row in rows} == {"1": 3, "2": 0}
+    finally:
+        index.close()

@@ -36,8 +36,9 @@ def _inputs(config: ServiceConfig, kind: str) -> list[dict]:
 def test_one_record_for_the_batch_each_wager_judged_and_replayed(config: ServiceConfig) -> None:
     """Four wagers, one for a box the layout lacks and one reusing an id: two placed, two
     refused with the table's reasons, in the order sent; the journal holds one input for the
-    batch (no single ``PlaceWager``); after a restart the replayed batch gives the same
-    layout."""
+    batch and one output record for its accepted wagers (``wagers_accepted``, each wager's
+    terms), and the answer is compact (no event objects); after a restart the replayed batch
+    gives the same layout."""
     wagers = [_wager("m1", "1", player="member-1"), _wager("m2", "99"),
               _wager("m3", "2", player="member-3", seated=True), _wager("m1", "3")]
     with Running(config) as running:
@@ -47,11 +48,21 @@ def test_one_record_for_the_batch_each_wager_judged_and_replayed(config: Service
             ("m1", "accepted"), ("m2", "refused"), ("m3", "accepted"), ("m1", "refused")]
         assert "box 99 is not on this table's layout" in answer["wagers"][1]["reason"]
         assert "already on the layout" in answer["wagers"][3]["reason"]
+        assert answer["events"] == [], "compact: each wager's outcome, not every event"
+        running.ask("wager.place", wager_id="s1", position="4", bet="main", amount=1000)
         placed = {w["id"]: w for w in running.ask("wager.list")["wagers"]}
-    assert set(placed) == {"m1", "m3"} and placed["m3"]["player"] == "member-3"
+    assert set(placed) == {"m1", "m3", "s1"} and placed["m3"]["player"] == "member-3"
     records = _inputs(config, "PlaceWagers")
     assert len(records) == 1 and len(records[0]["fields"]["wagers"]) == 4
-    assert _inputs(config, "PlaceWager") == []
+    assert len(_inputs(config, "PlaceWager")) == 1
+    outputs = [r for r in iter_records([config.journal.directory], strict=False)
+               if r.event_type in ("wager_accepted", "wagers_accepted")]
+    assert [r.event_type for r in outputs] == ["wagers_accepted", "wager_accepted"], \
+        "the batch's acceptances are one record; a single wager.place keeps its own"
+    assert [(w["id"], w["position"], w["bet"], w["amount"], w["player"])
+            for w in outputs[0].payload["wagers"]] == [
+        ("m1", "1", "main", 1000, "member-1"), ("m3", "2", "main", 1000, "member-3")]
+    assert outputs[1].payload["wager"]["id"] == "s1"
     with Running(config) as running:  # the batch is replayed as one input: the same layout
         after = {w["id"]: w for w in running.ask("wager.list")["wagers"]}
         assert after == placed

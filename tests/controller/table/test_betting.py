@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from controller.settlement.model import BetLimit
 from controller.table import commands as cmd
 from controller.table import events as ev
 from tests.controller.table.conftest import DEALER, GAMES_AND_DEVICES
@@ -132,15 +133,20 @@ def _orders(*specs: tuple[str, str, str, int]) -> tuple[cmd.WagerOrder, ...]:
 def test_a_batch_judges_each_wager_as_one_placed_alone(make) -> None:
     """``PlaceWagers`` (the studio's batch): each wager accepted or refused, in order, with the
     reason a ``PlaceWager`` of it alone gets; the refused ones leave the layout unchanged and
-    the rest stand. One input, so one journal record for the whole batch."""
+    the rest stand. One input, so one journal record for the whole batch, and the accepted
+    wagers are one ``WagersAccepted`` (one output record), each with its terms."""
     table = make("rws-three-card-poker")
     table.open()
     out = table.send(cmd.PlaceWagers(**DEALER, wagers=_orders(
         ("a1", "1", "ante", 1000), ("p1", "2", "play", 500), ("a2", "9", "ante", 1000),
         ("a1", "3", "ante", 1000), ("a3", "3", "ante", 1000))))
-    accepted = [e.wager.id for e in out if isinstance(e, ev.WagerAccepted)]
+    assert not any(isinstance(e, ev.WagerAccepted) for e in out)
+    batches = [e for e in out if isinstance(e, ev.WagersAccepted)]
+    assert len(batches) == 1
+    assert [(w.id, w.position, w.bet, w.amount) for w in batches[0].wagers] == [
+        ("a1", "1", "ante", 1000), ("a3", "3", "ante", 1000)]
     refused = {e.wager_id: e.reason for e in out if isinstance(e, ev.WagerRefused)}
-    assert accepted == ["a1", "a3"] and set(table.machine.wagers) == {"a1", "a3"}
+    assert set(table.machine.wagers) == {"a1", "a3"}
     alone = make("rws-three-card-poker")
     alone.open()
     for wager_id, position, bet in (("p1", "2", "play"), ("a2", "9", "ante")):
@@ -149,6 +155,26 @@ def test_a_batch_judges_each_wager_as_one_placed_alone(make) -> None:
         assert refused[wager_id].split(" (")[0] == reason.split(" (")[0]
     assert "already on the layout" in refused["a1"]
     assert not any(isinstance(e, ev.CommandRefused) for e in out)
+
+
+def test_a_batchs_records_keep_the_tables_order_around_a_reduction(make) -> None:
+    """RWS-NC3P 5.1 inside one batch: the Standing Player's wager is announced accepted
+    before the Seated Player's wager cuts it back, as two single placements would record it
+    (accepted, reduced, accepted), so a reader of the records sees the stake that was cut."""
+    table = make("rws-nc-three-pictures", limits={"main": BetLimit(500, 10_000)})
+    table.open()
+    out = table.send(cmd.PlaceWagers(**DEALER, wagers=(
+        cmd.WagerOrder(wager_id="x1", position="2", bet="main", amount=1_000),
+        cmd.WagerOrder(wager_id="bob", position="1", bet="main", amount=8_000, player="bob",
+                       seated=False),
+        cmd.WagerOrder(wager_id="ann", position="1", bet="main", amount=5_000, player="ann",
+                       seated=True))))
+    shown = [(type(e).__name__, [w.id for w in e.wagers] if isinstance(e, ev.WagersAccepted)
+              else e.wager_id) for e in out]
+    assert shown == [("WagersAccepted", ["x1", "bob"]), ("WagerReduced", "bob"),
+                     ("WagersAccepted", ["ann"])]
+    assert {w.id: w.amount for w in table.machine.active_wagers()} == {
+        "x1": 1_000, "bob": 5_000, "ann": 5_000}
 
 
 def test_a_batch_after_no_more_bets_is_refused_whole(make) -> None:
