@@ -71,7 +71,8 @@ def layout_from_json(data: dict[str, Any]) -> TableLayout:
         # a LIVE session recorded before the field existed never checked burn marks: replay it
         # so (the other devices burn nothing, and the field changes nothing for them)
         burns_marked=data.get("burns_marked", data["device"] != DealingDevice.LIVE.value),
-        options_deadline_s=data.get("options_deadline_s", TableLayout.options_deadline_s))
+        options_deadline_s=data.get("options_deadline_s", TableLayout.options_deadline_s),
+        settle_on_deal_complete=data.get("settle_on_deal_complete", False))
 
 
 def memory_from_json(data: dict[str, Any]) -> TableMemory:

@@ -203,6 +203,8 @@ class ServiceConfig:
     rounding_unit: int = 1
     options_deadline_s: int = 120
     """``[table] options_deadline_s``: how long the players' options stay open."""
+    settle_on_deal_complete: bool = False
+    """``[table] settle_on_deal_complete``: a LIVE-3P studio table settles with the last card."""
     progressive: ProgressiveConfig | None = None
     control: ControlConfig = ControlConfig()
     software: SoftwareConfig = SoftwareConfig()
@@ -228,7 +230,8 @@ class ServiceConfig:
                            progressive=self.progressive or ProgressiveConfig(),
                            burns_marked=self.device.dialect is None
                            or self.device.dialect.marks_burns,
-                           options_deadline_s=self.options_deadline_s)
+                           options_deadline_s=self.options_deadline_s,
+                           settle_on_deal_complete=self.settle_on_deal_complete)
 
 
 def load_config(path: str | Path) -> ServiceConfig:
@@ -279,6 +282,11 @@ class _Reader:
         boxes = self._boxes(table, rules)
         rounding_unit = table.integer("rounding_unit", 1, minimum=1, unit="minor")
         options_deadline_s = table.integer("options_deadline_s", 120, minimum=1, unit="s")
+        settle_on_deal_complete = table.boolean("settle_on_deal_complete", False)
+        if settle_on_deal_complete and rules.id is not GameId.LIVE_3P:
+            raise table.error("settle_on_deal_complete", f"only a LIVE-3P studio table settles "
+                              f"with the last card; a {rules.cite} round is settled on the "
+                              "dealer's command")
         table.finish()
 
         device_section = root.section("device", required=True)
@@ -302,7 +310,9 @@ class _Reader:
         return ServiceConfig(source=self.source, table_id=table_id, game=rules.id, boxes=boxes,
                              device=device, journal=journal,
                              limits=MappingProxyType(limits), rounding_unit=rounding_unit,
-                             options_deadline_s=options_deadline_s, progressive=progressive, control=control, software=software,
+                             options_deadline_s=options_deadline_s,
+                             settle_on_deal_complete=settle_on_deal_complete,
+                             progressive=progressive, control=control, software=software,
                              clock=clock, protection_feed=protection_feed)
 
     def _boxes(self, table: Section, rules: GameRules) -> tuple[str, ...]:

@@ -86,6 +86,14 @@ class Section:
             raise self.error(name, f"must be at most {maximum}, got {value}")
         return value
 
+    def boolean(self, name: str, default: object = _MISSING) -> Any:
+        value = self._take(name, default)
+        if value is default and name not in self._data:
+            return value
+        if not isinstance(value, bool):
+            raise self.error(name, f"must be true or false, got {_describe(value)}")
+        return value
+
     def strings(self, name: str, default: object = _MISSING) -> Any:
         value = self._take(name, default)
         if value is default and name not in self._data:

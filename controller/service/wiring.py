@@ -333,7 +333,8 @@ class Wiring:
                 # the cloth and its limits: what the dealer's screen offers and shows
                 "layout": {"boxes": list(layout.boxes),
                            "limits": {bet: {"min": limit.minimum, "max": limit.maximum}
-                                      for bet, limit in layout.limits.items()}},
+                                      for bet, limit in layout.limits.items()},
+                           "settle_on_deal_complete": layout.settle_on_deal_complete},
                 "device": device,
                 "waits": waits({**snap, "open_refused": self._open_refusal()},
                                device.get("operator")) if snap else [],

@@ -55,6 +55,9 @@ class Gateway:
         self._stopping = threading.Event()
         self._watcher: ControlClient | None = None
         self._settle_queue: list[int] = []
+        self._table_settles: bool | None = None
+        """The table's ``settle_on_deal_complete`` (from ``round.status``; asked again after
+        a reconnect, the service may have restarted with another config)."""
         self._settle_wake = threading.Condition()
         self.book = RoundBook(self._noticed)
         self._threads = [threading.Thread(target=self._watch, name="studio-watch", daemon=True),
@@ -211,6 +214,7 @@ class Gateway:
                 if self._control is not None:
                     self._control.close()
                 self._control = None
+                self._table_settles = None
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
@@ -332,7 +336,8 @@ class Gateway:
 
     def _noticed(self, event: dict[str, Any]) -> None:
         """The watch thread's hook: a complete deal is settled at once (LIVE-3P has no
-        decisions between the last card and the settlement)."""
+        decisions between the last card and the settlement), by the table itself where it is
+        configured to, else by the gateway's ``round.settle``."""
         if event.get("type") == "DealComplete" and event.get("round") in self._owner:
             with self._settle_wake:
                 self._settle_queue.append(int(event["round"]))
@@ -351,10 +356,23 @@ class Gateway:
                 if view is not None and view.ended:
                     continue
                 try:
+                    if self._settles_itself(number):
+                        continue
                     self._request("round.settle", {}, self._owner[number],
                                   f"deal complete r{number}")
                 except (CommandRefused, ControlError) as error:
                     log.warning("studio_settle_failed", round=number, error=str(error))
+
+    def _settles_itself(self, number: int) -> bool:
+        """Whether the table settles a round in the input that completes its deal
+        (``[table] settle_on_deal_complete``): then the gateway sends no ``round.settle``,
+        and the result is out with the last card."""
+        if self._table_settles is None:
+            status = self._request("round.status", {}, self._owner[number],
+                                   f"deal complete r{number}")
+            layout = status.get("layout") or {}
+            self._table_settles = bool(layout.get("settle_on_deal_complete"))
+        return self._table_settles
 
     def _watch(self) -> None:
         """Follow the table's round events for as long as the gateway runs, reconnecting

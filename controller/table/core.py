@@ -57,6 +57,7 @@ class RoundCore:
     _device: Callable[[dev.DeviceEvent], None]  # intake
     _assigned: Callable[[list[Delivery]], None]  # intake
     _maybe_finish_deal: Callable[[], None]  # intake
+    _settle_on_deal_complete: Callable[[], None]  # settling
     _shuffle_done: Callable[[str], None]  # betting
     _deck_count_wrong: Callable[[str], None]  # betting
     _context: Callable[..., Context]  # rulings

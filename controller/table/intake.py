@@ -283,3 +283,4 @@ class IntakeMixin(RoundCore):
             self.finish_deal()
             if self.state is S.DECISIONS and self.all_decided():
                 self.decisions_done()
+            self._settle_on_deal_complete()

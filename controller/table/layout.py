@@ -48,6 +48,10 @@ class TableLayout:
     options_deadline_s: int = 120
     """How long the players' options (RWS-NC3P 5.7, MBS-R3P 5.7, 5.13.1) stay open before the
     players who have not answered continue; announced with the options and journaled."""
+    settle_on_deal_complete: bool = False
+    """LIVE-3P only (a studio table): settle in the same input that completes the deal, with no
+    ``round.settle``; the result is submitted with the Banker's third card (docs/studio.md).
+    Off, the table waits for the dealer's settle as every dealer-run table does."""
 
     def __post_init__(self) -> None:
         rules = get_game(GameId(self.game).value)
@@ -61,6 +65,9 @@ class TableLayout:
             raise RequestError("LIVE-3P is dealt by the studio procedure: device must be 'live'")
         if self.game is not GameId.LIVE_3P and self.device is DealingDevice.LIVE:
             raise RequestError(f"device 'live' is the LIVE-3P procedure, not {rules.cite}")
+        if self.settle_on_deal_complete and self.game is not GameId.LIVE_3P:
+            raise RequestError(f"settle_on_deal_complete is for LIVE-3P studio tables; a "
+                               f"{rules.cite} round is settled on the dealer's command")
         if self.game is GameId.LIVE_3P and tuple(self.boxes) != rules.positions:
             raise RequestError("LIVE-3P always deals all three Player hands (LIVE-3P Game Play)")
         if self.rounding_unit < 1:

@@ -66,8 +66,22 @@ class SettlingMixin(RoundCore):
                                     cards=tuple(self.deal.hands[self.rules.dealer])))
 
     def _cmd_SettleRound(self, command: cmd.SettleRound) -> None:
+        if self.state is S.SETTLED and self.layout.settle_on_deal_complete:
+            raise Refused(f"round {self.number} was settled once, when its deal completed "
+                          "(settle_on_deal_complete): nothing settled again")
         if self.state is not S.REVEALED:
             raise Refused(f"the round cannot be settled in state {self.state.value}")
+        self._settle_round()
+
+    def _settle_on_deal_complete(self) -> None:
+        """A studio table (``settle_on_deal_complete``) settles in the input that completed
+        the deal: LIVE-3P has no decision between the Banker's third card and the result, so
+        the ``round.settle`` round trip only delayed it (issue 28)."""
+        if self.layout.settle_on_deal_complete and self.state is S.REVEALED \
+                and self.can_settle():
+            self._settle_round()
+
+    def _settle_round(self) -> None:
         self._settled_from = self.memory
         settlement, hands = self._settlement()
         self.settle_round()
