@@ -43,7 +43,8 @@ READY_SECONDS = 60.0
 
 
 def _service_toml(tmp: Path) -> str:
-    return (f'[table]\nid = "STUDIO-1"\ngame = "live-three-pictures"\n\n'
+    return (f'[table]\nid = "STUDIO-1"\ngame = "live-three-pictures"\n'
+            f'settle_on_deal_complete = true\n\n'
             f'[device]\nkind = "live"\ndialect = "beetek"\nurl = "sim"\n\n'
             f'[journal]\ndirectory = "{tmp / "journal"}"\ndurability = "money"\n'
             f'hmac_key_file = ""\n\n'

@@ -320,7 +320,7 @@ class JournaledTable:
         try:
             self.writer.append(event_type, payload, round_id=round_id, actor=actor_of(item),
                                money=numbered is not None
-                               or payload["type"] in MONEY_INPUT_TYPES)
+                               or payload["type"] in MONEY_INPUT_TYPES, jsonable=True)
         except JournalError:
             if numbered is not None:
                 self.delivery.not_recorded(numbered)
@@ -376,7 +376,8 @@ class JournaledTable:
             payload["provenance"] = round_provenance(self.layout, self.devices)
         number = payload["round"]
         self.writer.append(event_type_of(event), payload,
-                           round_id=None if number is None else str(number))
+                           round_id=None if number is None else str(number),
+                           jsonable=not isinstance(event, ev.RoundOpened))  # provenance: walked
 
     def _hand_on(self, event: ev.RoundEvent) -> None:
         for subscriber in self.subscribers:

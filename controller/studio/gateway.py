@@ -135,10 +135,11 @@ class Gateway:
             if refusal.status == 413:
                 self.ledger.record_refusal(client, refusal.code, refusal.message)
             raise
+        digest = batch.digest  # a hash of the whole batch: worked out once
         with self._lock:
-            if (replay := self._replayed(client, batch.key, batch.digest, batch)) is not None:
+            if (replay := self._replayed(client, batch.key, digest, batch)) is not None:
                 return replay
-            return self._place(client, batch)
+            return self._place(client, batch, digest)
 
     def close_betting(self, client: str, round_number: int, body: object) -> dict[str, Any]:
         request = parse_close(body, round_number)
@@ -247,7 +248,7 @@ class Gateway:
             self._refuse(client, 403, "not_yours", f"round {number} was opened by another "
                          "game server")
 
-    def _place(self, client: str, batch: WagerBatch) -> dict[str, Any]:
+    def _place(self, client: str, batch: WagerBatch, digest: str) -> dict[str, Any]:
         """The batch goes to the table as ``wager.place-batch`` requests of at most
         :data:`MAX_BATCH_WAGERS` wagers: one journal record and one fsync each, not one per
         wager (issue 28: 500 wagers took 1.5 s one by one). A wager refused as already on the
@@ -283,8 +284,7 @@ class Gateway:
         summary = {"ok": True, "round": batch.round, "key": batch.key, "accepted": accepted,
                    "refused": len(answers) - accepted}
         refusals = {str(i): a["reason"] for i, a in enumerate(answers) if "reason" in a}
-        self.ledger.record_answer(client, batch.key, batch.digest,
-                                  {**summary, "refusals": refusals})
+        self.ledger.record_answer(client, batch.key, digest, {**summary, "refusals": refusals})
         return {**summary, "wagers": answers, "replayed": False}
 
     def _control_list(self) -> list[dict[str, Any]]:

@@ -102,8 +102,16 @@ def studio_toml(tmp: Path, pki: Path, port: int, max_batch: int) -> str:
             f'ledger = "{tmp / "studio" / "ledger.jsonl"}"\nmax_batch = {max_batch}\n')
 
 
-def start_studio(processes: Processes, tmp: Path, pki: Path, max_batch: int = 500) -> Studio:
-    service = processes.service(config_toml(tmp, GAME, extra='hmac_key_file = ""\n'))
+def start_studio(processes: Processes, tmp: Path, pki: Path, max_batch: int = 500, *,
+                 table_settles: bool = True) -> Studio:
+    """The service and the gateway; ``table_settles``: the studio configuration, the table
+    settles with the last card (``[table] settle_on_deal_complete``); False: the gateway
+    sends ``round.settle`` as for a table without it."""
+    text = config_toml(tmp, GAME, extra='hmac_key_file = ""\n')
+    if table_settles:
+        text = text.replace(f'game = "{GAME}"\n',
+                            f'game = "{GAME}"\nsettle_on_deal_complete = true\n', 1)
+    service = processes.service(text)
     service.wait_ready()
     port = free_port()
     (tmp / "studio.toml").write_text(studio_toml(tmp, pki, port, max_batch))
@@ -115,8 +123,11 @@ def start_studio(processes: Processes, tmp: Path, pki: Path, max_batch: int = 50
 
 
 @pytest.fixture(name="studio")
-def fixture_studio(processes: Processes, tmp_path: Path, pki: Path) -> Iterator[Studio]:
-    studio = start_studio(processes, tmp_path, pki, max_batch=100)
+def fixture_studio(processes: Processes, tmp_path: Path, pki: Path,
+                   request: pytest.FixtureRequest) -> Iterator[Studio]:
+    """Indirect parameter ``"gateway settles"``: a table without settle_on_deal_complete."""
+    studio = start_studio(processes, tmp_path, pki, max_batch=100,
+                          table_settles=getattr(request, "param", "") != "gateway settles")
     yield studio
     studio.gateway.terminate()
     studio.gateway.communicate(timeout=30)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import pytest
+
 from controller.journal.reader import iter_records
 from controller.journal.rounds import accepted_wagers
 from tests.service_e2e.conftest import Processes
@@ -15,12 +17,15 @@ from tests.studio.conftest import Studio
 CLIENT_SECONDS = 600
 
 
-def test_reference_client_shift_every_settlement_matches(studio: Studio,
-                                                          processes: Processes) -> None:
+@pytest.mark.parametrize("studio", ["table settles", "gateway settles"], indirect=True)
+def test_reference_client_shift_every_settlement_matches(studio: Studio, processes: Processes,
+                                                          request: pytest.FixtureRequest
+                                                          ) -> None:
     """Members' wagers (LIVE-3P Game Play: "Members can bet on any of the three Player
     hands") reach the table only through the gateway; every accepted wager is settled once,
     at the client's own figure, and the journal names the game server, the member and the
-    batch's idempotency key for each."""
+    batch's idempotency key for each. A table with ``settle_on_deal_complete`` settles each
+    round itself (no ``round.settle`` is sent); without it the gateway sends one a round."""
     done = processes.cli(*studio.client_args("--rounds", "3", "--wagers", "240",
                                              "--batch", "100", "--shift", "s1"),
                          timeout=CLIENT_SECONDS)
@@ -48,3 +53,8 @@ def test_reference_client_shift_every_settlement_matches(studio: Studio,
     assert len(inputs) == 1, "batch s1-r0-b0 is one input, journaled with its key"
     assert inputs[0].payload["type"] == "PlaceWagers"
     assert len(inputs[0].payload["fields"]["wagers"]) == 100
+    settle_requests = [r for r in records if r.event_type == "input_command"
+                       and r.payload["type"] == "SettleRound"]
+    table_settles = request.node.callspec.params["studio"] == "table settles"
+    assert len(settle_requests) == (0 if table_settles else 3)
+    assert len([r for r in records if r.event_type == "round_settled"]) == 3

@@ -25,6 +25,7 @@ from controller.journal.record import (
     format_ts,
     parse_ts,
     seal,
+    seal_and_render,
 )
 from drivers.events import Fault
 
@@ -114,3 +115,24 @@ def test_timestamps_read_back_as_written_and_as_strptime_reads_them(moment: date
 def test_anything_but_the_written_timestamp_form_is_refused(text: str) -> None:
     with pytest.raises(ValueError):
         parse_ts(text)
+
+
+_TEXT = st.text(alphabet=st.sampled_from(['"', "\\", ",", ":", "a", "é", "m", "o", "_", "n",
+                                          "s", "{", "}", " "]), max_size=24)
+
+
+@given(actor=st.none() | _TEXT, event=_TEXT.filter(bool), extra=_TEXT,
+       keyed=st.booleans())
+def test_the_line_made_from_the_body_text_is_the_canonical_form(
+        actor: str | None, event: str, extra: str, keyed: bool) -> None:
+    """The writer renders a record from its body's canonical text with ``hash`` (and
+    ``hmac``) put in before ``mono_ns`` (issue 28: a 400 kB settlement serialised once). The
+    line is byte for byte ``canonical_json`` of the sealed record, whatever the actor, the
+    event type and the payload hold, quotes and ``,"mono_ns":`` included."""
+    body = {"v": 1, "seq": 3, "ts": "2026-11-26T14:00:00.000000Z", "mono_ns": 5,
+            "table": "T1", "round": "7", "event": event, "actor": actor,
+            "payload": {"note": extra, ',"mono_ns":': f',"mono_ns":{extra}', "n": [1, None]},
+            "prev": "0" * 64}
+    sealed, line = seal_and_render(body, KEY if keyed else None)
+    assert line == canonical_json(sealed)
+    assert sealed == seal(body, KEY if keyed else None)

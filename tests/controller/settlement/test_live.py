@@ -197,3 +197,18 @@ def test_positions_and_bets() -> None:
     assert tuple(rules.positions) == ("p1", "p2", "p3")
     assert rules.dealer == "banker"
     assert set(rules.bets) == {"win", "lose", "tie", "three_knights", "pair_plus"}
+
+
+def test_a_studio_round_settles_each_wager_as_if_it_were_alone() -> None:
+    """Thousands of members bet on three hands (Game Play: "Members can bet on any of the three
+    Player hands"); the engine works out each (box, bet, stake) once for the round (issue 28).
+    Every wager's result is exactly the one it gets settled alone, its own id and stake kept."""
+    hands = {"p1": "K♠ Q♥ J♦", "p2": "3♣ 4♣ 8♣", "p3": "A♠ 2♦ 3♥", "banker": "6♠ T♥ K♦"}
+    bets = ("win", "lose", "tie", "three_knights", "pair_plus")
+    wagers = [Wager(f"m{i}", ("p1", "p2", "p3", "banker")[i % 4] if bets[i % 5] == "pair_plus"
+                    else ("p1", "p2", "p3")[i % 3], bets[i % 5], 100 * (1 + i % 7), f"member{i}")
+              for i in range(300)]
+    together = run(hands, wagers)
+    assert len(together) == 300
+    for wager in wagers:
+        assert together[wager.id] == run(hands, [wager])[wager.id]
