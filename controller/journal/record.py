@@ -103,7 +103,7 @@ def to_jsonable(value: Any) -> Any:
     ``Enum`` or another subclass takes the general path.
     """
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    if kind in _LEAVES:
         return value
     if kind is dict:
         plain: dict[str, Any] = {}
@@ -111,14 +111,22 @@ def to_jsonable(value: Any) -> Any:
             name = key if type(key) is str else _key(key)
             if name in plain:
                 raise JournalValueError(f"mapping key {name!r} appears twice after conversion")
-            plain[name] = to_jsonable(item)
+            plain[name] = item if type(item) in _LEAVES else to_jsonable(item)
         return plain
     if kind is list or kind is tuple:
-        return [to_jsonable(item) for item in value]
+        return [item if type(item) in _LEAVES else to_jsonable(item) for item in value]
     names = _INIT_FIELDS.get(kind)
     if names is not None:
-        return {name: to_jsonable(getattr(value, name)) for name in names}
+        fields: dict[str, Any] = {}
+        for name in names:
+            item = getattr(value, name)
+            fields[name] = item if type(item) in _LEAVES else to_jsonable(item)
+        return fields
     return _general(value)
+
+
+_LEAVES = frozenset({str, int, bool, type(None)})
+"""Types :func:`to_jsonable` returns as they are (by exact type: not their subclasses)."""
 
 
 _INIT_FIELDS: dict[type, tuple[str, ...]] = {}

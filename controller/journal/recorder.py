@@ -224,6 +224,8 @@ class JournaledTable:
         self.subscribers: list[Subscriber] = []
         self.failures = 0
         self.unrecorded: list[ev.RoundEvent] = []
+        self._encoded: dict[int, tuple[ev.RoundEvent, dict[str, Any]]] = {}
+        """This input's outputs as journaled (by identity), for :meth:`payload_of`."""
         """Outputs the journal could not take yet, in order (:meth:`flush` writes them)."""
         self.unrecorded_error = ""
         self.guard: TableGuard | None = None
@@ -295,6 +297,7 @@ class JournaledTable:
         the journal still cannot take them this raises and the input is neither recorded nor
         acted on. When an output of this input cannot be recorded, :class:`JournalBehindError`
         says so after the table has acted: the input is durable, its outcome is not yet."""
+        self._encoded.clear()
         self.flush()
         if isinstance(item, DeviceIdentified):
             self.devices[item.device] = item.identity
@@ -370,10 +373,23 @@ class JournaledTable:
                 return
         self.unrecorded.append(event)
 
+    def payload_of(self, event: ev.RoundEvent) -> dict[str, Any]:
+        """``event`` as its output record's payload (:func:`encode_output`, without a round's
+        provenance): taken from the journaling of the last input when it is one of its outputs,
+        so the watchers' copy of a 2,000-result settlement is not encoded twice (issue 28).
+        Call it on the table thread, before the next input; shared, so not to be changed."""
+        known = self._encoded.get(id(event))
+        if known is not None and known[0] is event:
+            return known[1]
+        return encode_output(event, self.session.base)
+
     def _write_output(self, event: ev.RoundEvent) -> None:
         payload = encode_output(event, self.session.base)
         if isinstance(event, ev.RoundOpened):
+            self._encoded[id(event)] = (event, dict(payload))
             payload["provenance"] = round_provenance(self.layout, self.devices)
+        else:
+            self._encoded[id(event)] = (event, payload)
         number = payload["round"]
         self.writer.append(event_type_of(event), payload,
                            round_id=None if number is None else str(number),

@@ -298,7 +298,9 @@ class Wiring:
     def _publish_one(self, event: ev.RoundEvent) -> None:
         if isinstance(event, ev.DeviceNoted) and event.detail == "DeviceOnline":
             self._device_online.set()
-        self.publish(event_json(event, self._base))
+        table = self.table
+        self.publish({"type": type(event).__name__, **table.journaled.payload_of(event)}
+                     if table is not None else event_json(event, self._base))
         if isinstance(event, (ev.SupervisorRequired, ev.RoundVoided, ev.DeckBlocked,
                               ev.CommandRefused)):
             log.info("table event", round_event=type(event).__name__,

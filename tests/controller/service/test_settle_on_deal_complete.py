@@ -92,7 +92,9 @@ def test_with_the_setting_the_round_settles_with_the_last_card_once(make_rig: An
     last_card = max(i for i, kind in enumerate(kinds) if kind == "card_assigned")
     assert kinds[last_card + 1:last_card + 4] == ["hand_complete", "deal_complete",
                                                    "round_settled"]
-    assert len(_settled_records(rig)) == 1
+    (record,) = _settled_records(rig)
+    assert {k: v for k, v in settled.items() if k != "type"} == record.payload, \
+        "the watchers get the settlement exactly as the journal holds it"
     assert replay_records(records).divergences == []
 
 
