@@ -10,6 +10,8 @@ journal durability ``money``), ``tablectl studio`` with mutual TLS (a PKI made b
   gateway settles a complete deal at once): p50, p99, max; and as the game server sees it,
   from receiving the last card to receiving the result (0 when both come in one answer);
 * the service's and the gateway's resident memory (VmRSS, and VmHWM the peak) at the end;
+* the CPU seconds the shift cost the service, the gateway and the client, and the machine's
+  load average at the end (on shared cores the wall times above depend on it);
 * whether every settlement matched the client's own arithmetic.
 
 Goals (issue 28): a batch of 500 in under 100 ms p99; the result within 100 ms of the last
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -68,6 +71,13 @@ def _memory(pid: int) -> dict[str, int]:
         if key in ("VmRSS", "VmHWM"):
             found[key] = int(value.split()[0])
     return found
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a running process (``/proc/PID/stat`` fields 14 and 15):
+    what a shift costs the process, whatever else the machine is doing."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 2)
 
 
 def _wait_ready(notify: socket.socket) -> threading.Thread:
@@ -137,6 +147,9 @@ def run(rounds: int, wagers: int, batch: int) -> dict[str, Any]:
             assert gateway.stdout is not None and \
                 gateway.stdout.readline().startswith("listening")
             started = time.monotonic()
+            cpu_before = {name: _cpu_seconds(process.pid)
+                          for name, process in (("service", service), ("gateway", gateway))}
+            children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
             client = subprocess.run([
                 *python, "studio-client", "--url", f"https://127.0.0.1:{port}",
                 "--cert", str(pki / "gs1.pem"), "--key", str(pki / "gs1.key"),
@@ -144,6 +157,12 @@ def run(rounds: int, wagers: int, batch: int) -> dict[str, Any]:
                 "--batch", str(batch), "--shift", "bench"],
                 cwd=ROOT, capture_output=True, text=True, check=False)
             elapsed = time.monotonic() - started
+            children = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = {f"{name}_cpu_s": round(_cpu_seconds(process.pid) - cpu_before[name], 2)
+                   for name, process in (("service", service), ("gateway", gateway))}
+            cpu["client_cpu_s"] = round(children.ru_utime + children.ru_stime
+                                        - children_before.ru_utime
+                                        - children_before.ru_stime, 2)
             lines = [json.loads(line) for line in client.stdout.splitlines() if line]
             reports, summary = lines[:-1], (lines[-1] if lines else {})
             return {
@@ -156,6 +175,7 @@ def run(rounds: int, wagers: int, batch: int) -> dict[str, Any]:
                 "journal_last_card_to_settled_ms": _percentiles(
                     _card_to_settled(tmp / "journal")),
                 "service_kib": _memory(service.pid), "gateway_kib": _memory(gateway.pid),
+                **cpu, "load_average": [round(x, 2) for x in os.getloadavg()],
                 "client_stderr": client.stderr[-500:],
             }
         finally:

@@ -275,3 +275,26 @@ def test_video_link_at_the_rounds_time(synthetic: Path, console: Console) -> Non
         load_web_config(None, video_url="https://vms.example/?c={cam}")
     with pytest.raises(WebConfigError, match="not an http"):
         load_web_config(None, video_url="javascript:alert({table})")
+
+
+def test_a_batchs_record_shows_each_wager_on_the_rounds_timeline(tmp_path: Path,
+                                                                 console: Console) -> None:
+    """A studio batch is one ``wagers_accepted`` record (issue 28): the round's timeline
+    still shows every wager of it, with its box, bet, amount and member, and the round is
+    found by a member's name."""
+    journal = tmp_path / "journal"
+    wagers = [{"id": f"gs1/w{i}", "position": f"p{1 + i % 3}", "bet": "win",
+               "amount": 500 * (i + 1), "player": f"member-{i}", "seated": None}
+              for i in range(4)]
+    with JournalWriter(journal, table_id="S1", durability=Durability.NONE,
+                       rotate_daily=False) as writer:
+        writer.append("round_opened", {"game": "live-three-pictures", "round": 1},
+                      round_id="1")
+        writer.append("wagers_accepted", {"round": 1, "wagers": wagers}, round_id="1")
+    client = console(journal)
+    page = client.get("/console/round/1").text
+    shown = re.findall(r'<span class="wager">([^<]+)</span>', page)
+    assert [" ".join(text.split()) for text in shown] == [
+        "gs1/w0: box p1 win 5.00 member-0", "gs1/w1: box p2 win 10.00 member-1",
+        "gs1/w2: box p3 win 15.00 member-2", "gs1/w3: box p1 win 20.00 member-3"]
+    assert _listed(client, "actor=member-2") == {"1"}
