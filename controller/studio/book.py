@@ -118,7 +118,8 @@ def _public(event: dict[str, Any]) -> dict[str, Any] | None:
     if kind == "RoundVoided":
         return {"type": kind, "round": event["round"], "reason": event.get("reason"),
                 "clause": event.get("clause"), "results": event["settlement"]["results"]}
-    if kind in ("WagerAccepted", "WagersAccepted", "WagerRefused", "CommandRefused", "WagerWithdrawn"):
+    if kind in ("WagerAccepted", "WagersAccepted", "WagerRefused", "CommandRefused",
+                "WagerWithdrawn"):
         return None  # each batch has its own answers; other game servers' wagers are not theirs
     return {"type": kind, "round": event["round"]}  # an irregularity: that it happened
 
