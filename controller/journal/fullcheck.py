@@ -37,8 +37,8 @@ EXIT_ORPHANED = 3
 def _lower_priority() -> None:
     """CPU priority ``nice`` 19 and, where the kernel has it, idle I/O priority (the checker
     reads gigabytes; the journal's own fsyncs must not wait behind it)."""
-    try:
-        os.nice(NICENESS)
+    try:  # absolute, not os.nice's increment: the service itself runs at Nice=-10
+        os.setpriority(os.PRIO_PROCESS, 0, NICENESS)
     except OSError:
         pass
     try:  # ioprio_set(IOPRIO_WHO_PROCESS, self, IOPRIO_CLASS_IDLE << 13); Linux only
