@@ -223,8 +223,11 @@ class BackgroundCheck:
             returncode = process.wait()
         finally:
             for pipe in (process.stdin, process.stdout):
-                if pipe is not None:
-                    pipe.close()
+                try:
+                    if pipe is not None:
+                        pipe.close()
+                except OSError:  # the key still buffered for a checker that died at once
+                    pass
             if process.poll() is None:
                 process.kill()
                 process.wait(KILL_WAIT_SECONDS)

@@ -60,7 +60,6 @@ MONEY_EVENT_TYPES: frozenset[str] = frozenset(
         JournalEvent.RETENTION_CHECKPOINT.value,
         JournalEvent.DAMAGE_FOUND.value,
         JournalEvent.DAMAGE_ACKNOWLEDGED.value,
-        JournalEvent.CHECKED.value,
     }
 )
 """Event types that decide money (who holds which card, which bets stand, a player's or a

@@ -222,7 +222,8 @@ class Wiring:
         self.retention.start()
         if self.protection is not None:  # last: its reading competes with the start for the CPU
             self.protection.start()
-        hours = journal.background_check_hours
+        # a journal nobody reviews (a bench's temporary one) is not checked in the background
+        hours = 0 if journal.ephemeral else journal.background_check_hours
         self.background_check = BackgroundCheck(
             self.writer, key, every=hours * 3600.0 if hours else None,
             first_after=float(journal.background_check_delay_s),
