@@ -69,13 +69,15 @@ class CheckResult:
     problem: dict[str, Any] | None = None
     unchecked: tuple[str, ...] = field(default=())
     error: str | None = None
+    nice: int | None = None
+    """The checker's CPU priority as it ran (19 unless the sandbox refused ``setpriority``)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"outcome": self.outcome.value, "started": self.started,
                 "seconds": self.seconds, "until_seq": self.until_seq,
                 "records": self.records, "files": self.files, "first_seq": self.first_seq,
                 "last_seq": self.last_seq, "problem": self.problem,
-                "unchecked": list(self.unchecked), "error": self.error}
+                "unchecked": list(self.unchecked), "error": self.error, "nice": self.nice}
 
 
 def parse_output(output: bytes, returncode: int, *, started: str, seconds: float,
@@ -105,7 +107,8 @@ def parse_output(output: bytes, returncode: int, *, started: str, seconds: float
                        records=int(report.get("records") or 0),
                        files=len(report.get("files") or ()),
                        first_seq=report.get("first_seq"), last_seq=report.get("last_seq"),
-                       problem=problem, unchecked=unchecked)
+                       problem=problem, unchecked=unchecked,
+                       nice=body["nice"] if isinstance(body.get("nice"), int) else None)
 
 
 def record_result(writer: JournalWriter, result: CheckResult) -> int:

@@ -79,7 +79,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps({"error": str(error),
                           "seconds": round(time.monotonic() - started, 3)}), flush=True)
         return 0
-    print(json.dumps({"report": report.to_dict(),
+    print(json.dumps({"report": report.to_dict(), "nice": os.getpriority(os.PRIO_PROCESS, 0),
                       "seconds": round(time.monotonic() - started, 3)}), flush=True)
     return 0
 
