@@ -10,8 +10,14 @@ real last session and ``journal_closed``. The head and the verified mark name th
 as the service's clean stop leaves them. (Re-sealing, not ``JournalWriter.append``: the writer
 does ~18,000 records/s, 10 minutes for 10 M; the chain is the same.)
 
-Then the service is started on it (``ready_seconds``: ``Popen`` to READY=1), and the start-up
-check is run here on the same journal (``records_read_by_startup_check``). The check reads from
+Then the service is started on it ``--starts`` times per entry of ``--busy`` (``ready``: the
+median ``ready_seconds``, ``Popen`` to READY=1, each start's, and ``cpu_to_ready_seconds``,
+what start-up cost whatever ran beside it), with that many CPU-bound processes beside it, at the
+unit's ``Nice=-10`` where this process may set it (``service_nice``), on compiled bytecode as
+an installed service runs (``compile_bytecode``: a ``PYTHONDONTWRITEBYTECODE`` checkout compiled
+every module at every start). The start-up check is run here on the same journal
+(``records_read_by_startup_check``), and ``--rounds`` rounds are dealt with the background full
+check running and with it off (``rounds_per_second_check_running``/``_off``). The check reads from
 the verified mark (docs/journal.md, "Start-up check"), so neither should grow with the journal;
 ``full_verify_seconds_estimate`` scales the full check's rate on the newest file to the whole
 journal (what ``tablectl journal verify`` costs on demand). ``protection_warm_seconds`` is
@@ -20,8 +26,10 @@ read through the journal's reader from the newest file's end), measured alone on
 journal: bounded by decks, not by the journal, and no longer part of READY (the service warms
 the monitors on their own thread while the table runs).
 
-Run: ``python benchmarks/journal_startup.py [--records N] [--per-file N] [--dir PATH]`` (10 M
-records is about 3 GB on disk and a few minutes to write).
+Run: ``python benchmarks/journal_startup.py [--records N] [--per-file N] [--dir PATH]
+[--keep DIR | --journal DIR] [--starts N] [--busy N...] [--rounds N] [--no-warm]`` (10 M
+records is about 5 GB on disk and a few minutes to write; ``--keep`` keeps it, ``--journal``
+measures on a kept one again). Figures: docs/journal.md, "Start-up check".
 """
 
 from __future__ import annotations
@@ -188,6 +196,34 @@ def _ready_on(tmp: Path) -> dict[str, Any]:
             "rss_ready_mb": round(rss, 1), "journal_hold": status.get("journal_hold")}
 
 
+def rounds_beside_the_check(service: Path, rounds: int) -> dict[str, Any]:
+    """Rounds a second through the control socket with the background full check running
+    (started at READY, ``background_check_delay_s = 0``) and with it off, on the same journal:
+    what the check costs the table. The first round is not timed: its cards wait for the
+    protection monitors' warm-up. The stop ends the check (killed: nothing journaled)."""
+    from benchmarks.service import _round
+
+    result: dict[str, Any] = {}
+    for label, keys in (("off", "background_check_hours = 0\n"),
+                        ("running", "background_check_delay_s = 0\n")):
+        (service / "notify").unlink(missing_ok=True)
+        with unit_priority(), running_service(service, durability="money",
+                                              journal_keys=keys) as (
+                _pid, sock, _ready), ControlClient(sock, timeout=60) as client, \
+                ControlClient(sock, timeout=60) as watcher:
+            events = watcher.watch()
+            _round(client, events, 0)  # its cards wait for the protection warm-up (30 s here)
+            started = time.monotonic()
+            for number in range(1, rounds + 1):
+                _round(client, events, number)
+            elapsed = time.monotonic() - started
+            check = client.request("round.status")["journal"]["background_check"]
+        result[f"rounds_per_second_check_{label}"] = round(rounds / elapsed, 1)
+        if label == "running":
+            result["check_running_during_rounds"] = bool(check["running"])
+    return result
+
+
 def compile_bytecode() -> None:
     """Compile the project's modules to ``__pycache__`` as ``pip install`` does for the
     installed wheel, and let the service use them: a process started with
@@ -250,8 +286,8 @@ def unit_priority() -> Iterator[int]:
 
 def measure(records: int = 10_000_000, per_file: int = 100_000, template_rounds: int = 30,
             where: Path | None = None, *, keep: Path | None = None, journal: Path | None = None,
-            starts: int = 5, busy: tuple[int, ...] = (0, 2), warm: bool = True
-            ) -> dict[str, Any]:
+            starts: int = 5, busy: tuple[int, ...] = (0, 2), warm: bool = True,
+            rounds: int = 200) -> dict[str, Any]:
     """Write the journal (or reuse ``journal``: a ``--keep`` directory of an earlier run),
     check it, then start the service on it ``starts`` times per entry of ``busy``."""
     compile_bytecode()
@@ -292,6 +328,8 @@ def measure(records: int = 10_000_000, per_file: int = 100_000, template_rounds:
             result["protection_warm_seconds"] = round(time.monotonic() - started, 3)
             result["protection_warm_decks"] = warmed
         result["ready"] = [ready_starts(service, starts, count) for count in busy]
+        if rounds:
+            result.update(rounds_beside_the_check(service, rounds))
         if full_newest.records:
             rate = full_newest.records / newest_seconds
             result["full_verify_seconds_estimate"] = round(result["records"] / rate, 1)
@@ -311,12 +349,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--starts", type=int, default=5, help="starts per load (median)")
     parser.add_argument("--busy", type=int, nargs="*", default=[0, 2],
                         help="CPU-bound processes beside the starts, one series each")
+    parser.add_argument("--rounds", type=int, default=200,
+                        help="rounds dealt with the background check running, and off (0: skip)")
     parser.add_argument("--no-warm", action="store_true",
                         help="skip the protection warm-up measurement (30 s at 10 M)")
     args = parser.parse_args(argv)
     print(json.dumps(measure(args.records, args.per_file, args.template_rounds, args.dir,
                              keep=args.keep, journal=args.journal, starts=args.starts,
-                             busy=tuple(args.busy), warm=not args.no_warm), indent=2))
+                             busy=tuple(args.busy), warm=not args.no_warm,
+                             rounds=args.rounds), indent=2))
     return 0
 
 
