@@ -21,7 +21,7 @@ from controller.journal.background import BackgroundCheck, CheckOutcome, CheckRe
 from controller.journal.policy import Durability
 from controller.journal.verify import verify
 
-WAIT_SECONDS = 120.0
+WAIT_SECONDS = 300.0
 
 
 @pytest.fixture(name="writer")
