@@ -62,7 +62,7 @@ url = "sim"
 [journal]
 directory = "{journal}"
 durability = "{durability}"
-
+{journal_keys}
 [control]
 socket = "{socket}"
 socket_group = ""
@@ -81,10 +81,13 @@ def _drain(notify: socket.socket) -> None:
         pass
 
 
-def service_config(tmp: Path, *, durability: str = "money", control_keys: str = "") -> str:
-    """:data:`CONFIG` for a service in ``tmp``, ``control_keys`` (TOML lines) in ``[control]``."""
+def service_config(tmp: Path, *, durability: str = "money", control_keys: str = "",
+                   journal_keys: str = "") -> str:
+    """:data:`CONFIG` for a service in ``tmp``, ``control_keys`` (TOML lines) in ``[control]``,
+    ``journal_keys`` in ``[journal]``."""
     return CONFIG.format(journal=tmp / "journal", socket=tmp / "control.sock",
-                         durability=durability, control_keys=control_keys)
+                         durability=durability, control_keys=control_keys,
+                         journal_keys=journal_keys)
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -128,15 +131,16 @@ def _round(client: ControlClient, events: Any, number: int) -> None:
 
 
 @contextmanager
-def running_service(tmp: Path, *, durability: str = "money", extra: str = ""
-                    ) -> Iterator[tuple[int, Path, float]]:
+def running_service(tmp: Path, *, durability: str = "money", extra: str = "",
+                    journal_keys: str = "") -> Iterator[tuple[int, Path, float]]:
     """The service started in ``tmp`` with :data:`CONFIG` (``extra``: more ``[control]`` keys,
     written inside that table: appended after ``[clock]`` they were the clock's, and the
     service refused its config): (pid, control socket, seconds from ``Popen`` to READY=1).
     SIGTERM at the end, which must exit 0."""
     config = tmp / "tablectl.toml"
     sock = tmp / "control.sock"
-    config.write_text(service_config(tmp, durability=durability, control_keys=extra))
+    config.write_text(service_config(tmp, durability=durability, control_keys=extra,
+                                     journal_keys=journal_keys))
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
     notify.bind(str(tmp / "notify"))
     notify.settimeout(30)

@@ -32,6 +32,9 @@ class JournalEvent(str, Enum):
     """The service's start-up check found the journal damaged (what, where); dealing waits."""
     DAMAGE_ACKNOWLEDGED = "journal_damage_acknowledged"
     """A supervisor acknowledged a ``journal_damage_found`` (who, role, why); dealing resumes."""
+    CHECKED = "journal_check"
+    """The running service's background full check concluded (:mod:`.background`): outcome,
+    records and files checked, duration, the first break found."""
 
 
 MONEY_EVENT_TYPES: frozenset[str] = frozenset(

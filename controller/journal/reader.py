@@ -64,7 +64,7 @@ def iter_from_last(directory: str | Path, event_type: str, *,
     for index in range(len(files) - 1, -1, -1):
         found = _last_line_of(files[index], needle, event_type)
         if found is not None:
-            yield from _records(files[index], _lines_from(files[index], found), on_unsound)
+            yield from _records_from(files[index], found, on_unsound)
             for path in files[index + 1:]:
                 yield from _records(path, read_lines(path), on_unsound)
             return
@@ -106,6 +106,12 @@ def iter_newest_first(directory: str | Path, *, only: Collection[str],
 def _lines_backwards(path: Path, chunk: int) -> Iterator[bytes]:
     """The newline-terminated lines of ``path``, last first (an unterminated end, a torn
     line or one being written, is left out)."""
+    for _offset, raw in _lines_backwards_at(path, chunk):
+        yield raw
+
+
+def _lines_backwards_at(path: Path, chunk: int) -> Iterator[tuple[int, bytes]]:
+    """:func:`_lines_backwards` with the byte offset where each line starts."""
     try:
         with path.open("rb") as handle:
             pos = handle.seek(0, 2)
@@ -114,7 +120,7 @@ def _lines_backwards(path: Path, chunk: int) -> Iterator[bytes]:
                 step = min(chunk, pos)
                 pos -= step
                 handle.seek(pos)
-                buf = handle.read(step) + carry
+                buf = handle.read(step) + carry  # the bytes from ``pos`` on
                 if in_end:  # still inside what follows the last newline
                     cut = buf.rfind(b"\n")
                     if cut < 0:
@@ -123,40 +129,65 @@ def _lines_backwards(path: Path, chunk: int) -> Iterator[bytes]:
                     buf, in_end = buf[:cut], False
                 parts = buf.split(b"\n")
                 carry = parts.pop(0) if pos > 0 else b""
-                yield from reversed(parts)
+                end = pos + len(buf)
+                for raw in reversed(parts):
+                    start = end - len(raw)
+                    yield start, raw
+                    end = start - 1
     except OSError as error:
         raise JournalIOError(f"{path}: {error.strerror or error}") from error
 
 
 def _last_line_of(path: Path, needle: bytes, event_type: str) -> int | None:
-    """The byte offset of the line of the last record of ``event_type`` in ``path``."""
-    data = _read(path)
-    end = len(data)
-    while (hit := data.rfind(needle, 0, end)) >= 0:
-        start = data.rfind(b"\n", 0, hit) + 1
-        stop = data.find(b"\n", hit)
-        if stop >= 0:
-            found = check_line(data[start:stop], None)
+    """The byte offset of the line of the last record of ``event_type`` in ``path``, read from
+    the file's end in chunks: the last session begins near the end (the recorder starts one
+    before every round), so recovery reads about a round, not the whole newest file."""
+    for offset, raw in _lines_backwards_at(path, NEWEST_FIRST_CHUNK):
+        if needle in raw:
+            found = check_line(raw, None)
             if isinstance(found, Record) and found.event_type == event_type:
-                return start
-        end = start
+                return offset
     return None
 
 
-def _lines_from(path: Path, offset: int) -> Iterator[tuple[int, bytes, bool]]:
-    data = _read(path)
-    number = data.count(b"\n", 0, offset)
-    for raw in data[offset:].splitlines(keepends=True):
-        number += 1
-        terminated = raw.endswith(b"\n")
-        yield number, raw[:-1] if terminated else raw, terminated
-
-
-def _read(path: Path) -> bytes:
+def _records_from(path: Path, offset: int, on_unsound: SkipUnsound | None
+                  ) -> Iterator[Record]:
+    """:func:`_records` of the lines of ``path`` from ``offset`` on. A line's number in the
+    file (the newlines before ``offset``) is counted only for an unsound line, the one place
+    it is reported: the file's start is not read otherwise."""
     try:
-        return path.read_bytes()
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            data = handle.read()
     except OSError as error:
         raise JournalIOError(f"{path}: {error.strerror or error}") from error
+    for index, raw in enumerate(data.splitlines(keepends=True), start=1):
+        terminated = raw.endswith(b"\n")
+        line = raw[:-1] if terminated else raw
+        found = check_line(line, None) if terminated else LineFault(
+            Damage.TRUNCATED, "torn line")
+        if isinstance(found, Record):
+            yield found
+            continue
+        number = _count_lines(path, offset) + index
+        if on_unsound is None:
+            raise JournalFormatError(f"{path}:{number}: {found.detail}")
+        hint = _SEQ_RE.search(line)
+        on_unsound(Unsound(path, number, int(hint.group(1)) if hint else None, found.detail))
+
+
+def _count_lines(path: Path, offset: int) -> int:
+    """Newlines in the first ``offset`` bytes of ``path``."""
+    count = 0
+    try:
+        with path.open("rb") as handle:
+            left = offset
+            while left > 0 and (buf := handle.read(min(left, 1 << 22))):
+                count += buf.count(b"\n")
+                left -= len(buf)
+    except OSError as error:
+        raise JournalIOError(f"{path}: {error.strerror or error}") from error
+    return count
 
 
 def _records(path: Path, lines: Iterable[tuple[int, bytes, bool]],

@@ -118,6 +118,19 @@ def unproven_round(check: StartupCheck, unproven: Divergence) -> StartupCheck:
     return replace(check, damage=damage)
 
 
+def background_damage(directory: Path, problem: dict[str, Any], key: bytes | None
+                      ) -> StartupCheck:
+    """A break the running service's full check found (:mod:`.background`), as the start-up
+    check's damage: journaled by :func:`record_damage` (``found_by``) and held the same way,
+    kept pending with the mark until acknowledged; one acknowledged before is ``known``."""
+    mark = read_mark(directory, key)
+    damage = {**{k: problem.get(k) for k in ("kind", "file", "line", "seq", "detail")},
+              "found_by": "background check"}
+    if mark is not None and damage_key(damage) in mark.acknowledged:
+        return StartupCheck(directory, None, False, 0.0, None, damage, mark)
+    return StartupCheck(directory, None, False, 0.0, damage, None, mark)
+
+
 def _names_its_record(directory: Path, mark: Mark) -> bool:
     """The line at the mark's offset is the mark's record (not so after a cut before it: the
     check then starts at the newest file, and the head shows the cut)."""
@@ -243,8 +256,9 @@ def record_acknowledgement(writer: JournalWriter, check: StartupCheck, found_seq
     record = writer.append(JournalEvent.DAMAGE_ACKNOWLEDGED.value, {
         "found_seq": found_seq, "also_found_seqs": earlier, "actor": actor, "role": role,
         "reason": reason, "found": check.describe()}, actor=actor, money=True)
-    # from the last record found sound: a mark past a cut no longer names its record
-    verified = check.report.mark if check.report is not None else None
+    # from the last record found sound: a mark past a cut no longer names its record (a
+    # finding of the background check has no report: the mark stays where it is)
+    verified = check.report.mark if check.report is not None else check.mark
     place = verified or _unplaced(writer.table_id)
     known = check.mark.acknowledged if check.mark is not None else ()
     write_mark(check.directory, replace(place, table=writer.table_id, pending=(),

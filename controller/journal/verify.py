@@ -281,6 +281,7 @@ def verify(
     allow_unanchored: bool = False,
     head: str | Path | None | object = DEFAULT_HEAD,
     since: Mark | None = None,
+    until: tuple[int, str] | None = None,
 ) -> VerifyReport:
     """Check the journal in ``paths`` (files and/or directories, taken in file-name order).
 
@@ -292,8 +293,15 @@ def verify(
     beside the newest file; ``None``: none). ``since``: the service's verified mark: the check
     starts at that record instead of the journal's start (falls back to a full check when the
     mark's record is not where it says).
+
+    ``until``: ``(seq, hash)`` of the last record a running writer had appended when the check
+    began (the background check, :mod:`controller.journal.fullcheck`): the check stops there and
+    holds that record to that hash in place of the head, which the writer keeps moving while the
+    files are read (a head or a line written meanwhile is not damage; the next check covers it).
     """
     files = expand_paths(paths)
+    if until is not None:
+        head = None
     head_path = _default_head(files) if head is DEFAULT_HEAD \
         else (None if head is None else Path(head))  # type: ignore[arg-type]
     head_read = read_head(head_path, hmac_key) if head_path is not None else None
@@ -302,6 +310,8 @@ def verify(
     if marked is not None and not marked.placed:
         marked = None
     watch = {vouched.seq for vouched in (wanted, marked) if vouched is not None}
+    if until is not None:
+        watch.add(until[0])
     notes: list[str] = []
     if since is not None:
         later = [f for f in files if (file_index(f) or 0) >= (file_index(since.file) or 0)]
@@ -310,10 +320,11 @@ def verify(
             since = None
         else:
             files = later
-    chain, found = _check_chain(files, hmac_key, since, watch)
+    last = until[0] if until is not None else None
+    chain, found = _check_chain(files, hmac_key, since, watch, last)
     if since is not None and chain.anchor is not Anchor.VERIFIED:
         notes.append("verified mark does not match its record: checked in full")
-        chain, found = _check_chain(files := expand_paths(paths), hmac_key, None, watch)
+        chain, found = _check_chain(files := expand_paths(paths), hmac_key, None, watch, last)
     if chain.head_anchor is not None:
         if chain.head_anchor in chain.checkpoints:
             chain.anchor = Anchor.CHECKPOINT
@@ -343,6 +354,8 @@ def verify(
             unchecked.append("the journal head carries an HMAC but no key was given")
         found = found or _held_to_head(chain, wanted, files, str(head_path)) \
             or _spoiled_head(chain, head_read, files, str(head_path))
+    elif until is not None:
+        found = found or _held_to_writer(chain, until, files)
     elif head_path is None and not allow_unanchored:
         unchecked.append("no head given: whether records were cut from the end is unchecked")
     if marked is not None and head_path is not None:
@@ -379,7 +392,9 @@ def _default_head(files: list[Path]) -> Path | None:
 
 
 def _check_chain(files: list[Path], key: bytes | None, since: Mark | None,
-                 watch: set[int]) -> tuple[_Chain, Problem | None]:
+                 watch: set[int], last: int | None = None) -> tuple[_Chain, Problem | None]:
+    """The chain across ``files``; with ``last``, only up to that seq (what follows it, a line
+    being written included, is not read)."""
     chain = _Chain(files, since)
     chain.watch |= watch
     found: Problem | None = None
@@ -391,6 +406,8 @@ def _check_chain(files: list[Path], key: bytes | None, since: Mark | None,
             if found is not None:
                 break
             chain.accept(fi, entry, k == 0)
+            if last is not None and entry.seq >= last:
+                return chain, None
         if found is None and fault is not None:
             line, seq, why, offset = fault
             expected = None if chain.seq is None else chain.seq + 1
@@ -415,6 +432,24 @@ def _held_to_head(chain: _Chain, head: Head, files: list[Path], where: str) -> P
         return Problem(Damage.ALTERED, str(seen[1]), seen[2], head.seq,
                        f"the head ({where}) records another hash for seq {head.seq}: rewritten "
                        "since it was written")
+    return None
+
+
+def _held_to_writer(chain: _Chain, until: tuple[int, str], files: list[Path]
+                    ) -> Problem | None:
+    """The files against the running writer's last record when the check began: it must be
+    there with the writer's hash (records the writer appended are on file before it returns)."""
+    seq, hash_ = until
+    if chain.seq is None or chain.seq < seq:
+        ends = "has no records" if chain.seq is None else f"ends at seq {chain.seq}"
+        last = str(chain.file or files[-1]) if files else ""
+        return Problem(Damage.TRUNCATED, last, chain.line, chain.seq,
+                       f"the journal {ends} but its writer had appended seq {seq}: "
+                       f"seq {(chain.seq or 0) + 1}..{seq} cut from its end")
+    seen = chain.hashes_at.get(seq)
+    if seen is not None and seen[0] != hash_:
+        return Problem(Damage.ALTERED, str(seen[1]), seen[2], seq,
+                       f"the writer appended another hash for seq {seq}: rewritten since")
     return None
 
 

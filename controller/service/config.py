@@ -56,6 +56,12 @@ DEFAULT_SURVEILLANCE_GROUP = "tablectl-surveillance"
 DEFAULT_SUPERVISORS_GROUP = "tablectl-supervisors"
 DEFAULT_SOCKET_GROUP = "tablectl-control"
 DEFAULT_RETENTION_DAYS = 365
+DEFAULT_BACKGROUND_CHECK_HOURS = 24
+"""``[journal] background_check_hours``: the full chain checked daily, as retention runs (0:
+off; docs/service.md)."""
+DEFAULT_BACKGROUND_CHECK_DELAY_SECONDS = 60
+"""``[journal] background_check_delay_s``: the first full check a minute after READY, once the
+start-up's own work (the protection monitors' warm-up) is done."""
 BENCH_SOURCE = "<embedded bench config>"
 MAX_LIMIT_MINOR = 10**12
 """The largest bet limit, in minor units (10,000,000,000.00 at 100 minor units to the major):
@@ -137,6 +143,10 @@ class JournalConfig:
     ephemeral: bool = False
     """A journal nobody will review (``tablectl bench`` without ``--journal-dir``: a temporary
     directory removed at exit): no HMAC warning. Never set by a config file."""
+    background_check_hours: int = DEFAULT_BACKGROUND_CHECK_HOURS
+    """The full chain checked in a low-priority process after READY and then every so many
+    hours (0: never; :mod:`controller.journal.background`)."""
+    background_check_delay_s: int = DEFAULT_BACKGROUND_CHECK_DELAY_SECONDS
     flood: FloodLimits = FloodLimits()
     """``flood_burst`` / ``flood_window_s``: per source, refused commands and link errors
     journaled in full per window; the rest counted in one ``flood_summary``
@@ -442,8 +452,15 @@ class _Reader:
                                   maximum=1000),
             window_seconds=section.integer("flood_window_s", DEFAULT_FLOOD_WINDOW_SECONDS,
                                            minimum=1, maximum=3600, unit="s"))
+        check_hours = section.integer("background_check_hours", DEFAULT_BACKGROUND_CHECK_HOURS,
+                                      minimum=0, maximum=24 * 31, unit="h")
+        check_delay = section.integer("background_check_delay_s",
+                                      DEFAULT_BACKGROUND_CHECK_DELAY_SECONDS, minimum=0,
+                                      maximum=24 * 3600, unit="s")
         section.finish()
-        return JournalConfig(directory, durability, key_file, retention, flood=flood)
+        return JournalConfig(directory, durability, key_file, retention, flood=flood,
+                             background_check_hours=check_hours,
+                             background_check_delay_s=check_delay)
 
     def _software(self, section: Section | None) -> SoftwareConfig:
         if section is None:

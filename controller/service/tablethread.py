@@ -85,6 +85,9 @@ class JournalHold:
     found_seq: int
     description: str
     acknowledge: Callable[[str, str, str], int]
+    found_when: str = "at start"
+    """When it was found: ``at start``, or ``by the background check`` (put on the queue by
+    the running service's full check, :mod:`controller.journal.background`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +264,9 @@ class TableThread:
             if isinstance(item, _Marker):
                 item.passed.set()
                 continue
+            if isinstance(item, JournalHold):  # the background check found a break
+                self._hold_found_later(item)
+                continue
             if not self._flooding(item):
                 self._handle(item)
             self._record_floods(self.floodgate.due())
@@ -388,6 +394,16 @@ class TableThread:
         self.journal_hold = hold
         self.snapshot = self._snap()
 
+    def _hold_found_later(self, hold: JournalHold) -> None:
+        """On the table thread: hold like the start-up check does, unless a hold is already
+        waiting (its acknowledgement is due first; a finding not acknowledged with it is found
+        again by the next check)."""
+        if self.journal_hold is not None:
+            log.error("journal damage found while a hold is already waiting",
+                      found=hold.description, found_seq=hold.found_seq)
+            return
+        self.hold_for_journal(hold)
+
     def _held(self, ticket: Ticket) -> bool:
         """Handle a ticket the journal hold decides: the acknowledgement itself, or any other
         command while held (refused with what was found). False: process it as usual."""
@@ -403,8 +419,9 @@ class TableThread:
             return True
         if hold is None:
             return False
-        ticket.error = (f"the journal was found damaged at start ({hold.description}); nothing "
-                        "is dealt until a supervisor acknowledges it (journal.acknowledge)")
+        ticket.error = (f"the journal was found damaged {hold.found_when} ({hold.description}); "
+                        "nothing is dealt until a supervisor acknowledges it "
+                        "(journal.acknowledge)")
         return True
 
     def _catch_up(self) -> None:

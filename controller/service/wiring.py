@@ -16,12 +16,15 @@ from typing import Any
 
 import structlog
 
+from controller.journal.background import BackgroundCheck, CheckOutcome, CheckResult, \
+    record_result
 from controller.journal.errors import JournalError
 from controller.journal.recovery import RESTART_DEVICE, RecoveryReport, recover
 from controller.journal.retention import apply_retention
 from controller.journal.startup import (
     StartupCheck,
     advance_mark,
+    background_damage,
     check_journal,
     mark_clean,
     mark_new_journal,
@@ -104,6 +107,7 @@ class Wiring:
         self.retention: RetentionTimer | None = None
         self.journal_check: StartupCheck | None = None
         self.protection: WarmingGuard | None = None
+        self.background_check: BackgroundCheck | None = None
         self._device_online = threading.Event()
 
     # start / stop ---------------------------------------------------------------------------
@@ -218,6 +222,13 @@ class Wiring:
         self.retention.start()
         if self.protection is not None:  # last: its reading competes with the start for the CPU
             self.protection.start()
+        # a journal nobody reviews (a bench's temporary one) is not checked in the background
+        hours = 0 if journal.ephemeral else journal.background_check_hours
+        self.background_check = BackgroundCheck(
+            self.writer, key, every=hours * 3600.0 if hours else None,
+            first_after=float(journal.background_check_delay_s),
+            on_outcome=lambda result: self._background_outcome(result, key))
+        self.background_check.start()  # a process of its own, after READY's work
 
     def _journal_check(self, check: StartupCheck, key: bytes | None,
                        found_seq: int | None) -> None:
@@ -231,14 +242,45 @@ class Wiring:
                 mark_new_journal(writer.directory, writer.path, key)
             mark_clean(check, key, self.config.table_id)
             return
+        self.table.hold_for_journal(self._hold(check, key, found_seq))
+
+    def _hold(self, check: StartupCheck, key: bytes | None, found_seq: int,
+              found_when: str = "at start") -> JournalHold:
+        """The hold for damage journaled at ``found_seq`` (the alert: the log line, then
+        ``journal_hold`` in ``round.status`` and the status line)."""
+        assert self.writer is not None
+        writer = self.writer
         log.error("journal damaged: dealing held until a supervisor acknowledges it",
-                  found=check.describe(), found_seq=found_seq)
+                  found=check.describe(), found_seq=found_seq, found_when=found_when)
 
         def acknowledge(actor: str, role: str, reason: str) -> int:
             return record_acknowledgement(writer, check, found_seq, actor=actor, role=role,
                                           reason=reason, key=key)
 
-        self.table.hold_for_journal(JournalHold(found_seq, check.describe(), acknowledge))
+        return JournalHold(found_seq, check.describe(), acknowledge, found_when)
+
+    def _background_outcome(self, result: CheckResult, key: bytes | None) -> None:
+        """On the checker's thread: journal ``journal_check``; a break is then journaled and
+        held as the start-up check's is (the hold set on the table thread)."""
+        writer, table = self.writer, self.table
+        if writer is None or table is None:
+            return
+        record_result(writer, result)
+        log.info("background journal check", outcome=result.outcome.value,
+                 records=result.records, files=result.files, seconds=result.seconds)
+        if result.outcome is not CheckOutcome.DAMAGED or result.problem is None:
+            return
+        check = background_damage(writer.directory, result.problem, key)
+        if check.damage is None:
+            log.warning("journal damage found again by the background check (acknowledged "
+                        "before)", found=check.describe())
+            return
+        if table.journal_hold is not None:  # its acknowledgement is due first
+            log.error("journal damage found by the background check while a hold is waiting",
+                      found=check.describe())
+            return
+        found_seq = record_damage(writer, check, key)
+        table.put(self._hold(check, key, found_seq, "by the background check"))
 
     @staticmethod
     def _advance(check: StartupCheck | None) -> None:
@@ -250,6 +292,8 @@ class Wiring:
         """The clock and the device's operator first (no more commands), then the device (no
         more inputs), the table (after what is queued), and the journal (``journal_closed``)."""
         steps: list[Callable[[], None]] = [self.clock.close]
+        if self.background_check is not None:  # its outcome is journaled: before the writer
+            steps.append(self.background_check.close)
         # the operator before the device: a command it is sending (the last round's END_ROUND)
         # finishes on an open link instead of failing "not connected" at every shutdown
         if self.operator is not None:
@@ -279,7 +323,7 @@ class Wiring:
             except Exception:
                 log.exception("shutdown step failed", step=repr(step))
         self.device = self.operator = self.table = self.writer = self.retention = None
-        self.sim_dealer = self.protection = None
+        self.sim_dealer = self.protection = self.background_check = None
 
     @property
     def _base(self) -> int:
@@ -343,7 +387,9 @@ class Wiring:
                 "journal": {"directory": str(self.config.journal.directory),
                             "seq": writer.seq if writer else None,
                             "last_hash": writer.last_hash if writer else None,
-                            "retention": self.retention.status() if self.retention else None},
+                            "retention": self.retention.status() if self.retention else None,
+                            "background_check": self.background_check.status()
+                            if self.background_check else None},
                 "recovery": self.recovery.to_dict() if self.recovery else None,
                 "software": self.software.to_json() if self.software else None,
                 "clock": self.clock.status()}

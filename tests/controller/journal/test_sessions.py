@@ -161,3 +161,54 @@ def test_iter_from_last_reads_across_files(open_writer: Callable[..., JournalWri
     assert [r.seq for r in read] == list(range(read[0].seq, read[-1].seq + 1))
     everything = list(iter_from_last(journal_dir, "no_such_event"))
     assert everything[0].seq == 1 and len(everything) == read[-1].seq
+
+
+def _bytes_read() -> int:
+    """Bytes this process has read through read() system calls so far (``rchar``)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise AssertionError("no rchar in /proc/self/io")
+
+
+def test_iter_from_last_reads_the_newest_files_end_not_all_of_it(
+        open_writer: Callable[..., JournalWriter], journal_dir: Path) -> None:
+    """Recovery's read is bounded by the last session, not by the newest file (issue 27: READY
+    within 1 s at any journal size): with a 20 MB file before the last ``session_started``,
+    finding it and reading on reads well under a megabyte (it read the file whole twice)."""
+    writer = open_writer()
+    writer.append(SESSION_STARTED, {"n": 1})
+    for n in range(80_000):
+        writer.append("filler", {"n": n, "pad": "x" * 150})
+    writer.append(SESSION_STARTED, {"n": 2})
+    writer.append("after", {"n": 3})
+    writer.close()
+    newest = sorted(journal_dir.glob("journal-*.jsonl"))[-1]
+    assert newest.stat().st_size > 20_000_000
+    before = _bytes_read()
+    read = list(iter_from_last(journal_dir, SESSION_STARTED))
+    spent = _bytes_read() - before
+    assert [r.event_type for r in read] == [SESSION_STARTED, "after", "journal_closed"]
+    assert read[0].payload == {"n": 2}
+    assert spent < 1_000_000, f"read {spent} bytes to find the last session"
+
+
+def test_iter_from_last_names_an_unsound_lines_number_in_the_file(
+        open_writer: Callable[..., JournalWriter], journal_dir: Path) -> None:
+    """A line after the last session that is not a sound record is reported with its line
+    number in the file (counted only then), as recovery names it."""
+    writer = open_writer()
+    for n in range(5):
+        writer.append("filler", {"n": n})
+    writer.append(SESSION_STARTED, {"n": 1})
+    writer.append("after", {"n": 2})
+    writer.close()
+    newest = sorted(journal_dir.glob("journal-*.jsonl"))[-1]
+    lines = newest.read_bytes().splitlines(keepends=True)
+    number = next(i for i, raw in enumerate(lines, 1) if b'"after"' in raw)
+    lines[number - 1] = lines[number - 1].replace(b'"n":2', b'"n":9')
+    newest.write_bytes(b"".join(lines))
+    unsound: list[object] = []
+    read = list(iter_from_last(journal_dir, SESSION_STARTED, on_unsound=unsound.append))
+    assert [r.event_type for r in read] == [SESSION_STARTED, "journal_closed"]
+    assert [(u.line, u.seq) for u in unsound] == [(number, 8)]  # type: ignore[attr-defined]

@@ -1,0 +1,227 @@
+"""The running service checks its whole journal in the background (issue 27): after READY and
+then every ``background_check_hours``, in a low-priority process of its own; the outcome is
+journaled as ``journal_check``, a break raises the start-up check's alert (``journal_damage_found``
+and the hold), and a stop kills a running checker."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.journal import iter_records
+from controller.journal.record import canonical_json
+from controller.service.app import Service
+from controller.service.config import ServiceConfig, parse_config
+from controller.service.protocol import ErrorCode, Refusal, Request
+from tests.controller.service.conftest import DEALER, SUPERVISOR, service_toml
+
+WAIT_SECONDS = 300.0
+"""Generous: the checker runs at nice 19, so on a loaded 2-core machine it gets what the
+other processes leave (its first run here took 1-2 s idle)."""
+
+
+def _config(tmp: Path, *, delay: int = 0, hours: int = 24) -> ServiceConfig:
+    text = service_toml(tmp).replace(
+        "[journal]\n", f"[journal]\nbackground_check_hours = {hours}\n"
+                       f"background_check_delay_s = {delay}\n", 1)
+    return parse_config(text, source=str(tmp / "tablectl.toml"))
+
+
+class Running:
+    """The wired service in-process; requests go to its handler as a given peer."""
+
+    def __init__(self, config: ServiceConfig) -> None:
+        self.service = Service(config)
+
+    def __enter__(self) -> Running:
+        self.service.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.service.stop()
+
+    def ask(self, verb: str, peer: object = DEALER, **args: object) -> dict[str, Any]:
+        return dict(self.service.wiring.handler(Request(1, verb, args), peer))
+
+    def background(self) -> dict[str, Any]:
+        return self.ask("round.status")["journal"]["background_check"]
+
+
+def _until(condition: Callable[[], Any], what: str) -> Any:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"not within {WAIT_SECONDS} s: {what}")
+
+
+def _events(directory: Path, kind: str) -> list[dict[str, Any]]:
+    return [dict(r.payload, _seq=r.seq) for r in iter_records([directory], strict=False)
+            if r.event_type == kind]
+
+
+def _session(config: ServiceConfig, rounds: int) -> None:
+    with Running(config) as running:
+        for _ in range(rounds):
+            running.ask("round.open")
+            running.ask("supervisor.void", SUPERVISOR, reason="test round")
+
+
+def _rehash_in_place(path: Path, seq: int) -> None:
+    """Rewrite record ``seq`` of ``path`` (its payload changed, its hash recomputed, as one
+    without the key would): the line is sound, the link from the next record breaks."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    for index, raw in enumerate(lines):
+        body = json.loads(raw)
+        if body["seq"] == seq:
+            body["payload"]["forged"] = True
+            body.pop("hash")
+            body["hash"] = hashlib.sha256(canonical_json(body).encode()).hexdigest()
+            lines[index] = (canonical_json(body) + "\n").encode()
+            path.write_bytes(b"".join(lines))
+            return
+    raise AssertionError(f"no seq {seq} in {path}")
+
+
+def test_clean_journal_gives_an_ok_record_and_status(tmp_path: Path) -> None:
+    """A clean journal: ``journal_check`` ``ok`` with the records and files it checked (the
+    whole chain, every earlier session's too), and ``round.status`` shows the last check."""
+    config = _config(tmp_path, hours=0)
+    _session(config, rounds=2)
+    config = _config(tmp_path)
+    with Running(config) as running:
+        last = _until(lambda: running.background()["last"], "a background check")
+        status = running.background()
+        writer_seq = running.service.wiring.writer.seq
+    assert last["outcome"] == "ok" and last["problem"] is None and last["error"] is None
+    assert last["first_seq"] == 1 and last["records"] == last["until_seq"] > 20
+    assert last["files"] >= 1 and last["seconds"] >= 0
+    assert status["enabled"] and status["every_hours"] == 24 and status["runs"] == 1
+    checked, = _events(config.journal.directory, "journal_check")
+    assert checked["outcome"] == "ok" and checked["records"] == last["records"]
+    assert checked["_seq"] <= writer_seq + 1
+    assert _events(config.journal.directory, "journal_damage_found") == []
+
+
+def test_switched_off_runs_nothing(tmp_path: Path) -> None:
+    """``background_check_hours = 0``: no check runs; the status says it is off."""
+    config = _config(tmp_path, hours=0)
+    with Running(config) as running:
+        status = running.background()
+        assert status["enabled"] is False and status["last"] is None
+        assert status["every_hours"] is None and not status["running"]
+    assert _events(config.journal.directory, "journal_check") == []
+
+
+def test_record_tampered_after_ready_gives_a_failure_and_the_alert(tmp_path: Path) -> None:
+    """A record of an earlier file rewritten (and rehashed) while the service runs, behind the
+    verified mark where the start-up check never reads: the background check journals
+    ``journal_check`` ``damaged`` naming the break, then ``journal_damage_found``
+    (``found_by`` the background check), and holds commands as the start-up check does until
+    a supervisor acknowledges it."""
+    config = _config(tmp_path, hours=0)
+    _session(config, rounds=1)
+    _session(config, rounds=1)
+    directory = config.journal.directory
+    first = sorted(directory.glob("journal-*.jsonl"))[0]
+    config = _config(tmp_path, delay=3600)
+    with Running(config) as running:
+        assert running.ask("round.status")["journal_hold"] is None  # READY: nothing found
+        _rehash_in_place(first, 3)
+        running.service.wiring.background_check.run_now()  # not an hour from now
+        last = _until(lambda: running.background()["last"], "a background check")
+        assert last["outcome"] == "damaged"
+        assert last["problem"]["kind"] == "altered" and last["problem"]["seq"] == 4
+        status = _until(lambda: (s := running.ask("round.status"))["journal_hold"] and s,
+                        "the hold")
+        assert "altered" in status["journal_hold"]
+        assert "journal damaged, commands held for a supervisor: altered" in \
+            running.service.wiring.status_line()
+        with pytest.raises(Refusal) as refused:
+            running.ask("round.open")
+        assert refused.value.code is ErrorCode.UNAVAILABLE
+        assert "found damaged by the background check" in refused.value.message
+        assert running.ask("journal.acknowledge", SUPERVISOR, reason="restored from the "
+                           "off-box copy")["accepted"]
+        assert running.ask("round.status")["journal_hold"] is None
+    checked, = _events(directory, "journal_check")
+    found, = _events(directory, "journal_damage_found")
+    ack, = _events(directory, "journal_damage_acknowledged")
+    assert checked["outcome"] == "damaged" and checked["problem"]["kind"] == "altered"
+    assert found["found_by"] == "background check" and found["kind"] == "altered"
+    assert found["_seq"] == checked["_seq"] + 1 and ack["found_seq"] == found["_seq"]
+
+
+def test_acknowledged_break_found_again_holds_nothing(tmp_path: Path) -> None:
+    """A break the start-up check found (it lies after the verified mark) and held: the
+    background check finding it while the hold waits journals ``journal_check`` only (one
+    acknowledgement is due, not two); found again after a supervisor acknowledged it, it is
+    journaled (``journal_check`` ``damaged``) but holds nothing, as at start."""
+    config = _config(tmp_path, hours=0)
+    _session(config, rounds=1)
+    _session(config, rounds=1)
+    directory = config.journal.directory
+    _rehash_in_place(sorted(directory.glob("journal-*.jsonl"))[0], 3)
+    config = _config(tmp_path)
+    with Running(config) as running:  # found at start, and by the check while held
+        assert running.ask("round.status")["journal_hold"]
+        _until(lambda: running.background()["last"], "a background check")
+        running.ask("journal.acknowledge", SUPERVISOR, reason="known")
+    with Running(config) as running:
+        _until(lambda: running.background()["last"], "a background check")
+        assert running.ask("round.status")["journal_hold"] is None
+    assert [c["outcome"] for c in _events(directory, "journal_check")] == ["damaged"] * 2
+    assert len(_events(directory, "journal_damage_found")) == 1
+
+
+def _children(pid: int) -> set[int]:
+    """The process ids whose parent is ``pid`` (read from /proc)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.add(int(entry.name))
+    return found
+
+
+def test_stop_during_a_running_check_leaves_no_process(tmp_path: Path) -> None:
+    """A stop while the checker runs kills it: no process is left behind, nothing is
+    journaled for the interrupted check, and the journal closes cleanly."""
+    config = _config(tmp_path, hours=0)
+    _session(config, rounds=1)
+    journal = config.journal.directory
+    # a journal the checker takes a while over: many copies of the newest file's lines would
+    # break the chain, so a long chain is written by the service's own writer instead
+    from controller.journal.writer import JournalWriter
+    from controller.journal.policy import Durability
+    with JournalWriter(journal, table_id="T1", durability=Durability.NONE) as writer:
+        for number in range(100_000):
+            writer.append("bench_filler", {"n": number})
+    config = _config(tmp_path)
+    before = _children(os.getpid())
+    with Running(config) as running:
+        check = running.service.wiring.background_check
+        _until(lambda: check.running, "the checker running")
+        pids = _children(os.getpid()) - before
+        assert pids, "the checker is a child process"
+    assert not (_children(os.getpid()) & pids), "a checker outlived the stop"
+    for pid in pids:
+        assert not Path(f"/proc/{pid}").exists() or \
+            (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z")
+    assert _events(journal, "journal_check") == []
+    last = list(iter_records([journal], strict=False))[-1]
+    assert last.event_type == "journal_closed"
