@@ -2,11 +2,11 @@
 
 Issue 27 measured the service's resident memory growing from 35 MB at READY to 41 MB after
 1,000 rounds (``/proc/PID/smaps``): about 2 MB of it in glibc's per-thread malloc arenas. Every
-thread that allocates while another holds the main arena gets an arena of its own (up to eight
-a core), and each keeps its freed memory for its own thread, so a service with ten threads
+thread that allocates gets an arena of its own at its first allocation (up to eight a core),
+and each keeps its freed memory for its own thread, so a service with ten threads
 holds ten sets of free lists, each with its own high-water mark. And cycles of objects that
 outlive a round (a fresh ``transitions`` machine per round boundary) are freed only by a full
-collection, which waits for the long-lived generation to grow by a quarter: with the 300,000
+collection, which waits for the long-lived generation to grow by a quarter: with the 150,000
 objects of start-up in that generation, that is a long wait.
 
 So :func:`tune_for_service`, called by ``tablectl run`` before the service starts any thread:
