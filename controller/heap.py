@@ -31,6 +31,7 @@ Both are glibc's: on another C library (musl) they are skipped, and the service 
 from __future__ import annotations
 
 import ctypes
+import functools
 import gc
 import time
 from collections.abc import Callable
@@ -62,9 +63,10 @@ class HeapTuning(str, Enum):
     NOT_GLIBC = "not glibc"
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL:
     """The C library already loaded into this process (no ``find_library``: it runs
-    ``ldconfig`` in a subprocess)."""
+    ``ldconfig`` in a subprocess), looked up once."""
     return ctypes.CDLL(None)
 
 
