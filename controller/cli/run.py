@@ -22,6 +22,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from controller.heap import Housekeeper, tune_for_service
 from controller.journal.damage import Damage, check_line
 from controller.journal.errors import JournalError
 from controller.journal.files import journal_files, read_lines
@@ -122,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
     if args.config is None:
         print(f"tablectl run: no --config: the simulated bench table ({describe(config)})",
               file=sys.stderr)
+    tune_for_service()  # before the service starts a thread (controller.heap)
     service = Service(config)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -135,8 +137,11 @@ def run(args: argparse.Namespace) -> int:
         except ResourceUnavailableError as error:
             return _retry_later(service, backoff, error)
         backoff.reset()
+        housekeeper = Housekeeper()
         try:
-            service.wait()
+            housekeeper.run()  # freezes start-up's objects
+            while not service.wait(housekeeper.interval):
+                housekeeper.run()
         finally:
             service.stop()
     finally:

@@ -12,6 +12,7 @@ enumeration, so it works on rank integers and avoids sorting objects.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -98,37 +99,45 @@ def evaluate_values(r1: int, r2: int, r3: int, flush: bool) -> PokerValue:
     return PokerValue(category, ((category * _BASE + k[0]) * _BASE + k[1]) * _BASE + k[2])
 
 
-def _build_table() -> list[PokerValue | None]:
-    """Every ordered triple of distinct card indices -> its (shared, immutable) value.
+def _build_table() -> tuple[array[int], tuple[PokerValue | None, ...]]:
+    """Every ordered triple of distinct card indices -> the number of its value, and the values.
 
-    52**3 slots, 132,600 of them filled; built once at import (about 0.1 s) so that
-    :func:`evaluate` is three attribute reads and one list index. Values are interned by
-    strength, so at most a few hundred distinct objects exist.
+    52**3 slots, 132,600 of them filled (0: not three distinct cards); built once at import
+    (about 0.1 s) so that :func:`evaluate` is three attribute reads and two indexings. The
+    slots are 16-bit value numbers, not object pointers (issue 27: 0.28 MB where a list of
+    pointers took 1.1 MB of every process that ranks a hand); the few hundred distinct values
+    are shared, immutable objects.
     """
-    table: list[PokerValue | None] = [None] * 52**3
-    interned: dict[int, PokerValue] = {}
+    numbers: dict[int, int] = {}
+    values: list[PokerValue | None] = [None]
+    table = array("H", bytes(2 * 52**3))
     for hand in combinations(FULL_DECK, 3):
         a, b, c = hand
         value = evaluate_values(a.rank, b.rank, c.rank, a.suit is b.suit is c.suit)
-        value = interned.setdefault(value.strength, value)
+        number = numbers.get(value.strength)
+        if number is None:
+            number = numbers[value.strength] = len(values)
+            values.append(value)
         for x, y, z in permutations(hand):
-            table[x.first_offset + y.second_offset + z.index] = value
-    return table
+            table[x.first_offset + y.second_offset + z.index] = number
+    return table, tuple(values)
 
 
-_TABLE = _build_table()
+_TABLE, _VALUES = _build_table()
 
 
-def evaluate(cards: Sequence[Card], _table: list[PokerValue | None] = _TABLE) -> PokerValue:
+def evaluate(cards: Sequence[Card], _table: array[int] = _TABLE,
+             _values: tuple[PokerValue | None, ...] = _VALUES) -> PokerValue:
     """Value of a three-card hand; raises :class:`HandError` unless three distinct cards.
 
-    ``_table`` is bound as a default so the hot path reads a local, not a module global.
+    ``_table`` and ``_values`` are bound as defaults so the hot path reads locals, not module
+    globals.
     """
     try:
         a, b, c = cards
     except ValueError:
         raise HandError(f"a Three Card Poker hand has three cards, got {len(cards)}") from None
-    value = _table[a.first_offset + b.second_offset + c.index]
+    value = _values[_table[a.first_offset + b.second_offset + c.index]]
     if value is None:
         raise HandError(f"a hand cannot hold the same card twice: {a} {b} {c}")
     return value

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.games import hands
+from controller.errors import HandError
+from controller.games import hands, poker
 from controller.games.cards import FULL_DECK, Card, Suit, parse_cards
 from controller.games.catalog import get_game
 from controller.games.rules import GameRules
@@ -177,3 +178,15 @@ def test_card_order_never_changes_a_value(hand: tuple[Card, ...], order: list[in
     the cards")."""
     rules = get_game("rws-three-card-poker")
     assert strength(rules, tuple(hand[i] for i in order)) == strength(rules, hand)
+
+
+def test_table_gives_every_ordered_triple_the_value_of_its_ranks_and_suits() -> None:
+    """Issue 27 made the lookup table 16-bit value numbers instead of object pointers: each of
+    the 132,600 ordered triples of distinct cards still gets exactly the value computed from its
+    ranks and suits (RWS-3CP 3.5), and a card twice is refused."""
+    for a, b, c in itertools.permutations(FULL_DECK, 3):
+        expected = poker.evaluate_values(a.rank, b.rank, c.rank, a.suit is b.suit is c.suit)
+        assert poker.evaluate((a, b, c)) == expected, (a, b, c)
+    for a, b in itertools.product(FULL_DECK, repeat=2):
+        with pytest.raises(HandError, match="same card twice"):
+            poker.evaluate((a, b, a))

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import math
 import random
+import tracemalloc
+from collections import deque
 
 from controller.protection import Guard, MonitorId
-from controller.protection.monitors import Finding, Ledger, Repeat
+from controller.protection.monitors import Deck, Finding, Ledger, Repeat
 from firmware_sim.shuffle_models import ShuffleModel, Shuffler
 
 HANDS = 7
@@ -119,8 +121,79 @@ def test_repeat_window_forgets_old_decks() -> None:
     guard.shuffle()  # closes deck 3: decks 2 and 3 kept, deck 1 forgotten
     monitor = guard.monitors[0]
     assert isinstance(monitor, Repeat) and [n for n, _ in monitor.kept] == [2, 3]
-    assert all(1 not in decks for decks in monitor.index.values())
+    triples = [(a * 52 + b) * 52 + c for a, b, c in zip(order, order[1:], order[2:])]
+    assert all(monitor.decks_with(key) == [] for key in triples)
+    assert monitor.decks_with((1 * 52 + 2) * 52 + 3) == [2]
     assert guard.cards(order) == []
     guard.shuffle()
     assert [f.detail for f in guard.cards(order)][:1] == [
         "dispense order repeats deck 4 (5 ordered runs of three cards in common)"]
+
+
+class _DictRepeat(Repeat):
+    """The repeat monitor as it stored its window before issue 27 (a dict of lists of deck
+    numbers per triple): the reference the hash chains must agree with."""
+
+    def __init__(self, window: int) -> None:
+        super().__init__(window=window)
+        self.lists: dict[int, list[int]] = {}
+        self.order: deque[tuple[int, list[int]]] = deque()
+
+    def decks_with(self, key: int) -> list[int]:
+        return list(reversed(self.lists.get(key, [])))
+
+    def close(self, deck: Deck) -> Finding | None:
+        keys = list(self.keys)
+        for key in keys:
+            self.lists.setdefault(key, []).append(deck.number)
+        self.order.append((deck.number, keys))
+        while len(self.order) > self.window:
+            number, old = self.order.popleft()
+            for key in old:
+                self.lists[key].remove(number)
+                if not self.lists[key]:
+                    del self.lists[key]
+        return super().close(deck)
+
+
+def test_repeat_chains_agree_with_the_dict_of_lists_they_replace() -> None:
+    """Issue 27: the compact window finds the same decks for every triple, and raises the same
+    findings, as the dict of lists did, over decks that replay earlier ones, repeat a run
+    within themselves and pass out of a small window."""
+    rng = random.Random(27)
+    guards = Guard([Repeat(window=7)]), Guard([_DictRepeat(window=7)])
+    dealt: list[list[int]] = []
+    for number in range(300):
+        if dealt and rng.random() < 0.2:  # a replay of a recent deck, perhaps out of window
+            deck = list(dealt[-rng.randint(1, min(len(dealt), 12))])
+        else:
+            deck = rng.sample(range(52), rng.randint(3, 40))
+            if rng.random() < 0.1:  # a faulty deck repeats a run
+                deck += deck[:4]
+        dealt.append(deck)
+        found = [[f.detail for f in g.shuffle() + g.cards(deck)] for g in guards]
+        assert found[0] == found[1], number
+        compact, reference = (g.monitors[0] for g in guards)
+        assert isinstance(compact, Repeat)
+        for key in {(a * 52 + b) * 52 + c for a, b, c in zip(deck, deck[1:], deck[2:])}:
+            assert compact.decks_with(key) == reference.decks_with(key), (number, key)
+
+
+def test_repeat_window_of_whole_decks_stays_small() -> None:
+    """Issue 27: 2,000 whole decks (the full window, 100,000 triples) held in under 2 MB; the
+    dict of lists held 12.6 MB, so the service's memory grew for days."""
+    rng = random.Random(5)
+    monitor = Repeat()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        guard = Guard([monitor])
+        for _ in range(monitor.window + 50):
+            guard.shuffle()
+            guard.cards(rng.sample(range(52), 52))
+        guard.shuffle()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(monitor.kept) == monitor.window
+    assert held < 2 * 1024 * 1024, f"{held / 1024 / 1024:.1f} MB"
