@@ -23,10 +23,10 @@ from controller.games.catalog import get_game
 from controller.games.rules import GameId
 from controller.journal.policy import Durability
 from controller.protection.feed import Feed
-from controller.service.clockwatch import ClockPolicy, Unsynchronised
 from controller.service.config import (
     SIM_URL, DeviceConfig, DeviceKind, JournalConfig, ServiceConfig, ShoeDialect,
 )
+from controller.service.policy import ClockPolicy, Unsynchronised
 from controller.service.tablethread import InputSubscriber
 from controller.service.wiring import Wiring
 from controller.table import commands as cmd

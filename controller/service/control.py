@@ -49,12 +49,12 @@ from controller.service.client import CommandRefused, ControlClient
 from controller.service.connections import (
     Admission,
     Connection,
-    ConnectionLimits,
     RepeatedError,
     ReserveDescriptor,
     busy_line,
     say_and_close,
 )
+from controller.service.policy import ConnectionLimits
 from controller.service.protocol import (
     MAX_LINE_BYTES,
     ErrorCode,

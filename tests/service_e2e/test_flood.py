@@ -18,7 +18,8 @@ import pytest
 from controller.journal.reader import iter_records
 from controller.journal.record import Record
 from controller.service.client import CommandRefused
-from controller.service.floodgate import DEFAULT_FLOOD_BURST, FLOOD_SUMMARY
+from controller.service.floodgate import FLOOD_SUMMARY
+from controller.service.policy import DEFAULT_FLOOD_BURST
 from tests.service_e2e.conftest import EVENT_SECONDS, Processes, config_toml
 
 FLOOD = 500

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from controller.service.config import DEFAULT_CONTROL_SOCKET, load_config
-from controller.service.connections import FD_HEADROOM, ConnectionLimits
+from controller.service.policy import FD_HEADROOM, ConnectionLimits
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "tablectl.service"

@@ -12,13 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.service.clockwatch import (
-    CLOCK_DEVICE,
-    ClockMonitor,
-    ClockPolicy,
-    ClockWatch,
-    Unsynchronised,
-)
+from controller.service.clockwatch import CLOCK_DEVICE, ClockMonitor, ClockWatch
 from controller.service.config import parse_config
 from controller.service.errors import ConfigError
 from controller.service.kernelclock import (
@@ -29,6 +23,7 @@ from controller.service.kernelclock import (
     read_adjtimex,
     time_source,
 )
+from controller.service.policy import ClockPolicy, Unsynchronised
 from drivers.events import ClockReport
 from tests.controller.service.conftest import MINIMAL
 

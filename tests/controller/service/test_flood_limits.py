@@ -24,15 +24,13 @@ from controller.journal.reader import iter_records
 from controller.journal.record import Record
 from controller.service.access import Peer
 from controller.service.config import parse_config
-from controller.service.floodgate import (
+from controller.service.floodgate import FLOOD_SUMMARY, Floodgate, FloodKind
+from controller.service.handler import flood_source
+from controller.service.policy import (
     DEFAULT_FLOOD_BURST,
     DEFAULT_FLOOD_WINDOW_SECONDS,
-    FLOOD_SUMMARY,
-    Floodgate,
-    FloodKind,
     FloodLimits,
 )
-from controller.service.handler import flood_source
 from controller.service.protocol import Role
 from controller.service.wiring import Wiring
 from firmware_sim.beetek import BeeTekShoeSim
