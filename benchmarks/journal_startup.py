@@ -48,7 +48,7 @@ from controller.journal.verify import verify  # noqa: E402
 from controller.protection.feed import Feed  # noqa: E402
 from controller.protection.guard import Guard, TableGuard  # noqa: E402
 from controller.protection.history import warm_from_journal  # noqa: E402
-from controller.service.client import ControlClient  # noqa: E402
+from controller.service.control.client import ControlClient  # noqa: E402
 
 TABLE = "BENCH-SVC"
 _SEQ_NUMBER = 987654321987654321

@@ -312,7 +312,7 @@ def test_the_graph_is_the_project(graph: ImportGraph) -> None:
     and relative ones: the last test)."""
     assert len(graph.modules) > 200
     edges = {(edge.importer, edge.imported) for edge in graph.project}
-    assert ("controller.bench.rig", "controller.service.wiring") in edges
+    assert ("controller.bench.rig", "controller.service.wiring.pipeline") in edges
     assert ("controller.cli.bench", "controller.bench") in edges
     assert ("drivers.shuffler", "drivers.framed.device") in edges
 

@@ -139,7 +139,7 @@ class JournalConfig:
     flood: FloodLimits = FloodLimits()
     """``flood_burst`` / ``flood_window_s``: per source, refused commands and link errors
     journaled in full per window; the rest counted in one ``flood_summary``
-    (:mod:`controller.service.floodgate`)."""
+    (:mod:`controller.service.wiring.floodgate`)."""
 
     def unkeyed_warning(self) -> str | None:
         """The loud line for a journal without HMAC (start-up log, ``run --check``)."""

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from controller.service.control import AccessPolicy, ControlServer, Peer
+from controller.service.control.server import AccessPolicy, ControlServer, Peer
 from controller.service.policy import ConnectionLimits
 from controller.service.protocol import Request
 

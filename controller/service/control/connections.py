@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from controller.service.access import Peer
+from controller.service.control.access import Peer
 from controller.service.policy import ConnectionLimits
 from controller.service.protocol import ErrorCode, RequestId, Role, encode, error_reply
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import structlog
 
-from controller.service.kernelclock import ClockReading, ClockSource
+from controller.service.clock.kernel import ClockReading, ClockSource
 from controller.service.policy import ClockPolicy, Unsynchronised
 from drivers.events import ClockReport
 
