@@ -70,12 +70,6 @@ carries and the error its parser raises. (It lives in ``controller`` for history
 package of its own would let this rule read "nothing".)"""
 
 KNOWN_EXCEPTIONS: Mapping[tuple[str, str], str] = {
-    ("controller.protection.history", "controller.journal"):
-        "issue 27: the monitors' warm-up reads the journal from inside game protection, below "
-        "the journal (the recorder holds the guard); the one import from a lower layer back up, "
-        "and with the recorder's type-only import of the guard the one cycle between rooms. "
-        "Reading through the journal's own reader keeps it; the warm-up moved to the service "
-        "(which may read the journal and feed the guard) would end it",
     ("firmware_sim.__main__", "controller.logsetup"):
         "the simulator's entry point configures logging the one way the project does "
         "(STYLE.md: configure once, in the entry point)",

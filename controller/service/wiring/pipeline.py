@@ -31,7 +31,7 @@ from controller.journal.startup import (
 )
 from controller.journal.writer import JournalWriter
 from controller.protection.guard import Guard
-from controller.protection.history import WarmingGuard
+from controller.service.wiring.warmup import WarmingGuard
 from controller.selfcheck.manifest import CheckResult
 from controller.selfcheck import status as selfcheck_status
 from controller.selfcheck.status import check_and_record
