@@ -30,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.service import _cpu_seconds, _rss_mb, running_service  # noqa: E402
-from controller.service.client import ControlClient  # noqa: E402
+from controller.service.control.client import ControlClient  # noqa: E402
 
 IDLE_CONNECTIONS = 1000
 NON_READER_REQUESTS = 400_000

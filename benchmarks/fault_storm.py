@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.service.config import parse_config
-from controller.service.wiring import Wiring
+from controller.service.wiring.pipeline import Wiring
 from controller.table import commands as cmd
 from drivers.framed.messages import (
     ClearFault, DispenseHand, EndRound, Message, Nak, NakReason, Shuffle,

@@ -21,7 +21,7 @@ check running and with it off (``rounds_per_second_check_running``/``_off``). Th
 the verified mark (docs/journal.md, "Start-up check"), so neither should grow with the journal;
 ``full_verify_seconds_estimate`` scales the full check's rate on the newest file to the whole
 journal (what ``tablectl journal verify`` costs on demand). ``protection_warm_seconds`` is
-the game-protection monitors' warm-up (``controller.protection.history``: the last 2,000 decks,
+the game-protection monitors' warm-up (``controller.service.wiring.warmup``: the last 2,000 decks,
 read through the journal's reader from the newest file's end), measured alone on the same
 journal: bounded by decks, not by the journal, and no longer part of READY (the service warms
 the monitors on their own thread while the table runs).
@@ -61,8 +61,8 @@ from controller.journal.startup import check_journal  # noqa: E402
 from controller.journal.verify import verify  # noqa: E402
 from controller.protection.feed import Feed  # noqa: E402
 from controller.protection.guard import Guard, TableGuard  # noqa: E402
-from controller.protection.history import warm_from_journal  # noqa: E402
-from controller.service.client import ControlClient  # noqa: E402
+from controller.service.wiring.warmup import warm_from_journal  # noqa: E402
+from controller.service.control.client import ControlClient  # noqa: E402
 
 TABLE = "BENCH-SVC"
 _SEQ_NUMBER = 987654321987654321

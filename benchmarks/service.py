@@ -47,7 +47,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from controller.service.client import ControlClient  # noqa: E402
+from controller.service.control.client import ControlClient  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 GOALS = {"rss_mb": 40.0, "idle_cpu_percent": 1.0, "ready_seconds": 1.5,

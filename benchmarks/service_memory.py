@@ -27,7 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.service import _round, service_config  # noqa: E402
-from controller.service.client import CommandRefused, ControlClient  # noqa: E402
+from controller.service.control.client import CommandRefused, ControlClient  # noqa: E402
 
 
 def _rss_kb() -> int:

@@ -26,7 +26,7 @@ from enum import Enum
 from pathlib import Path
 from typing import IO
 
-from controller.service.client import ControlClient
+from controller.service.control.client import ControlClient
 from controller.web.auth import Role, add_account
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -213,7 +213,7 @@ def measure_latency(work: Path, rounds: int = 20) -> dict[str, float]:
     import queue
     import threading
 
-    from controller.service.client import ControlClient
+    from controller.service.control.client import ControlClient
 
     runtime = work / "run"
     runtime.mkdir(mode=0o700)

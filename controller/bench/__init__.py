@@ -4,8 +4,8 @@ One room, one thing: putting seeded simulated people and a seeded simulated devi
 table that ``tablectl run`` builds, and reporting what happened. Its modules:
 
 * :mod:`controller.bench.runner` -- :class:`Bench`, the dealer's loop that plays N rounds;
-* :mod:`controller.bench.rig` -- the service's :class:`~controller.service.wiring.Wiring` on a
-  simulated device, and the physical world the people touch;
+* :mod:`controller.bench.rig` -- the service's :class:`~controller.service.wiring.pipeline.Wiring`
+  on a simulated device, and the physical world the people touch;
 * :mod:`controller.bench.actors` -- the players and the pit supervisor;
 * :mod:`controller.bench.round` -- the actors' view of the round, from table events only;
 * :mod:`controller.bench.faults` -- ``--faults`` parsed, and the injector;

@@ -1,5 +1,6 @@
-"""The bench's table: the service's own :class:`~controller.service.wiring.Wiring` (the code path
-of ``tablectl run``) on a seeded simulated device, and the physical world the actors touch.
+"""The bench's table: the service's own :class:`~controller.service.wiring.pipeline.Wiring` (the
+code path of ``tablectl run``) on a seeded simulated device, and the physical world the actors
+touch.
 
 Nothing here commands a device. The journal, recovery, the table thread, the real driver on a
 real pty with deferred acknowledgement and the product's device operator are all the service's;
@@ -23,12 +24,12 @@ from controller.games.catalog import get_game
 from controller.games.rules import GameId
 from controller.journal.policy import Durability
 from controller.protection.feed import Feed
-from controller.service.clockwatch import ClockPolicy, Unsynchronised
 from controller.service.config import (
     SIM_URL, DeviceConfig, DeviceKind, JournalConfig, ServiceConfig, ShoeDialect,
 )
-from controller.service.tablethread import InputSubscriber
-from controller.service.wiring import Wiring
+from controller.service.policy import ClockPolicy, Unsynchronised
+from controller.service.wiring.tablethread import InputSubscriber
+from controller.service.wiring.pipeline import Wiring
 from controller.table import commands as cmd
 from firmware_sim.faults import FaultKind, FaultSpec
 

@@ -1,8 +1,8 @@
 """A simulated table, end to end, through the service's own wiring (``tablectl bench``).
 
 The table is built exactly as ``tablectl run`` builds it (:class:`controller.bench.rig.BenchRig`
-around :class:`controller.service.wiring.Wiring`): journal, recovery, the table thread, the real
-driver reading a seeded simulator over a real pty with deferred acknowledgement, and the
+around :class:`controller.service.wiring.pipeline.Wiring`): journal, recovery, the table thread, the
+real driver reading a seeded simulator over a real pty with deferred acknowledgement, and the
 product's device operator, which shuffles, dispenses and (in sim mode) lifts the hands. The bench
 adds only the people: the dealer here (open, no more bets, reveal, settle), the players and the
 pit supervisor in :mod:`controller.bench.actors`, all acting through table commands (a device

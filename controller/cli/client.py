@@ -28,7 +28,7 @@ from controller import strictjson
 from controller.cli.output import json_text, printable
 from controller.errors import TablectlError
 from controller.strictjson import StrictJsonError
-from controller.service.client import CommandRefused, ControlClient
+from controller.service.control.client import CommandRefused, ControlClient
 from controller.service.config import DEFAULT_CONTROL_SOCKET, bench_runtime_dir, load_config
 from controller.service.errors import ControlError
 from controller.service.protocol import MAX_BATCH_WAGERS, VERBS, ErrorCode

@@ -3,7 +3,7 @@
 A bad config is one line naming the file, the key and the problem, exit 2: the service refuses
 to start rather than run a table on a guess, and systemd does not retry it. A journal disk that
 is full or read-only is not a config error: one line, a wait that backs off across restarts,
-then exit 75 (``EX_TEMPFAIL``), which systemd retries (:mod:`controller.service.backoff`).
+then exit 75 (``EX_TEMPFAIL``), which systemd retries (:mod:`controller.service.lifecycle.backoff`).
 ``--check`` only validates (exit 0 when good), for ``ExecStartPre=`` or an operator editing
 ``/etc/tablectl/tablectl.toml``.
 
@@ -27,10 +27,10 @@ from controller.journal.damage import Damage, check_line
 from controller.journal.errors import JournalError
 from controller.journal.files import journal_files, read_lines
 from controller.journal.record import Record
-from controller.service.app import Service
-from controller.service.backoff import EXIT_TEMPFAIL, StartBackoff
+from controller.service.lifecycle.app import Service
+from controller.service.lifecycle.backoff import EXIT_TEMPFAIL, StartBackoff
 from controller.service.config import ServiceConfig, default_bench_config, load_config
-from controller.service.devices import check_device_path
+from controller.service.wiring.devices import check_device_path
 from controller.service.errors import ConfigError, ResourceUnavailableError, ServiceError
 from controller.service.keyfile import load_service_key
 
@@ -153,8 +153,8 @@ def run(args: argparse.Namespace) -> int:
 def _retry_later(service: Service, backoff: StartBackoff, error: ResourceUnavailableError
                  ) -> int:
     """A full or read-only journal disk may come back: say so, wait (backing off across
-    systemd's restarts, :mod:`controller.service.backoff`; a stop request ends the wait) and
-    exit :data:`EXIT_TEMPFAIL`, which the unit restarts, unlike exit 2."""
+    systemd's restarts, :mod:`controller.service.lifecycle.backoff`; a stop request ends the wait)
+    and exit :data:`EXIT_TEMPFAIL`, which the unit restarts, unlike exit 2."""
     delay = backoff.failed()
     print(f"tablectl run: {error}; exit {EXIT_TEMPFAIL} in {delay:g} s for systemd to retry "
           f"(failure {backoff.failures()} in a row)", file=sys.stderr)

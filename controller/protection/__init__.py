@@ -9,10 +9,13 @@
 - :mod:`.diagnosis`: the fault a finding points to, one alert per episode;
 - :mod:`.limits`: their limits, measured by ``benchmarks/protection.py``;
 - :mod:`.guard`: the monitors on the table's card stream (live) or a journal's (offline);
-- :mod:`.history`: their evidence carried across a restart (the journal's last decks);
 - :mod:`.tally`: the totals the surveillance report draws;
 - :mod:`.risk`: a flagged machine's risk in money per bet (offline, the report only: it
   is not imported here, so the table's guard never loads it).
+
+Their evidence carried across a restart (the journal's last decks fed through a fresh guard)
+is the service's (:mod:`controller.service.wiring.warmup`): it reads the journal, which sits
+above game protection, so nothing here imports the journal.
 
 Pure Python with no third-party import: it runs on the Pi beside the table. The offline report
 (:mod:`controller.analysis.integrity`) uses numpy/matplotlib from the ``analysis`` extra.

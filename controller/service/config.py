@@ -31,20 +31,19 @@ from typing import Any, TypeVar
 from controller.games.catalog import GAMES
 from controller.games.rules import GameId, GameRules
 from controller.journal.policy import Durability
-from controller.service.connections import (
+from controller.protection.feed import Feed
+from controller.service.errors import ConfigError
+from controller.service.policy import (
+    DEFAULT_FLOOD_BURST,
+    DEFAULT_FLOOD_WINDOW_SECONDS,
     DEFAULT_IDLE_SECONDS,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_PER_ACCOUNT,
     DEFAULT_RESERVED_CONNECTIONS,
+    ClockPolicy,
     ConnectionLimits,
-)
-from controller.protection.feed import Feed
-from controller.service.clockwatch import ClockPolicy, Unsynchronised
-from controller.service.errors import ConfigError
-from controller.service.floodgate import (
-    DEFAULT_FLOOD_BURST,
-    DEFAULT_FLOOD_WINDOW_SECONDS,
     FloodLimits,
+    Unsynchronised,
 )
 from controller.service.protocol import MAX_MINOR_UNITS
 from controller.service.tomlread import Section
@@ -150,7 +149,7 @@ class JournalConfig:
     flood: FloodLimits = FloodLimits()
     """``flood_burst`` / ``flood_window_s``: per source, refused commands and link errors
     journaled in full per window; the rest counted in one ``flood_summary``
-    (:mod:`controller.service.floodgate`)."""
+    (:mod:`controller.service.wiring.floodgate`)."""
 
     def unkeyed_warning(self) -> str | None:
         """The loud line for a journal without HMAC (start-up log, ``run --check``)."""

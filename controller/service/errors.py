@@ -34,5 +34,5 @@ class ControlError(TablectlError, RuntimeError):
 class ResourceUnavailableError(ServiceError):
     """Something the service needs that may come back on its own: the journal's disk full,
     read-only or failing. Not a configuration error, so ``tablectl run`` exits with
-    :data:`controller.service.backoff.EXIT_TEMPFAIL`, which systemd retries (exit 2 it does
-    not)."""
+    :data:`controller.service.lifecycle.backoff.EXIT_TEMPFAIL`, which systemd retries (exit 2 it
+    does not)."""

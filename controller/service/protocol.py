@@ -11,7 +11,8 @@ command (``dealer:<id>``, ``supervisor:<id>``) for the journal, while the socket
 credentials say which account sent it. A delegate (the web process, in ``control.web_group``)
 may add ``"acting_for": {"name": "alice", "role": "supervisor"}``: the person logged in on its
 screen and the role it acts in, which the socket accepts only up to the roles the service config
-gives delegates (:mod:`.access`). Any other field is refused, like an unknown config key.
+gives delegates (:mod:`controller.service.control.access`). Any other field is refused, like an
+unknown config key.
 
 A reply is ``{"id": 7, "ok": true, "result": {...}}`` or ``{"id": 7, "ok": false, "error":
 {"code": "forbidden", "message": "..."}}``; ``id`` is ``null`` when the request was too broken to

@@ -22,7 +22,7 @@ from typing import Any
 
 import structlog
 
-from controller.service.client import CommandRefused, ControlClient
+from controller.service.control.client import CommandRefused, ControlClient
 from controller.service.errors import ControlError
 from controller.service.protocol import MAX_BATCH_WAGERS
 from controller.studio.book import RoundBook, wager_id

@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import structlog
 
-from controller.service.client import CommandRefused
+from controller.service.control.client import CommandRefused
 from controller.service.errors import ControlError
 from controller.studio.config import StudioConfig
 from controller.studio.errors import StudioError, StudioRefusal

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.service.client import CommandRefused, ControlClient
+from controller.service.control.client import CommandRefused, ControlClient
 from controller.service.errors import ControlError
 from controller.service.protocol import MAX_TEXT_CHARS, VERBS, Role as SocketRole
 from controller.web.auth import Role, Session

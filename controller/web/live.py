@@ -21,7 +21,7 @@ from typing import Any
 
 import structlog
 
-from controller.service.client import CommandRefused, ControlClient
+from controller.service.control.client import CommandRefused, ControlClient
 from controller.service.protocol import ErrorCode
 from controller.service.errors import ControlError
 from controller.errors import TablectlError

@@ -140,4 +140,4 @@ def test_one_pipeline_no_private_operator() -> None:
         imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                      for alias in node.names}
         assert not imported & forbidden, f"{module.name} imports {imported & forbidden}"
-        assert "controller.service.wiring" in imported or module.name != "rig.py"
+        assert "controller.service.wiring.pipeline" in imported or module.name != "rig.py"

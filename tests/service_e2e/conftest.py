@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from controller.service.client import ControlClient
+from controller.service.control.client import ControlClient
 from firmware_sim.scanner import ScannerShoeSim
 from firmware_sim.serve import PtyServer
 from firmware_sim.shuffler import ShufflerSim

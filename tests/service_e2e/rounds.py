@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.journal.reader import iter_records
-from controller.service.client import ControlClient
+from controller.service.control.client import ControlClient
 from tests.service_e2e.conftest import WAGERS, HeldDevice, wait_for
 
 INTERRUPTION = {

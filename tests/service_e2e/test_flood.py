@@ -17,8 +17,9 @@ import pytest
 
 from controller.journal.reader import iter_records
 from controller.journal.record import Record
-from controller.service.client import CommandRefused
-from controller.service.floodgate import DEFAULT_FLOOD_BURST, FLOOD_SUMMARY
+from controller.service.control.client import CommandRefused
+from controller.service.wiring.floodgate import FLOOD_SUMMARY
+from controller.service.policy import DEFAULT_FLOOD_BURST
 from tests.service_e2e.conftest import EVENT_SECONDS, Processes, config_toml
 
 FLOOD = 500
@@ -28,7 +29,7 @@ FLOOD = 500
 def _flood(service_socket: Path, count: int) -> list[str]:
     """``round.close`` with no round open (refused: bets are not open), ``count`` times, each
     under another ``actor`` (the text a request claims); the refusal messages."""
-    from controller.service.client import ControlClient
+    from controller.service.control.client import ControlClient
 
     messages = []
     with ControlClient(service_socket, timeout=EVENT_SECONDS) as client:

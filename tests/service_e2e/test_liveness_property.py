@@ -41,11 +41,11 @@ from hypothesis.stateful import (
 )
 
 from controller.cli import build_parser
-from controller.service.app import Service
-from controller.service.client import CommandRefused, ControlClient
+from controller.service.lifecycle.app import Service
+from controller.service.control.client import CommandRefused, ControlClient
 from controller.service.config import parse_config
 from controller.service.errors import ControlError
-from controller.service.liveness import COMMAND, VOID
+from controller.service.wiring.liveness import COMMAND, VOID
 from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.framed import bind_server
 from firmware_sim.serve import PtyServer

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from controller.service.config import parse_config
-from controller.service.wiring import Wiring
+from controller.service.wiring.pipeline import Wiring
 from controller.table import commands as cmd
 from tests.service_e2e.conftest import EVENT_SECONDS, Processes, config_toml
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from controller.journal.verify import verify
-from controller.service.client import CommandRefused, ControlClient
+from controller.service.control.client import CommandRefused, ControlClient
 from tests.lines import LineReader
 from tests.service_e2e.conftest import (
     GAMES,

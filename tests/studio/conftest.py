@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from benchmarks.floorlab import free_port
-from controller.service.client import ControlClient
+from controller.service.control.client import ControlClient
 from tests.feed_e2e.broker import make_pki
 from tests.service_e2e.conftest import Processes, ServiceProcess, config_toml
 from tests.service_e2e.conftest import fixture_processes as fixture_processes  # noqa: F401

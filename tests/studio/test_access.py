@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from controller.errors import TablectlError
-from controller.service.access import AccessPolicy, Peer
+from controller.service.control.access import AccessPolicy, Peer
 from controller.service.config import load_config
 from controller.service.protocol import ActingFor, ErrorCode, Refusal, Request, Role
 

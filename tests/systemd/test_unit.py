@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from controller.service.config import DEFAULT_CONTROL_SOCKET, load_config
-from controller.service.connections import FD_HEADROOM, ConnectionLimits
+from controller.service.policy import FD_HEADROOM, ConnectionLimits
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "tablectl.service"
@@ -148,7 +148,7 @@ def test_a_full_or_read_only_disk_is_restarted_with_its_count_kept() -> None:
     holds the backoff's count survives the restart; and the longest wait plus RestartSec keeps
     StartLimitBurst= starts from falling in one StartLimitIntervalSec= (the unit would then
     fail for good while the disk is still full)."""
-    from controller.service.backoff import EXIT_TEMPFAIL, FIRST_SECONDS, MAX_SECONDS
+    from controller.service.lifecycle.backoff import EXIT_TEMPFAIL, FIRST_SECONDS, MAX_SECONDS
 
     unit = parse_unit(UNIT.read_text(encoding="utf-8"))
     service = unit["Service"]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.service.client import ControlClient
+from controller.service.control.client import ControlClient
 from controller.web.auth import Role, add_account
 
 CHROMIUM = "/usr/bin/chromium"

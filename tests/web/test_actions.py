@@ -19,7 +19,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from controller.journal.reader import iter_entries
-from controller.service.control import AccessPolicy, ControlClient, ControlServer
+from controller.service.control.server import AccessPolicy, ControlClient, ControlServer
 from controller.service.protocol import Role as SocketRole
 from controller.web.app import WebApp
 from controller.web.auth import Authenticator, Role, add_account, load_accounts

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from controller.service.control import AccessPolicy, ControlServer
+from controller.service.control.server import AccessPolicy, ControlServer
 from controller.service.protocol import Role as SocketRole
 from controller.web.live import Broadcast, TableFollower
 from tests.controller.service.operator_rig import Rig

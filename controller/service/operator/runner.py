@@ -7,9 +7,10 @@ order, so the operator never acts on a device event the table has not seen (the 
 block on the device's answer, which is why this is not the table thread.
 
 The same path for every device: ``url = "sim"`` only changes what is at the other end of the
-pty; the person at a simulated table is :class:`controller.service.simdealer.SimulatedDealer`.
-A shoe has no commands to send here (the dealer draws); the operator only tells the driver a
-fresh shoe was confirmed, so duplicate detection starts over.
+pty; the person at a simulated table is
+:class:`controller.service.wiring.simdealer.SimulatedDealer`. A shoe has no commands to send here
+(the dealer draws); the operator only tells the driver a fresh shoe was confirmed, so duplicate
+detection starts over.
 
 Bounded effort: at most :data:`MAX_ACTIONS_PER_WAKE` commands per input or expiry, failures back
 off and end in a hold (see :mod:`.effort`); the give-up is journaled once as

@@ -46,7 +46,7 @@ def _modules_after(*argv: str) -> set[str]:
             "from controller.cli import main\n"
             f"assert main({list(argv)!r}) == 0\n"
             "if 'controller.cli.run' in sys.modules:\n"
-            "    import controller.service.app, controller.service.wiring\n"
+            "    import controller.service.lifecycle.app, controller.service.wiring.pipeline\n"
             "print('\\n'.join(name for name, module in sys.modules.items()\n"
             "      if type(module).__name__ != 'DeferredModule'))\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
@@ -60,7 +60,7 @@ def test_run_loads_neither_other_subcommands_nor_asyncio() -> None:
     does not load the service."""
     run = _modules_after("run", "--check")
     assert "controller.cli.run" in run and "structlog" in run
-    assert "controller.service.wiring" in run
+    assert "controller.service.wiring.pipeline" in run
     others = {c.module for c in COMMANDS} - {"controller.cli.run"}
     assert run & others == set()
     assert "asyncio" not in run and "ssl" not in run

@@ -28,9 +28,9 @@ from controller.games.cards import parse_cards
 from controller.journal import Durability, JournalWriter, iter_records, verify
 from controller.journal.recovery import recover
 from controller.journal.replay import replay_records
-from controller.service.handler import TableHandler
+from controller.service.wiring.handler import TableHandler
 from controller.service.protocol import ErrorCode, Refusal, Request
-from controller.service.tablethread import AWAITING_JOURNAL, TableThread
+from controller.service.wiring.tablethread import AWAITING_JOURNAL, TableThread
 from controller.table.layout import TableLayout
 from drivers import events as dev
 from tests.controller.journal.smalldisk import PAGE, fill, small_disk

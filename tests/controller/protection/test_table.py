@@ -12,8 +12,8 @@ from controller.journal.recorder import JournaledTable
 from controller.journal.recovery import recover
 from controller.journal.replay import replay_records
 from controller.protection import Guard, TableGuard
-from controller.protection.history import WarmingGuard, warm_from_journal
-from controller.service.handler import event_json
+from controller.service.wiring.warmup import WarmingGuard, warm_from_journal
+from controller.service.wiring.handler import event_json
 from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.layout import TableLayout

@@ -12,9 +12,9 @@ from controller.journal.policy import Durability
 from controller.journal.recovery import recover
 from controller.journal.writer import JournalWriter
 from controller.service.config import ServiceConfig, parse_config
-from controller.service.control import Peer
+from controller.service.control.server import Peer
 from controller.service.protocol import Role
-from controller.service.tablethread import TableThread
+from controller.service.wiring.tablethread import TableThread
 from controller.table.layout import TableLayout
 
 DEALER = Peer(10, 1001, 1001, Role.OPERATOR)

@@ -16,8 +16,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from controller.service.connections import ConnectionLimits
-from controller.service.control import AccessPolicy, ControlServer, Peer
+from controller.service.control.server import AccessPolicy, ControlServer, Peer
+from controller.service.policy import ConnectionLimits
 from controller.service.protocol import Request
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.service.config import parse_config
-from controller.service.wiring import Wiring
+from controller.service.wiring.pipeline import Wiring
 from controller.table import commands as cmd
 from firmware_sim.framed import bind_server
 from firmware_sim.serve import PtyServer

@@ -17,11 +17,11 @@ import pytest
 
 from controller.cli import main
 from controller.cli import run as run_cli
-from controller.service.app import Health, Service
+from controller.service.lifecycle.app import Health, Service
 from controller.service.config import ServiceConfig
-from controller.service.control import CommandRefused, ControlClient, Peer
+from controller.service.control.server import CommandRefused, ControlClient, Peer
 from controller.service.protocol import ErrorCode, Request
-from controller.service.sdnotify import Notifier
+from controller.service.lifecycle.sdnotify import Notifier
 from tests.controller.service.conftest import service_toml
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -12,16 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from controller.service.clockwatch import (
-    CLOCK_DEVICE,
-    ClockMonitor,
-    ClockPolicy,
-    ClockWatch,
-    Unsynchronised,
-)
+from controller.service.clock.watch import CLOCK_DEVICE, ClockMonitor, ClockWatch
 from controller.service.config import parse_config
 from controller.service.errors import ConfigError
-from controller.service.kernelclock import (
+from controller.service.clock.kernel import (
     BOOT_ID_PATH,
     ClockReading,
     KernelClock,
@@ -29,6 +23,7 @@ from controller.service.kernelclock import (
     read_adjtimex,
     time_source,
 )
+from controller.service.policy import ClockPolicy, Unsynchronised
 from drivers.events import ClockReport
 from tests.controller.service.conftest import MINIMAL
 
@@ -79,7 +74,7 @@ def test_libc_is_looked_up_once_not_at_every_poll(monkeypatch: pytest.MonkeyPatc
     The lookup is done once; later reads never ask again (a lookup now fails the test)."""
     import ctypes.util
 
-    from controller.service import kernelclock
+    from controller.service.clock import kernel as kernelclock
 
     kernelclock._adjtimex.cache_clear()
     read_adjtimex()

@@ -23,9 +23,9 @@ from controller.cli import main
 from controller.journal import iter_records, verify
 from controller.journal.replay import replay_records
 from controller.service.config import ServiceConfig, parse_config
-from controller.service.kernelclock import ClockReading, boot_id
+from controller.service.clock.kernel import ClockReading, boot_id
 from controller.service.protocol import Refusal, Request
-from controller.service.wiring import Wiring
+from controller.service.wiring.pipeline import Wiring
 from tests.controller.service.conftest import DEALER, MINIMAL, SUPERVISOR
 
 HOUR_NS = 3600 * 10**9

@@ -22,8 +22,8 @@ from controller.service.config import (
     load_config,
     parse_config,
 )
-from controller.service.connections import ConnectionLimits
 from controller.service.errors import ConfigError
+from controller.service.policy import ConnectionLimits
 from controller.service.protocol import MAX_MINOR_UNITS
 from controller.settlement.model import BetLimit
 from tests.controller.service.conftest import MINIMAL

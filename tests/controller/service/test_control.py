@@ -22,10 +22,10 @@ import structlog
 from structlog.testing import capture_logs
 
 from controller.errors import WagerError
-from controller.service import connections as connections_module
-from controller.service import control as control_module
-from controller.service.connections import ConnectionLimits, RepeatedError
-from controller.service.control import (
+from controller.service.control import connections as connections_module
+from controller.service.control import server as control_module
+from controller.service.control.connections import RepeatedError
+from controller.service.control.server import (
     AccessPolicy,
     CommandRefused,
     ControlClient,
@@ -34,6 +34,7 @@ from controller.service.control import (
     Peer,
 )
 from controller.service.errors import ControlError, ServiceError
+from controller.service.policy import ConnectionLimits
 from controller.service.protocol import MAX_LINE_BYTES, ErrorCode, Request, Role
 
 OPERATORS = "tablectl-operators"

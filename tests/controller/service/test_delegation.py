@@ -14,7 +14,12 @@ from pathlib import Path
 import pytest
 
 from controller.service.config import parse_config
-from controller.service.control import AccessPolicy, CommandRefused, ControlClient, ControlServer
+from controller.service.control.server import (
+    AccessPolicy,
+    CommandRefused,
+    ControlClient,
+    ControlServer,
+)
 from controller.service.errors import ConfigError
 from controller.service.protocol import ErrorCode, Role
 from tests.controller.service.test_control import OPERATORS, SURVEILLANCE, Groups, Recorder

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from controller.service.config import DeviceConfig, DeviceKind
-from controller.service.devices import DealingDevice, check_device_path, open_device
+from controller.service.wiring.devices import DealingDevice, check_device_path, open_device
 from controller.service.errors import ServiceError
 from drivers.events import DeviceEvent, DeviceOnline
 from firmware_sim.framed import HEARTBEAT_SECONDS

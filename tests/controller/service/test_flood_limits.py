@@ -22,19 +22,17 @@ import pytest
 
 from controller.journal.reader import iter_records
 from controller.journal.record import Record
-from controller.service.access import Peer
+from controller.service.control.access import Peer
 from controller.service.config import parse_config
-from controller.service.floodgate import (
+from controller.service.wiring.floodgate import FLOOD_SUMMARY, Floodgate, FloodKind
+from controller.service.wiring.handler import flood_source
+from controller.service.policy import (
     DEFAULT_FLOOD_BURST,
     DEFAULT_FLOOD_WINDOW_SECONDS,
-    FLOOD_SUMMARY,
-    Floodgate,
-    FloodKind,
     FloodLimits,
 )
-from controller.service.handler import flood_source
 from controller.service.protocol import Role
-from controller.service.wiring import Wiring
+from controller.service.wiring.pipeline import Wiring
 from firmware_sim.beetek import BeeTekShoeSim
 from firmware_sim.serve import PtyServer
 from tests.controller.service.conftest import ALLOW_CLOCK

@@ -12,9 +12,9 @@ import pytest
 from controller.journal.policy import Durability
 from controller.journal.recovery import recover
 from controller.journal.writer import JournalWriter
-from controller.service.handler import TableHandler
+from controller.service.wiring.handler import TableHandler
 from controller.service.protocol import ErrorCode, Refusal, Request
-from controller.service.tablethread import TableThread
+from controller.service.wiring.tablethread import TableThread
 from controller.table import commands as cmd
 from controller.table.layout import TableLayout
 from tests.controller.service.conftest import DEALER, SUPERVISOR

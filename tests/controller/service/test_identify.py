@@ -18,7 +18,7 @@ from structlog.testing import capture_logs
 from controller.journal.reader import iter_records
 from controller.journal.recorder import DEVICE_IDENTIFIED
 from controller.service.config import parse_config
-from controller.service.wiring import Wiring
+from controller.service.wiring.pipeline import Wiring
 from drivers.framed.messages import MsgType
 from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.shoe_framed import IDENTITY as SHOE

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from controller.journal import verify
-from controller.service.backoff import EXIT_TEMPFAIL, StartBackoff
+from controller.service.lifecycle.backoff import EXIT_TEMPFAIL, StartBackoff
 from controller.service.config import ServiceConfig, load_config
 from controller.service.protocol import ErrorCode, Refusal
 from tests.controller.journal.smalldisk import PAGE, fill, remount, small_disk

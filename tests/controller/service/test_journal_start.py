@@ -15,7 +15,7 @@ from controller.cli import main
 from controller.journal import iter_records
 from controller.journal.head import HEAD_NAME, SLOT_BYTES, VERIFIED_NAME, read_head, read_mark
 from controller.journal.record import canonical_json
-from controller.service.app import Service
+from controller.service.lifecycle.app import Service
 from controller.service.config import ServiceConfig, load_config
 from controller.service.keyfile import load_service_key
 from controller.service.protocol import ErrorCode, Refusal, Request

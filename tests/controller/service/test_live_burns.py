@@ -23,7 +23,7 @@ from controller.games.cards import Card
 from controller.journal import iter_records
 from controller.journal.replay import replay_records
 from controller.service.config import parse_config
-from controller.service.wiring import Wiring
+from controller.service.wiring.pipeline import Wiring
 from controller.table import commands as cmd
 from firmware_sim.beetek import BeeTekShoeSim
 from firmware_sim.scanner import ScannerShoeSim

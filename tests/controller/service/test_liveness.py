@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from controller.cli import build_parser
-from controller.service.handler import TableHandler
-from controller.service.liveness import COMMAND, offered_to, round_waits, waits
+from controller.service.wiring.handler import TableHandler
+from controller.service.wiring.liveness import COMMAND, offered_to, round_waits, waits
 from controller.service.operator import DeviceMachine, HoldReason, Op
 from controller.service.protocol import Refusal, Request, Role, decode_request
-from controller.service.tablethread import TableThread
+from controller.service.wiring.tablethread import TableThread
 from controller.table import commands as cmd
 from controller.table.states import RoundState
 from tests.controller.service.conftest import DEALER, SUPERVISOR

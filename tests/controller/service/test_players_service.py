@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from controller.journal import iter_records
-from controller.service.access import Peer
+from controller.service.control.access import Peer
 from controller.service.config import parse_config
 from controller.service.errors import ConfigError
 from controller.service.protocol import Role, decode_request

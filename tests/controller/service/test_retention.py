@@ -18,8 +18,8 @@ from structlog.testing import capture_logs
 from controller.journal import Anchor, Durability, JournalWriter, verify
 from controller.journal.errors import JournalIOError
 from controller.journal.retention import RetentionResult, apply_retention
-from controller.service import retention as retention_module
-from controller.service.retention import (
+from controller.service.wiring import retention as retention_module
+from controller.service.wiring.retention import (
     RETENTION_INTERVAL_SECONDS,
     Outcome,
     RetentionTimer,

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from controller.service.sdnotify import Notifier, watchdog_interval
+from controller.service.lifecycle.sdnotify import Notifier, watchdog_interval
 
 
 def test_ready_with_status(notify_socket: tuple[str, socket.socket]) -> None:

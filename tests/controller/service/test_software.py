@@ -11,9 +11,9 @@ import pytest
 
 from controller.journal import iter_records
 from controller.selfcheck import status as software_status
-from controller.service.app import Service
+from controller.service.lifecycle.app import Service
 from controller.service.config import parse_config
-from controller.service.control import CommandRefused, ControlClient
+from controller.service.control.server import CommandRefused, ControlClient
 from controller.service.protocol import ErrorCode
 from tests.controller.cli.test_selfcheck import write_key_pair
 from tests.controller.service.conftest import service_toml

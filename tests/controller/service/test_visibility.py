@@ -14,13 +14,13 @@ from structlog.testing import capture_logs
 
 from controller.cli.client import describe
 from controller.games.catalog import GAMES
-from controller.service.app import Service
+from controller.service.lifecycle.app import Service
 from controller.service.config import parse_config
 from controller.games.cards import parse_card
-from controller.service.control import AccessPolicy, ControlClient, Peer
-from controller.service.handler import TableHandler
+from controller.service.control.server import AccessPolicy, ControlClient, Peer
+from controller.service.wiring.handler import TableHandler
 from controller.service.protocol import Request, Role
-from controller.service.tablethread import TableThread, Ticket
+from controller.service.wiring.tablethread import TableThread, Ticket
 from controller.table import events as ev
 from tests.controller.service.conftest import DEALER
 from controller.service.visibility import redact_event, redact_status

@@ -10,7 +10,7 @@ import pytest
 
 from controller.journal import iter_records
 from controller.service.config import ServiceConfig, load_config
-from controller.service.client import CommandRefused, ControlClient
+from controller.service.control.client import CommandRefused, ControlClient
 from controller.service.protocol import MAX_BATCH_WAGERS, ErrorCode
 from tests.controller.service.conftest import service_toml
 from tests.controller.service.test_journal_start import Running

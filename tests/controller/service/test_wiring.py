@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from controller.service.errors import ServiceError
-from controller.service.handler import TableHandler
+from controller.service.wiring.handler import TableHandler
 from controller.service.keyfile import load_service_key
 from controller.service.protocol import ErrorCode, Refusal, Request
-from controller.service.tablethread import TableThread
+from controller.service.wiring.tablethread import TableThread
 from controller.table import events as ev
 from tests.controller.service.conftest import DEALER, SUPERVISOR
 

@@ -1,9 +1,9 @@
 """The wired table: journal -> recovery -> table thread -> device and its operator -> handler.
 
-Kept apart from :mod:`.app` (the lifecycle and systemd) so that this is the one module that
-imports the table, the journal, the drivers and the simulators; ``Service`` with an injected
-handler stays light. Every failure to start is a :class:`ServiceError` naming the config key
-and the cause, and whatever was opened before it is closed again.
+Kept apart from :mod:`controller.service.lifecycle.app` (the lifecycle and systemd) so that this is
+the one module that imports the table, the journal, the drivers and the simulators; ``Service`` with
+an injected handler stays light. Every failure to start is a :class:`ServiceError` naming the config
+key and the cause, and whatever was opened before it is closed again.
 """
 
 from __future__ import annotations
@@ -34,24 +34,24 @@ from controller.journal.startup import (
 )
 from controller.journal.writer import JournalWriter
 from controller.protection.guard import Guard
-from controller.protection.history import WarmingGuard
+from controller.service.wiring.warmup import WarmingGuard
 from controller.selfcheck.manifest import CheckResult
 from controller.selfcheck import status as selfcheck_status
 from controller.selfcheck.status import check_and_record
 from controller.service.config import DeviceKind, ServiceConfig, SoftwareVerify
-from controller.service.clockwatch import ClockMonitor
-from controller.service.devices import DealingDevice, check_device_path, open_device
+from controller.service.clock.watch import ClockMonitor
+from controller.service.wiring.devices import DealingDevice, check_device_path, open_device
 from controller.service.errors import ResourceUnavailableError, ServiceError
-from controller.service.floodgate import Floodgate
-from controller.service.handler import TableHandler, event_json
-from controller.service.health import Health
-from controller.service.kernelclock import ClockSource, KernelClock
+from controller.service.wiring.floodgate import Floodgate
+from controller.service.wiring.handler import TableHandler, event_json
+from controller.service.wiring.health import Health
+from controller.service.clock.kernel import ClockSource, KernelClock
 from controller.service.keyfile import load_service_key
-from controller.service.liveness import waits
+from controller.service.wiring.liveness import waits
 from controller.service.operator import DeviceOperator
-from controller.service.retention import RetentionTimer
-from controller.service.simdealer import SimulatedDealer
-from controller.service.tablethread import InputSubscriber, JournalHold, TableThread
+from controller.service.wiring.retention import RetentionTimer
+from controller.service.wiring.simdealer import SimulatedDealer
+from controller.service.wiring.tablethread import InputSubscriber, JournalHold, TableThread
 from controller.table import events as ev
 from drivers import events as dev
 

@@ -1,6 +1,6 @@
 """The daily retention pass: a service that runs for months still lets old journal files go.
 
-Start-up applies retention once (:mod:`.wiring`); a table that is never restarted would
+Start-up applies retention once (:mod:`.pipeline`); a table that is never restarted would
 otherwise keep every file for ever, until the SD card is full and the journal can no longer
 write, which stops the table. So :class:`RetentionTimer` applies it again every
 ``interval`` seconds (a day) on its own thread, for as long as the service runs.

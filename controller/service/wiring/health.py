@@ -1,7 +1,7 @@
 """What the service's health probe answers (:class:`Health`): its own module so that the
-lifecycle (:mod:`.app`) and the wired table (:mod:`.wiring`) both use it without importing each
-other (``app`` imports ``wiring`` when it wires the table; ``wiring`` importing ``app`` for this
-class made the two a cycle)."""
+lifecycle (:mod:`controller.service.lifecycle.app`) and the wired table (:mod:`.pipeline`) both use
+it without importing each other (``app`` imports ``wiring`` when it wires the table; ``wiring``
+importing ``app`` for this class made the two a cycle)."""
 
 from __future__ import annotations
 

@@ -30,43 +30,14 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from controller.service.access import Peer
+from controller.service.control.access import Peer
+from controller.service.policy import ConnectionLimits
 from controller.service.protocol import ErrorCode, RequestId, Role, encode, error_reply
 
 log = structlog.get_logger(__name__)
 
-DEFAULT_MAX_CONNECTIONS = 64
-DEFAULT_RESERVED_CONNECTIONS = 4
-DEFAULT_IDLE_SECONDS = 120.0
-DEFAULT_PER_ACCOUNT = 16
-DEFAULT_OUTBOX_BYTES = 1 << 20
-FD_HEADROOM = 64
-"""Descriptors kept free of control connections for the journal, devices and the loop itself."""
 SUMMARY_SECONDS = 60.0
 PRIVILEGED = frozenset({Role.SUPERVISOR, Role.ROOT})
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionLimits:
-    """The control socket's bounds (``[control]`` ``max_connections``, ``reserved_connections``,
-    ``idle_seconds``, ``max_per_account``; the output bound is fixed)."""
-
-    max_connections: int = DEFAULT_MAX_CONNECTIONS
-    reserved: int = DEFAULT_RESERVED_CONNECTIONS
-    idle_seconds: float = DEFAULT_IDLE_SECONDS
-    outbox_bytes: int = DEFAULT_OUTBOX_BYTES
-    per_account: int = DEFAULT_PER_ACCOUNT
-    """Connections one unprivileged account (uid) may hold: one dealer's runaway script cannot
-    take every slot from the other dealers and surveillance."""
-
-    def fitted(self, nofile: int) -> ConnectionLimits:
-        """These limits lowered, if need be, so that every slot fits under the open-file limit
-        ``nofile`` with :data:`FD_HEADROOM` to spare (the cap, not EMFILE, then refuses)."""
-        room = max(1, nofile - FD_HEADROOM - self.reserved)
-        if self.max_connections <= room:
-            return self
-        return ConnectionLimits(room, self.reserved, self.idle_seconds, self.outbox_bytes,
-                                self.per_account)
 
 
 @dataclass(slots=True, eq=False)

@@ -43,7 +43,7 @@ import structlog
 from controller.journal.codec import journal_round
 from controller.journal.errors import JournalBehindError, JournalError
 from controller.journal.recorder import JournaledTable
-from controller.service.floodgate import FLOOD_SUMMARY, Floodgate, FloodKind, FloodSummary
+from controller.service.wiring.floodgate import FLOOD_SUMMARY, Floodgate, FloodKind, FloodSummary
 from controller.settlement.model import Wager
 from controller.table import commands as cmd
 from controller.table import events as ev

@@ -5,7 +5,7 @@ served over a real pty by :class:`firmware_sim.serve.PtyServer`, and points the 
 the pty: every byte still crosses the framing, the link and the driver, exactly as on the table.
 The simulators run with zero shuffle and dispense times and no automatic hand-taking: the
 service's device operator (:mod:`controller.service.operator`) takes the same path as for a real
-device, and the person at the table is :class:`~controller.service.simdealer.SimulatedDealer`
+device, and the person at the table is :class:`~.simdealer.SimulatedDealer`
 (it lifts each presented hand, and shuffles and draws from a simulated shoe). Idle, the byte server ticks once a
 second, in step with the simulator's heartbeat (``idle_tick``), not 20 times: an idle table must
 not keep the Pi awake. A framed simulator answers the driver's ``RESYNC`` at once (heartbeat,

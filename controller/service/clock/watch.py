@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 import structlog
 
-from controller.service.kernelclock import ClockReading, ClockSource
+from controller.service.clock.kernel import ClockReading, ClockSource
+from controller.service.policy import ClockPolicy, Unsynchronised
 from drivers.events import ClockReport
 
 log = structlog.get_logger(__name__)
@@ -40,35 +39,16 @@ CLOCK_DEVICE = "clock"
 """The device name clock reports carry (journal actor, ``DeviceEvent.device``)."""
 
 
-class Unsynchronised(str, Enum):
-    """``[clock] unsynchronised``: may a round open while the clock cannot be trusted?"""
-
-    REFUSE = "refuse"
-    """Default on a casino table: no round opens until the clock is trusted or a supervisor
-    overrides (journaled)."""
-    ALLOW = "allow"
-    """Rounds open; the records still say how far their times can be trusted (the bench)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ClockPolicy:
-    unsynchronised: Unsynchronised = Unsynchronised.REFUSE
-    max_error_ms: int = 100
-    """A kernel error bound above this counts as untrustworthy, synchronised or not."""
-    step_threshold_ms: int = 20
-    status_interval_s: int = 600
-    poll_interval_s: float = 1.0
-
-    def verdict(self, reading: ClockReading) -> str | None:
-        """``None`` when the reading can be trusted, else why not (one phrase)."""
-        if not reading.synchronised:
-            return "clock not synchronised"
-        if reading.max_error_us is None:
-            return "clock error bound unknown"
-        if reading.max_error_us > self.max_error_ms * 1000:
-            return (f"clock error bound {reading.max_error_us / 1000:.1f} ms exceeds "
-                    f"{self.max_error_ms} ms")
-        return None
+def untrusted_because(policy: ClockPolicy, reading: ClockReading) -> str | None:
+    """``None`` when ``policy`` trusts the reading, else why not (one phrase)."""
+    if not reading.synchronised:
+        return "clock not synchronised"
+    if reading.max_error_us is None:
+        return "clock error bound unknown"
+    if reading.max_error_us > policy.max_error_ms * 1000:
+        return (f"clock error bound {reading.max_error_us / 1000:.1f} ms exceeds "
+                f"{policy.max_error_ms} ms")
+    return None
 
 
 class ClockWatch:
@@ -84,7 +64,7 @@ class ClockWatch:
     def observe(self, reading: ClockReading) -> ClockReport | None:
         previous = self.last
         self.last = reading
-        verdict = self.policy.verdict(reading)
+        verdict = untrusted_because(self.policy, reading)
         step = 0
         if previous is not None and previous.boot_id == reading.boot_id:
             moved = ((reading.wall_ns - reading.mono_ns)
@@ -169,7 +149,7 @@ class ClockMonitor:
             except Exception as error:  # noted in the record, never fatal
                 return {"trusted": False, "reason": f"clock read failed: {error}",
                         "policy": self.policy.unsynchronised.value}
-        verdict = self.policy.verdict(reading)
+        verdict = untrusted_because(self.policy, reading)
         return {**reading.to_dict(), "trusted": verdict is None, "reason": verdict or "",
                 "policy": self.policy.unsynchronised.value}
 

@@ -14,6 +14,10 @@ Feeding 2,000 decks through the monitors takes longer than the service may take 
 holds the table's new card inputs until the history is fed, so the monitors see every deck in
 the order it was dealt. The table itself never waits for protection; a finding on an input
 held meanwhile reaches the table as a late input (``report``) when the warm-up ends.
+
+It is the service's, not game protection's: it reads the journal, and the journal sits above
+game protection (its recorder holds the guard). Here, in the wiring that already reads the
+journal and installs the guard, the import runs downward only (issue 27).
 """
 
 from __future__ import annotations

@@ -31,14 +31,10 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any
 
+from controller.service.policy import FloodLimits
+
 FLOOD_SUMMARY = "flood_summary"
 """Event type of the journal record that counts what a window did not journal in full."""
-DEFAULT_FLOOD_BURST = 20
-"""Refused commands (or link errors) per source journaled in full in one window."""
-DEFAULT_FLOOD_WINDOW_SECONDS = 60
-"""The window. With the defaults one source journals at most 20 refused commands (3 records
-each at most: input, ``wager_refused``, ``command_refused``) and one summary a minute: 61
-records, where finding 7 measured about 100,000."""
 MAX_REASON_CHARS = 200
 """A reason kept in a summary is cut to this (it is code's text, but a device's may follow)."""
 
@@ -51,19 +47,6 @@ class FloodKind(str, Enum):
     """Bytes a device's link dropped (:class:`drivers.events.LinkError`)."""
     DEVICE_WARNING = "device_warning"
     """A device's non-fatal message (Bee-Tek ``<W0x01>``; what line noise can also spell)."""
-
-
-@dataclass(frozen=True, slots=True)
-class FloodLimits:
-    """``[journal] flood_burst`` and ``flood_window_s`` (docs/service.md)."""
-
-    burst: int = DEFAULT_FLOOD_BURST
-    window_seconds: float = DEFAULT_FLOOD_WINDOW_SECONDS
-
-    def __post_init__(self) -> None:
-        if self.burst < 1 or self.window_seconds <= 0:
-            raise ValueError(f"flood limits need burst >= 1 and a window > 0 s, got "
-                             f"{self.burst} in {self.window_seconds} s")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""The control socket: a Unix domain socket server speaking :mod:`.protocol`, and its client.
+"""The control socket: a Unix domain socket server speaking :mod:`controller.service.protocol`, and
+its client.
 
 Who may connect and what they may send is :mod:`.access` (the kernel's ``SO_PEERCRED``, never
 anything the peer says); :class:`AccessPolicy` and :class:`Peer` are re-exported here.
@@ -37,7 +38,7 @@ from typing import Any
 import structlog
 
 from controller.errors import TablectlError
-from controller.service.access import (
+from controller.service.control.access import (
     AccessPolicy,
     Peer,
     bind_socket_file,
@@ -45,16 +46,16 @@ from controller.service.access import (
     remove_stale_socket,
     system_groups_of,
 )
-from controller.service.client import CommandRefused, ControlClient
-from controller.service.connections import (
+from controller.service.control.client import CommandRefused, ControlClient
+from controller.service.control.connections import (
     Admission,
     Connection,
-    ConnectionLimits,
     RepeatedError,
     ReserveDescriptor,
     busy_line,
     say_and_close,
 )
+from controller.service.policy import ConnectionLimits
 from controller.service.protocol import (
     MAX_LINE_BYTES,
     ErrorCode,

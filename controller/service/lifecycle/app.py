@@ -2,13 +2,15 @@
 systemd, stop cleanly.
 
 :meth:`Service.start` does, in order, and refuses to go on at the first problem (one line, no
-traceback): load the HMAC key (least privilege, :mod:`.keyfile`); open the journal; apply
-retention; **recover** the table from the journal (:func:`controller.journal.recovery.recover`:
-replay, then the game's power-failure clause for an interrupted round); start the table thread
-(:mod:`.tablethread`), the device (a real driver, or a firmware_sim device on a pty for ``url =
-"sim"``, :mod:`.devices`) and its operator (:mod:`.dealer`); then the control socket with the
-:class:`~controller.service.handler.TableHandler`; and only then READY=1. Every round event is
-journaled first (JournaledTable), then published to ``watch`` connections.
+traceback): load the HMAC key (least privilege, :mod:`controller.service.keyfile`); open the
+journal; apply retention; **recover** the table from the journal
+(:func:`controller.journal.recovery.recover`: replay, then the game's power-failure clause for an
+interrupted round); start the table thread (:mod:`controller.service.wiring.tablethread`), the
+device (a real driver, or a firmware_sim device on a pty for ``url = "sim"``,
+:mod:`controller.service.wiring.devices`) and its operator (:mod:`controller.service.operator`);
+then the control socket with the :class:`~controller.service.wiring.handler.TableHandler`; and only
+then READY=1. Every round event is journaled first (JournaledTable), then published to ``watch``
+connections.
 
 Health is a *probe*, not a timer: the health thread pings the watchdog only when the table
 thread passes a marker put on its queue, and the control loop answers a probe, each within a
@@ -26,11 +28,11 @@ from typing import Any
 import structlog
 
 from controller.service.config import ServiceConfig
-from controller.service.control import AccessPolicy, ControlServer, Handler, Peer
+from controller.service.control.server import AccessPolicy, ControlServer, Handler, Peer
 from controller.service.errors import ServiceError
-from controller.service.health import Health
+from controller.service.wiring.health import Health
 from controller.service.protocol import ErrorCode, Refusal, Request, Role
-from controller.service.sdnotify import Notifier, watchdog_interval
+from controller.service.lifecycle.sdnotify import Notifier, watchdog_interval
 from controller.service.visibility import redact_event
 
 log = structlog.get_logger(__name__)
@@ -68,7 +70,8 @@ class Service:
     """``Service(config)``; ``start()``, then ``wait()`` (or your own loop), then ``stop()``.
 
     With ``handler`` given the service runs that handler and wires no table (lifecycle tests);
-    otherwise :meth:`start` wires the table (:class:`~controller.service.wiring.Wiring`)."""
+    otherwise :meth:`start` wires the table
+    (:class:`~controller.service.wiring.pipeline.Wiring`)."""
 
     def __init__(self, config: ServiceConfig, *, handler: Handler | None = None,
                  policy: AccessPolicy | None = None, notifier: Notifier | None = None,
@@ -133,7 +136,8 @@ class Service:
         # open the same journal); until the table is wired, requests are "unavailable".
         self.server.start()
         if self.wire:
-            from controller.service.wiring import Wiring  # imports the table, drivers, sims
+            # imports the table, the drivers and the simulators: deferred until wired
+            from controller.service.wiring.pipeline import Wiring
 
             try:
                 self.wiring = Wiring(self.config, self._publish)

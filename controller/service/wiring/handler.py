@@ -6,7 +6,7 @@ round events that command caused. A ``CommandRefused`` among them is the refusal
 ``refused`` with the table's reason (and clause) word for word; otherwise the command was
 accepted and the events are returned. Reads (``round.status``, ``wager.list``) answer from the
 table thread's last :class:`Snapshot`, never from table state; a face-down card in it is shown
-only to a role that may see it (:mod:`.visibility`).
+only to a role that may see it (:mod:`controller.service.visibility`).
 
 Who: the command's ``actor`` is the request's ``actor`` (who at the table gave it, e.g.
 ``dealer:1042``) joined to the account the kernel vouches for (``SO_PEERCRED``), so the journal
@@ -24,11 +24,11 @@ from typing import Any, Protocol
 from controller.errors import TablectlError
 from controller.games.cards import parse_card
 from controller.journal.codec import encode_output
-from controller.service.control import Peer
-from controller.service.liveness import offered_to
+from controller.service.control.server import Peer
+from controller.service.wiring.liveness import offered_to
 from controller.service.operator.clearing import CLEAR_SECONDS, ClearWatch
 from controller.service.protocol import ErrorCode, Refusal, Request, Role
-from controller.service.tablethread import AcknowledgeJournal, TableThread
+from controller.service.wiring.tablethread import AcknowledgeJournal, TableThread
 from controller.service.visibility import redact_event, redact_status
 from controller.table import commands as cmd
 from controller.table import events as ev
@@ -40,8 +40,9 @@ StatusExtra = Callable[[], Mapping[str, Any]]
 
 
 class DeviceSide(Protocol):
-    """What the handler asks the device operator (:class:`~.operator.DeviceOperator`): whether
-    a supervisor's verb can have an effect on the device now, and what the device said."""
+    """What the handler asks the device operator
+    (:class:`~controller.service.operator.DeviceOperator`): whether a supervisor's verb can have an
+    effect on the device now, and what the device said."""
 
     clearing: ClearWatch
 

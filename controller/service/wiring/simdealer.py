@@ -19,7 +19,7 @@ Interface (also used by ``tablectl bench``)::
     ...
     dealer.close()
 
-``device`` is the opened :class:`~controller.service.devices.DealingDevice` (its ``sim`` is the
+``device`` is the opened :class:`~.devices.DealingDevice` (its ``sim`` is the
 simulator; its ``name`` says shuffler or shoe); ``put`` queues a table input; ``live`` marks the
 LIVE-3P shoe, whose first four cards of a round are burns. :meth:`see` never blocks: the batch
 is handled on the dealer's own thread.
