@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation: the card vocabulary, errors, logging, strict JSON, the installed-files check",
      ("controller", "controller.errors", "controller.games", "controller.strictjson",
       "controller.journald", "controller.logsetup", "controller.selfcheck",
-      "controller.deploy", "controller.deferred")),
+      "controller.deploy", "controller.deferred", "controller.heap")),
     ("bytes: transports, USB lookup, bounded windows, driver errors",
      ("drivers", "drivers.errors", "drivers.transport", "drivers.usb_find", "drivers.usb_bulk",
       "drivers.window")),
@@ -344,6 +344,7 @@ def test_a_room_is_a_package(graph: ImportGraph) -> None:
                    if module.count(".") == 1 and module.startswith("controller.")
                    and module not in graph.packages)
     assert loose == ["controller.__main__", "controller.deferred", "controller.errors",
+                     "controller.heap",
                      "controller.journald", "controller.logsetup", "controller.strictjson"]
     assert "controller.bench" in graph.packages
 

@@ -17,7 +17,7 @@ import pytest
 
 from controller.journal import iter_records
 from controller.journal.record import canonical_json
-from controller.service.app import Service
+from controller.service.lifecycle.app import Service
 from controller.service.config import ServiceConfig, parse_config
 from controller.service.protocol import ErrorCode, Refusal, Request
 from tests.controller.service.conftest import DEALER, SUPERVISOR, service_toml

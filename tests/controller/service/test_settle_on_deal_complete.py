@@ -15,7 +15,7 @@ from controller.journal import iter_records
 from controller.journal.replay import replay_records
 from controller.service.config import parse_config
 from controller.service.errors import ConfigError
-from controller.service.wiring import Wiring
+from controller.service.wiring.pipeline import Wiring
 from controller.table import commands as cmd
 from tests.controller.service.operator_rig import DEALER, toml
 from tests.controller.service.test_live_burns import GAME, ShoeRig
