@@ -212,7 +212,7 @@ def rounds_beside_the_check(service: Path, rounds: int) -> dict[str, Any]:
                 _pid, sock, _ready), ControlClient(sock, timeout=60) as client, \
                 ControlClient(sock, timeout=60) as watcher:
             events = watcher.watch()
-            _round(client, events, 0)  # its cards wait for the protection warm-up (30 s here)
+            _round(client, events, 0)  # its cards wait for the protection warm-up (a few seconds)
             started = time.monotonic()
             for number in range(1, rounds + 1):
                 _round(client, events, number)
