@@ -225,3 +225,25 @@ def test_stop_during_a_running_check_leaves_no_process(tmp_path: Path) -> None:
     assert _events(journal, "journal_check") == []
     last = list(iter_records([journal], strict=False))[-1]
     assert last.event_type == "journal_closed"
+
+
+def test_a_break_found_in_the_background_still_holds_after_a_restart(tmp_path: Path) -> None:
+    """A break the background check found and nobody acknowledged is still held when the
+    service starts again: the stop, and a daily pass, must not move the verified mark past it
+    (the mark keeps it pending; the start-up check reads only from the mark on)."""
+    config = _config(tmp_path, hours=0)
+    _session(config, rounds=1)
+    _session(config, rounds=1)
+    directory = config.journal.directory
+    first = sorted(directory.glob("journal-*.jsonl"))[0]
+    config = _config(tmp_path, delay=3600)
+    with Running(config) as running:
+        _rehash_in_place(first, 3)
+        running.service.wiring.background_check.run_now()
+        _until(lambda: running.ask("round.status")["journal_hold"], "the hold")
+        running.service.wiring.retention.run_pass()  # the daily pass, while the hold waits
+    with Running(_config(tmp_path, delay=3600)) as again:
+        hold = again.ask("round.status")["journal_hold"]
+        assert hold is not None and "altered" in hold
+        with pytest.raises(Refusal):
+            again.ask("round.open")
