@@ -93,6 +93,13 @@ DEFERRED_BY_THE_SERVICE = ("asyncio",)
 """Modules ``tablectl run`` defers (:mod:`controller.deferred`): structlog imports asyncio (and
 asyncio ssl) for its async logging methods, which the service never calls: 7 MB of its
 resident memory (docs/service.md, "Memory")."""
+NOT_USED_BY_THE_SERVICE = ("greenlet",)
+"""Optional modules ``tablectl run`` keeps out as if they were not installed: structlog's
+import tries greenlet (for its deprecated greenlet-local context) and falls back to
+``threading.local`` without it. The service runs no greenlets; the lock does not install
+greenlet, but a development or test environment has it (the browser tests' playwright needs
+it), and there it brought in libstdc++: about 1 MB of the service's resident memory, so that
+the benchmark measured a service the Pi does not run."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -147,6 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command == "run":
         for name in DEFERRED_BY_THE_SERVICE:
             defer(name)
+        for name in NOT_USED_BY_THE_SERVICE:
+            sys.modules.setdefault(name, None)  # type: ignore[arg-type]  # import: ImportError
     parser = build_parser(command or "")
     args = parser.parse_args(words)
     from controller.logsetup import configure_logging  # structlog: after the deferral

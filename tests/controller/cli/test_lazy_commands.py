@@ -41,14 +41,15 @@ def test_command_of_skips_tablectl_options() -> None:
 
 def _modules_after(*argv: str) -> set[str]:
     """The modules a fresh interpreter holds after ``tablectl ARGV`` (and, for ``run``, the
-    service's wiring imported as its start imports it); deferred stand-ins not counted."""
+    service's wiring imported as its start imports it); deferred stand-ins and modules kept out
+    (``None`` in ``sys.modules``) not counted."""
     code = ("import sys\n"
             "from controller.cli import main\n"
             f"assert main({list(argv)!r}) == 0\n"
             "if 'controller.cli.run' in sys.modules:\n"
             "    import controller.service.lifecycle.app, controller.service.wiring.pipeline\n"
             "print('\\n'.join(name for name, module in sys.modules.items()\n"
-            "      if type(module).__name__ != 'DeferredModule'))\n")
+            "      if module is not None and type(module).__name__ != 'DeferredModule'))\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=120, check=True)
     return set(done.stdout.split())
@@ -64,5 +65,6 @@ def test_run_loads_neither_other_subcommands_nor_asyncio() -> None:
     others = {c.module for c in COMMANDS} - {"controller.cli.run"}
     assert run & others == set()
     assert "asyncio" not in run and "ssl" not in run
+    assert "greenlet" not in run and "structlog.threadlocal" in run  # its fallback, not greenlet
     games = _modules_after("games")
     assert "controller.cli.games" in games and "controller.cli.run" not in games

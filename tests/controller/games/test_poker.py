@@ -188,5 +188,6 @@ def test_table_gives_every_ordered_triple_the_value_of_its_ranks_and_suits() -> 
         expected = poker.evaluate_values(a.rank, b.rank, c.rank, a.suit is b.suit is c.suit)
         assert poker.evaluate((a, b, c)) == expected, (a, b, c)
     for a, b in itertools.product(FULL_DECK, repeat=2):
-        with pytest.raises(HandError, match="same card twice"):
-            poker.evaluate((a, b, a))
+        for twice in ((a, b, a), (a, a, b), (b, a, a)):
+            with pytest.raises(HandError, match="same card twice"):
+                poker.evaluate(twice)
