@@ -312,13 +312,20 @@ def test_shuffle_faults(shuffler: Shuffler, sim: ShufflerSim, events: queue.Queu
 def test_lost_ack_never_dispenses_twice(shuffler: Shuffler, sim: ShufflerSim,
                                         events: queue.Queue[DeviceEvent]) -> None:
     """When the ACK to DISPENSE_HAND is lost, the retry (same seq) gets the replayed ACK and the
-    shuffler dispenses exactly one hand."""
+    shuffler dispenses exactly one hand.
+
+    Counted from the injection on: on a busy machine the set-up's SHUFFLE may itself be retried
+    (its ACK slower than the timeout) and replayed, which is the same rule working, not this
+    fault's; and a retry slower again may be retried once more. What must hold whatever the
+    timing is one replay at least, and one hand."""
     _shuffled(shuffler, events)
+    replays, retries = sim.replays, shuffler.stats.retries
     sim.inject(FaultSpec(FaultKind.LOST_ACK))
     shuffler.dispense_hand()
     next_event(events, CardSetDispensed)
     next_event(events, HandTaken)
-    assert sim.replays == 1 and shuffler.stats.retries == 1
+    assert sim.replays - replays >= 1 and shuffler.stats.retries - retries >= 1
+    assert sim.replays - replays == shuffler.stats.retries - retries  # each retry replayed
     assert shuffler.meters().hands == 1
     assert not any(isinstance(e, CardSetDispensed) for e in drain(events))
 
