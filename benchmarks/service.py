@@ -170,11 +170,15 @@ def running_service(tmp: Path, *, durability: str = "money", extra: str = "",
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
     notify.bind(str(tmp / "notify"))
     notify.settimeout(30)
+    # the service's log to a file, not a pipe nobody reads until the end: a pipe's 64 KiB of
+    # warnings (a busy machine makes more) blocked the service's logging mid-run, and the run
+    # ended "no answer within 30 s" after 10,000 rounds
+    log = (tmp / "service.log").open("w+")
     started = time.monotonic()
     process = subprocess.Popen(
         [sys.executable, "-m", "controller", "run", "--config", str(config)], cwd=ROOT,
         env={**os.environ, "NOTIFY_SOCKET": str(tmp / "notify")},
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.DEVNULL, stderr=log, text=True)
     try:
         while not notify.recv(4096).startswith(b"READY=1"):
             pass
@@ -185,14 +189,16 @@ def running_service(tmp: Path, *, durability: str = "money", extra: str = "",
                          name="notify-drain").start()
         yield process.pid, sock, ready
         process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=STOP_SECONDS)
+        process.wait(timeout=STOP_SECONDS)
         if process.returncode != 0:
-            raise RuntimeError(f"service exited {process.returncode}: {err[-500:]}")
+            log.seek(0)
+            raise RuntimeError(f"service exited {process.returncode}: {log.read()[-500:]}")
     finally:
         if process.poll() is None:
             process.kill()
-            process.communicate()
+            process.wait()
         notify.close()
+        log.close()
 
 
 def measure_service(rounds: int = 1000, idle_seconds: float = 10.0,
