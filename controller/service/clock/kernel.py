@@ -24,6 +24,7 @@ import ctypes
 import ctypes.util
 import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -35,6 +36,10 @@ TIME_ERROR = 5
 BOOT_ID_PATH = Path("/proc/sys/kernel/random/boot_id")
 TIMESYNCD_MARKER = Path("/run/systemd/timesync/synchronized")
 CHRONY_PID_FILES = (Path("/run/chrony/chronyd.pid"), Path("/run/chronyd.pid"))
+PAIR_ATTEMPTS = 5
+"""How many times :func:`read_wall_and_mono` may read the pair for a tight one."""
+PAIR_TIGHT_NS = 100_000
+"""A pair read within 0.1 ms is taken at once."""
 
 
 class _Timeval(ctypes.Structure):
@@ -102,6 +107,30 @@ def _adjtimex() -> Any:
         raise ClockUnavailable(f"adjtimex is not available: {error}") from error
 
 
+def read_wall_and_mono(wall: Callable[[], int] = time.time_ns,
+                       mono: Callable[[], int] = time.monotonic_ns) -> tuple[int, int]:
+    """The wall clock and the monotonic clock at one instant, as near as can be read.
+
+    Read back to back, the two could be a preemption apart: on a loaded machine another thread
+    took the interpreter, or the kernel the CPU, between them, and the monitor saw the wall
+    clock "step" by that delay (-27.6 ms, then +27.6 ms a second later: issue 27's loaded
+    runs), a false step in surveillance's log. So the wall clock is read between two monotonic
+    reads, and the pair with the tightest bracket of :data:`PAIR_ATTEMPTS` is kept (the first
+    within :data:`PAIR_TIGHT_NS`), its monotonic time the bracket's middle."""
+    best: tuple[int, int, int] | None = None
+    for _ in range(PAIR_ATTEMPTS):
+        before = mono()
+        now = wall()
+        after = mono()
+        width = after - before
+        if best is None or width < best[0]:
+            best = (width, now, before + width // 2)
+        if width <= PAIR_TIGHT_NS:
+            break
+    assert best is not None
+    return best[1], best[2]
+
+
 def read_adjtimex() -> tuple[int, int, int, int]:
     """``(state, status, maxerror_us, esterror_us)`` from a read-only ``adjtimex`` call."""
     adjtimex = _adjtimex()
@@ -139,7 +168,7 @@ class KernelClock:
         self.boot_id = boot_id()
 
     def read(self) -> ClockReading:
-        wall, mono = time.time_ns(), time.monotonic_ns()
+        wall, mono = read_wall_and_mono()
         try:
             state, status, max_error, est_error = read_adjtimex()
         except ClockUnavailable:
