@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,8 @@ from controller.journal.recovery import recover
 from controller.journal.writer import JournalWriter
 from controller.service.config import ServiceConfig, parse_config
 from controller.service.control.server import Peer
-from controller.service.protocol import Role
+from controller.service.lifecycle.app import Service
+from controller.service.protocol import Request, Role
 from controller.service.wiring.tablethread import TableThread
 from controller.table.layout import TableLayout
 
@@ -71,3 +73,29 @@ def fixture_table(tmp_path: Path) -> Iterator[TableThread]:
     yield table
     table.close()
     writer.close()
+
+
+class InProcessService:
+    """The wired service in-process (``Service``, as ``tablectl run`` builds it); requests go
+    straight to its handler as a given peer."""
+
+    def __init__(self, config: ServiceConfig) -> None:
+        self.service = Service(config)
+
+    def __enter__(self) -> InProcessService:
+        self.service.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.service.stop()
+
+    def ask(self, verb: str, peer: object = DEALER, **args: object) -> dict[str, Any]:
+        return dict(self.service.wiring.handler(Request(1, verb, args), peer))
+
+
+def voided_sessions(config: ServiceConfig, rounds: int = 1) -> None:
+    """One session of the service: ``rounds`` rounds opened and voided by the supervisor."""
+    with InProcessService(config) as running:
+        for _ in range(rounds):
+            running.ask("round.open")
+            running.ask("supervisor.void", SUPERVISOR, reason="test round")

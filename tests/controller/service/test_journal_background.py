@@ -17,10 +17,14 @@ import pytest
 
 from controller.journal import iter_records
 from controller.journal.record import canonical_json
-from controller.service.lifecycle.app import Service
 from controller.service.config import ServiceConfig, parse_config
-from controller.service.protocol import ErrorCode, Refusal, Request
-from tests.controller.service.conftest import DEALER, SUPERVISOR, service_toml
+from controller.service.protocol import ErrorCode, Refusal
+from tests.controller.service.conftest import (
+    SUPERVISOR,
+    InProcessService,
+    service_toml,
+    voided_sessions,
+)
 
 WAIT_SECONDS = 300.0
 """Generous: the checker runs at nice 19, so on a loaded 2-core machine it gets what the
@@ -34,22 +38,7 @@ def _config(tmp: Path, *, delay: int = 0, hours: int = 24) -> ServiceConfig:
     return parse_config(text, source=str(tmp / "tablectl.toml"))
 
 
-class Running:
-    """The wired service in-process; requests go to its handler as a given peer."""
-
-    def __init__(self, config: ServiceConfig) -> None:
-        self.service = Service(config)
-
-    def __enter__(self) -> Running:
-        self.service.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.service.stop()
-
-    def ask(self, verb: str, peer: object = DEALER, **args: object) -> dict[str, Any]:
-        return dict(self.service.wiring.handler(Request(1, verb, args), peer))
-
+class Running(InProcessService):
     def background(self) -> dict[str, Any]:
         return self.ask("round.status")["journal"]["background_check"]
 
@@ -69,11 +58,7 @@ def _events(directory: Path, kind: str) -> list[dict[str, Any]]:
             if r.event_type == kind]
 
 
-def _session(config: ServiceConfig, rounds: int) -> None:
-    with Running(config) as running:
-        for _ in range(rounds):
-            running.ask("round.open")
-            running.ask("supervisor.void", SUPERVISOR, reason="test round")
+_session = voided_sessions
 
 
 def _rehash_in_place(path: Path, seq: int) -> None:

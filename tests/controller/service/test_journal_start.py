@@ -15,11 +15,16 @@ from controller.cli import main
 from controller.journal import iter_records
 from controller.journal.head import HEAD_NAME, SLOT_BYTES, VERIFIED_NAME, read_head, read_mark
 from controller.journal.record import canonical_json
-from controller.service.lifecycle.app import Service
 from controller.service.config import ServiceConfig, load_config
 from controller.service.keyfile import load_service_key
-from controller.service.protocol import ErrorCode, Refusal, Request
-from tests.controller.service.conftest import DEALER, SUPERVISOR, service_toml
+from controller.service.protocol import ErrorCode, Refusal
+from tests.controller.service.conftest import (
+    DEALER,
+    SUPERVISOR,
+    InProcessService,
+    service_toml,
+    voided_sessions,
+)
 
 
 @pytest.fixture(name="config_file")
@@ -29,32 +34,13 @@ def fixture_config_file(tmp_path: Path) -> Path:
     return path
 
 
-class Running:
-    """The wired service in-process; requests go to its handler as a given peer."""
-
-    def __init__(self, config: ServiceConfig) -> None:
-        self.service = Service(config)
-
-    def __enter__(self) -> Running:
-        self.service.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.service.stop()
-
-    def ask(self, verb: str, peer: object = DEALER, **args: object) -> dict:
-        return dict(self.service.wiring.handler(Request(1, verb, args), peer))
-
+class Running(InProcessService):
     @property
     def check(self):  # noqa: ANN201
         return self.service.wiring.journal_check
 
 
-def _session(config: ServiceConfig, rounds: int = 1) -> None:
-    with Running(config) as running:
-        for _ in range(rounds):
-            running.ask("round.open")
-            running.ask("supervisor.void", SUPERVISOR, reason="test round")
+_session = voided_sessions
 
 
 def _events(directory: Path, kind: str) -> list[dict]:
