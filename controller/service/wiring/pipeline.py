@@ -109,6 +109,11 @@ class Wiring:
         self.protection: WarmingGuard | None = None
         self.background_check: BackgroundCheck | None = None
         self._device_online = threading.Event()
+        self._mark_lock = threading.Lock()
+        """Held while the verified mark is read and written off the table thread: by the daily
+        pass (and the stop) moving it, and by the background check keeping a break pending with
+        it. Without it a daily pass that read the mark before a background break was journaled
+        wrote its clean mark over the pending one, and a restart no longer held the break."""
 
     # start / stop ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -155,8 +160,9 @@ class Wiring:
 
         def daily(writer: JournalWriter, *, keep_days: int) -> Any:
             result = apply_retention(writer, keep_days=keep_days)
-            if self.table is not None and self.table.journal_hold is None:
-                self._advance(advance_mark(journal.directory, key, table_id))
+            with self._mark_lock:
+                if self.table is not None and self.table.journal_hold is None:
+                    self._advance(advance_mark(journal.directory, key, table_id))
             return result
 
         self.retention = RetentionTimer(self.writer, keep_days=journal.retention_days,
@@ -270,16 +276,17 @@ class Wiring:
                  records=result.records, files=result.files, seconds=result.seconds)
         if result.outcome is not CheckOutcome.DAMAGED or result.problem is None:
             return
-        check = background_damage(writer.directory, result.problem, key)
-        if check.damage is None:
-            log.warning("journal damage found again by the background check (acknowledged "
-                        "before)", found=check.describe())
-            return
-        if table.journal_hold is not None:  # its acknowledgement is due first
-            log.error("journal damage found by the background check while a hold is waiting",
-                      found=check.describe())
-            return
-        found_seq = record_damage(writer, check, key)
+        with self._mark_lock:  # the mark read, the break kept pending: no daily pass between
+            check = background_damage(writer.directory, result.problem, key)
+            if check.damage is None:
+                log.warning("journal damage found again by the background check "
+                            "(acknowledged before)", found=check.describe())
+                return
+            if table.journal_hold is not None:  # its acknowledgement is due first
+                log.error("journal damage found by the background check while a hold is "
+                          "waiting", found=check.describe())
+                return
+            found_seq = record_damage(writer, check, key)
         table.put(self._hold(check, key, found_seq, "by the background check"))
 
     @staticmethod
@@ -313,7 +320,11 @@ class Wiring:
             check, key = self.journal_check, self.writer.hmac_key
             if check is not None and check.damage is None:
                 table_id = self.config.table_id
-                steps.append(lambda: self._advance(advance_mark(check.directory, key, table_id)))
+                def advance_at_stop() -> None:
+                    with self._mark_lock:
+                        self._advance(advance_mark(check.directory, key, table_id))
+
+                steps.append(advance_at_stop)
         # the verdict belongs to this running service: a later table in the same process (a
         # test, a second bench) journals its own, never this one's
         steps.append(selfcheck_status.reset)

@@ -232,3 +232,59 @@ def test_a_break_found_in_the_background_still_holds_after_a_restart(tmp_path: P
         assert hold is not None and "altered" in hold
         with pytest.raises(Refusal):
             again.ask("round.open")
+
+
+def test_a_daily_pass_under_way_cannot_drop_a_background_break(
+        tmp_path: Path, mocker: Any) -> None:
+    """The narrow race: a daily pass that has read the verified mark (and is verifying from it)
+    when the background check journals a break must not then write its clean mark over the one
+    that keeps the break pending. The break waits for the pass to finish, and a restart still
+    holds it. The interleaving is forced by pausing the daily pass inside its check."""
+    import threading
+
+    from controller.journal import startup
+
+    config = _config(tmp_path, hours=0)
+    _session(config, rounds=1)
+    _session(config, rounds=1)
+    first = sorted(config.journal.directory.glob("journal-*.jsonl"))[0]
+    inside, release, pending_written = threading.Event(), threading.Event(), threading.Event()
+    real_check, real_write = startup.check_journal, startup.write_mark
+    daily_thread: list[threading.Thread] = []
+
+    def paused_check(*args: Any, **kwargs: Any) -> Any:
+        checked = real_check(*args, **kwargs)
+        if threading.current_thread() in daily_thread:  # the daily pass only, not the start
+            inside.set()
+            assert release.wait(WAIT_SECONDS), "the test never released the daily pass"
+        return checked
+
+    def watched_write(directory: Path, mark: Any, key: Any) -> None:
+        real_write(directory, mark, key)
+        if mark.pending:
+            pending_written.set()
+
+    mocker.patch.object(startup, "check_journal", paused_check)
+    mocker.patch.object(startup, "write_mark", watched_write)
+    with Running(_config(tmp_path, delay=3600)) as running:
+        wiring = running.service.wiring
+        _rehash_in_place(first, 3)
+        daily = threading.Thread(target=wiring.retention.run_pass, name="daily-pass")
+        daily_thread.append(daily)
+        daily.start()
+        try:
+            assert inside.wait(WAIT_SECONDS), "the daily pass never reached its check"
+            wiring.background_check.run_now()
+            _until(lambda: _events(config.journal.directory, "journal_check"),
+                   "the background check's outcome")
+            # the break is journaled only after the pass has written its mark: never between
+            assert not pending_written.wait(2.0), \
+                "the break was kept pending while a daily pass held a mark it read before it"
+        finally:
+            release.set()
+        daily.join(WAIT_SECONDS)
+        assert pending_written.wait(WAIT_SECONDS)
+        _until(lambda: running.ask("round.status")["journal_hold"], "the hold")
+    with Running(_config(tmp_path, delay=3600)) as again:
+        hold = again.ask("round.status")["journal_hold"]
+        assert hold is not None and "altered" in hold
