@@ -71,17 +71,17 @@ def measure_fault_storm(held: float = 10.0) -> dict[str, Any]:
                                            amount=500),
                             cmd.CloseBets(**DEALER)):
                 table.command(command, 5.0)
-            records, commands = writer.seq, len(sim.executed)
+            records, commands = writer.seq, sim.commands_executed
             cpu, start = time.process_time(), time.monotonic()
             _wait(lambda: operator.status()["state"] == "held", 30.0)
             out = {"seconds_to_hold": round(time.monotonic() - start, 2),
-                   "commands": len(sim.executed) - commands,
+                   "commands": sim.commands_executed - commands,
                    "records": writer.seq - records,
                    "cpu_seconds": round(time.process_time() - cpu, 3)}
-            records, commands, cpu = writer.seq, len(sim.executed), time.process_time()
+            records, commands, cpu = writer.seq, sim.commands_executed, time.process_time()
             time.sleep(held)  # a measurement window, not a synchronisation
             out.update(held_seconds=held, held_records=writer.seq - records,
-                       held_commands=len(sim.executed) - commands,
+                       held_commands=sim.commands_executed - commands,
                        held_cpu_seconds=round(time.process_time() - cpu, 3))
             return out
         finally:

@@ -41,8 +41,9 @@ def _top(before: tracemalloc.Snapshot, after: tracemalloc.Snapshot, top: int
          ) -> list[dict[str, Any]]:
     filters = [tracemalloc.Filter(False, tracemalloc.__file__),
                tracemalloc.Filter(False, "<frozen importlib._bootstrap*>")]
-    stats = after.filter_traces(filters).compare_to(before.filter_traces(filters), "lineno")
-    return [{"where": f"{stat.traceback[0].filename}:{stat.traceback[0].lineno}",
+    group = "traceback" if tracemalloc.get_traceback_limit() > 1 else "lineno"
+    stats = after.filter_traces(filters).compare_to(before.filter_traces(filters), group)
+    return [{"where": [f"{frame.filename}:{frame.lineno}" for frame in stat.traceback],
              "grew_kb": round(stat.size_diff / 1024, 1), "count_diff": stat.count_diff}
             for stat in stats[:top]]
 
@@ -86,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=1000)
     parser.add_argument("--batches", type=int, default=4)
     parser.add_argument("--top", type=int, default=15)
+    parser.add_argument("--frames", type=int, default=1,
+                        help="frames kept per allocation; above 1, growth is grouped by the "
+                             "whole call path, which names who holds a leak, not only where "
+                             "it was allocated")
     args = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="tablectl-svc-mem-"))
     (tmp / "tablectl.toml").write_text(service_config(tmp, durability="none"))
@@ -99,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out, indent=2), flush=True)
         os.kill(os.getpid(), 15)  # SIGTERM: the service's own clean stop
 
-    tracemalloc.start(1)
+    tracemalloc.start(args.frames)
     threading.Thread(target=drive_then_stop, daemon=True, name="bench-driver").start()
     from controller.cli import main as tablectl
 

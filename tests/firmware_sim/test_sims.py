@@ -12,7 +12,7 @@ from drivers.framed.messages import (
     Ack, ClearFault, DispenseHand, EndRound, Identify, MsgType, Resync, Shuffle,
 )
 from firmware_sim.faults import FaultKind, FaultSpec, FaultSpecError
-from firmware_sim.framed import Conformance
+from firmware_sim.framed import EXECUTED_KEPT, Conformance
 from firmware_sim.shoe_framed import FramedShoeSim
 from firmware_sim.shuffler import ShufflerSim
 
@@ -37,8 +37,23 @@ def test_replay_instead_of_execute() -> None:
     sim.attach(sent.append)
     sim.receive(encode_message(9, Shuffle()))
     sim.receive(encode_message(9, Shuffle()))
-    assert sim.executed == [MsgType.SHUFFLE] and sim.replays == 1
+    assert list(sim.executed) == [MsgType.SHUFFLE] and sim.replays == 1
     assert sent[0] == sent[1] == encode_message(9, Ack())
+
+
+def test_the_record_of_executed_commands_is_bounded_and_the_count_is_not() -> None:
+    """A simulated device runs inside ``tablectl run``'s process at a bench table for days:
+    it keeps only the newest :data:`EXECUTED_KEPT` commands (the oldest dropped first) and
+    counts every one, so 100,000 rounds do not grow the service (issue 27)."""
+    sim = ShufflerSim(seed=1)
+    sim.attach(lambda _wire: None)
+    total = EXECUTED_KEPT + 300
+    for number in range(total):
+        command = Identify() if number == total - 1 else ClearFault()
+        sim.receive(encode_message(number % 250 + 1, command))  # a new SEQ each time
+    assert sim.commands_executed == total
+    assert len(sim.executed) == EXECUTED_KEPT
+    assert sim.executed[-1] is MsgType.IDENTIFY and sim.executed[0] is MsgType.CLEAR_FAULT
 
 
 def test_bad_crc_command_is_nakked() -> None:
@@ -51,7 +66,7 @@ def test_bad_crc_command_is_nakked() -> None:
     sim.receive(bytes(wire))
     (frame,) = FrameDecoder().feed(sent[0])
     assert (frame.seq, frame.type, frame.payload) == (4, MsgType.NAK, b"\x01")
-    assert sim.executed == []
+    assert list(sim.executed) == []
 
 
 def _unstuffed(wire: bytes) -> bytes:
@@ -127,7 +142,7 @@ def test_other_version_with_good_crc_is_nak_unknown() -> None:
     sim, frames = _attached()
     sim.receive(_wire(2, 0x21, MsgType.SHUFFLE))
     assert [(f.seq, f.type, f.payload) for f in frames] == [(0x21, MsgType.NAK, b"\x03")]
-    assert sim.executed == []
+    assert list(sim.executed) == []
 
 
 def test_event_ack_is_never_answered_but_a_corrupted_one_is_nak_crc() -> None:
@@ -160,7 +175,7 @@ def test_resync_is_run_again_and_clears_the_reply_store() -> None:
         sim.receive(encode_message(9, Resync()))
         assert [f.type for f in frames] == [MsgType.HEARTBEAT, MsgType.ACK]
     sim.receive(encode_message(7, EndRound()))
-    assert sim.executed == [MsgType.SHUFFLE, MsgType.END_ROUND] and sim.replays == 0
+    assert list(sim.executed) == [MsgType.SHUFFLE, MsgType.END_ROUND] and sim.replays == 0
 
 
 def test_clear_fault_ack_comes_before_fault_cleared() -> None:
