@@ -101,6 +101,13 @@ class _Handler(BaseHTTPRequestHandler):
     server: StudioServer
     server_version = "tablectl-studio"
     sys_version = ""
+    disable_nagle_algorithm = True
+    """``TCP_NODELAY``: an answer leaves at once. With Nagle's algorithm a body written after
+    its headers waited for the client's delayed ACK of them, about 40 ms on Linux: half of a
+    batch's time at p50 (measured, issue 28)."""
+    wbufsize = 1 << 18
+    """Headers and body are buffered and leave in one write when the request is done (the
+    server flushes after each), not as two TLS records and two segments."""
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib's name)
         log.debug("studio_http", line=format % args)
