@@ -24,7 +24,7 @@ from controller.studio.ledger import Ledger
 from controller.studio.server import StudioServer, _Handler
 from controller.studio.wire import MAX_ID_CHARS, MAX_KEY_CHARS, MemberWager
 from tests.service_e2e.conftest import Processes
-from tests.studio.conftest import start_studio, studio_toml
+from tests.studio.conftest import Studio, start_studio, studio_toml
 
 
 def test_a_batch_of_500_is_one_input_and_one_record_at_the_table(
@@ -135,3 +135,19 @@ def test_answers_are_sent_without_waiting_on_nagle(listener: StudioServer, pki: 
         connection.close()
     assert response.status == 200 and answer["ok"] and answer["round"] is None
     assert _Recording.nodelay and all(_Recording.nodelay), _Recording.nodelay
+
+
+def test_an_id_with_a_trailing_newline_is_a_bad_request(studio: Studio) -> None:
+    """A token is matched whole: ``"a1\\n"`` was taken for a token (``$`` matches before a
+    final newline), reached the table, and the table refused the whole batch as malformed,
+    answered as if every wager were refused; it is the body's shape that is wrong: 400
+    naming the field, nothing placed."""
+    status, opened = studio.call("POST", "/v1/rounds", {"key": "rnl", "betting_seconds": 60})
+    assert status == 200, opened
+    good = {"id": "a1", "member": "m1", "position": "p1", "bet": "win", "amount": 500}
+    status, answer = studio.call("POST", f"/v1/rounds/{opened['round']}/wagers", {
+        "key": "bnl", "wagers": [good, {**good, "id": "a2\n"}]})
+    assert status == 400 and answer["code"] == "bad_request", answer
+    assert "wager 1: 'id'" in answer["message"]
+    with studio.control() as control:
+        assert control.request("wager.list")["wagers"] == []
