@@ -444,8 +444,11 @@ def decode_request(line: bytes) -> Request:
 
 
 def encode(message: Mapping[str, Any]) -> bytes:
-    """One compact JSON line."""
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    """One compact JSON line. Without the encoder's check for circular references: a message
+    is made of decoded JSON or the table codec's plain values, which cannot hold a cycle (a
+    2,000-result settlement for the watchers encodes about 15% faster; issue 28)."""
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False,
+                      check_circular=False).encode() + b"\n"
 
 
 def ok_reply(request_id: RequestId, result: Mapping[str, Any] | None) -> dict[str, Any]:

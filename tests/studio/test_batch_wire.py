@@ -21,7 +21,7 @@ from controller.studio.book import wager_id
 from controller.studio.config import load_studio_config
 from controller.studio.gateway import Gateway, line_parts, row_bytes
 from controller.studio.ledger import Ledger
-from controller.studio.server import StudioServer, _Handler
+from controller.studio.server import StudioServer, _Handler, encode_answer
 from controller.studio.wire import MAX_ID_CHARS, MAX_KEY_CHARS, MemberWager
 from tests.service_e2e.conftest import Processes
 from tests.studio.conftest import Studio, start_studio, studio_toml
@@ -151,3 +151,13 @@ def test_an_id_with_a_trailing_newline_is_a_bad_request(studio: Studio) -> None:
     assert "wager 1: 'id'" in answer["message"]
     with studio.control() as control:
         assert control.request("wager.list")["wagers"] == []
+
+
+def test_an_answer_is_utf8_json_and_text_with_a_lone_surrogate_is_escaped() -> None:
+    """Answers are written unescaped (UTF-8, as JSON is), which cannot carry a lone
+    surrogate: such text is escaped instead of failing the answer."""
+    plain = {"ok": False, "message": "Spielf\u00e4hig", "results": [{"net": -200}]}
+    assert encode_answer(plain) == json.dumps(plain, ensure_ascii=False,
+                                              separators=(",", ":")).encode()
+    odd = {"ok": False, "message": "x\ud800"}
+    assert json.loads(encode_answer(odd)) == odd
