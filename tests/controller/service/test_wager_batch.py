@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.cli.client import describe
 from controller.journal import iter_records
 from controller.service.config import ServiceConfig, load_config
 from controller.service.control.client import CommandRefused, ControlClient
@@ -102,6 +103,9 @@ def test_rows_judge_and_journal_a_batch_exactly_as_objects(config: ServiceConfig
         assert [index for index, _ in answer["refusals"]] == [1, 3]
         assert "box 99 is not on this table's layout" in answer["refusals"][0][1]
         assert "already on the layout" in answer["refusals"][1][1]
+        lines = describe("wager.place-batch", answer)  # what ``tablectl`` prints of it
+        assert lines[0].endswith(": 2 of 4 wager(s) placed") and len(lines) == 3
+        assert lines[1].startswith("  refused row 1: ") and "box 99" in lines[1]
         placed = {w["id"]: w for w in running.ask("wager.list")["wagers"]}
     assert set(placed) == {"m1", "m3"} and placed["m3"]["player"] == "member-3"
     records = _inputs(config, "PlaceWagers")
