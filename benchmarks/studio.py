@@ -11,7 +11,7 @@ journal durability ``money``), ``tablectl studio`` with mutual TLS (a PKI made b
   from receiving the last card to receiving the result (0 when both come in one answer);
 * the service's and the gateway's resident memory (VmRSS, and VmHWM the peak) at the end;
 * the CPU seconds the shift cost the service, the gateway and the client, and the machine's
-  load average at the end (on shared cores the wall times above depend on it);
+  load average before and at the end (on shared cores the wall times above depend on it);
 * whether every settlement matched the client's own arithmetic.
 
 Goals (issue 28): a batch of 500 in under 100 ms p99; the result within 100 ms of the last
@@ -125,6 +125,7 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 
 def run(rounds: int, wagers: int, batch: int) -> dict[str, Any]:
+    load_before = [round(x, 2) for x in os.getloadavg()]
     python = [sys.executable, "-m", "controller"]
     with tempfile.TemporaryDirectory(prefix="studio-bench-") as name:
         tmp = Path(name)
@@ -175,7 +176,8 @@ def run(rounds: int, wagers: int, batch: int) -> dict[str, Any]:
                 "journal_last_card_to_settled_ms": _percentiles(
                     _card_to_settled(tmp / "journal")),
                 "service_kib": _memory(service.pid), "gateway_kib": _memory(gateway.pid),
-                **cpu, "load_average": [round(x, 2) for x in os.getloadavg()],
+                **cpu, "load_average_before": load_before,
+                "load_average": [round(x, 2) for x in os.getloadavg()],
                 "client_stderr": client.stderr[-500:],
             }
         finally:

@@ -31,7 +31,7 @@ from controller.strictjson import StrictJsonError
 from controller.service.control.client import CommandRefused, ControlClient
 from controller.service.config import DEFAULT_CONTROL_SOCKET, bench_runtime_dir, load_config
 from controller.service.errors import ControlError
-from controller.service.protocol import MAX_BATCH_WAGERS, VERBS, ErrorCode
+from controller.service.protocol import MAX_BATCH_ROWS, MAX_BATCH_WAGERS, VERBS, ErrorCode
 from controller.table.commands import IrregularityKind
 
 EXIT_REFUSED = 1
@@ -71,11 +71,12 @@ def register(subparsers: Any) -> None:
     place.set_defaults(func=run, verb=_wager_place)
     batch = wager_sub.add_parser(
         "place-batch", help="place many wagers in one input: FILE holds a JSON list of "
-        "objects with wager_id, position, bet, amount and optionally player, seated ('-' reads "
-        f"standard input; at most {MAX_BATCH_WAGERS})")
+        "objects with wager_id, position, bet, amount and optionally player, seated (at most "
+        f"{MAX_BATCH_WAGERS}), or of arrays [wager_id, position, bet, amount, player] (the "
+        f"compact form, at most {MAX_BATCH_ROWS}); '-' reads standard input")
     batch.add_argument("wagers", metavar="FILE", type=_wager_file)
     _common(batch)
-    batch.set_defaults(func=run, verb=lambda a: ("wager.place-batch", {"wagers": a.wagers}))
+    batch.set_defaults(func=run, verb=_wager_batch)
     withdraw = wager_sub.add_parser("withdraw", help="withdraw a wager while bets are open: ID")
     withdraw.add_argument("wager_id", metavar="ID")
     _common(withdraw)
@@ -190,6 +191,13 @@ def _wager_place(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     if a.seated:
         args["seated"] = True
     return "wager.place", args
+
+
+def _wager_batch(a: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """Objects go as ``wagers``; a list of arrays as ``rows`` (the compact form)."""
+    if a.wagers and all(isinstance(wager, list) for wager in a.wagers):
+        return "wager.place-batch", {"rows": a.wagers}
+    return "wager.place-batch", {"wagers": a.wagers}
 
 
 def _wager_file(name: str) -> list[Any]:
@@ -388,6 +396,11 @@ def describe(verb: str, result: Mapping[str, Any]) -> list[str]:
         lines += [f"  {w['id']:<16} box {w['position']:>3} {w['bet']:<14} {w['amount']:>8}"
                   + (f"  {w['player']}" if w.get("player") else "") for w in wagers]
         return lines
+    if verb == "wager.place-batch" and "refusals" in result:  # sent as rows
+        refusals = result.get("refusals") or []
+        return [f"round {result.get('round') or '-'}: {result.get('placed')} of "
+                f"{result.get('placed', 0) + len(refusals)} wager(s) placed"] + [
+            f"  refused row {index}: {reason}" for index, reason in refusals]
     if verb == "wager.place-batch":
         outcomes = result.get("wagers") or []
         placed = sum(1 for w in outcomes if w.get("status") == "accepted")

@@ -101,6 +101,13 @@ class _Handler(BaseHTTPRequestHandler):
     server: StudioServer
     server_version = "tablectl-studio"
     sys_version = ""
+    disable_nagle_algorithm = True
+    """``TCP_NODELAY``: an answer leaves at once. With Nagle's algorithm a body written after
+    its headers waited for the client's delayed ACK of them, about 40 ms on Linux: half of a
+    batch's time at p50 (measured, issue 28)."""
+    wbufsize = 1 << 18
+    """Headers and body are buffered and leave in one write when the request is done (the
+    server flushes after each), not as two TLS records and two segments."""
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib's name)
         log.debug("studio_http", line=format % args)
@@ -140,7 +147,7 @@ class _Handler(BaseHTTPRequestHandler):
             status = 409
         if status >= 400 and status != 409:
             self.close_connection = True  # a body may be left unread: start afresh
-        body = json.dumps(answer, separators=(",", ":")).encode()
+        body = encode_answer(answer)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -182,6 +189,18 @@ class _Handler(BaseHTTPRequestHandler):
             wait = _query_number(query, "wait", 0, int(MAX_WAIT_SECONDS))
             return {"ok": True, **gateway.events(client, number, after, float(wait))}
         raise StudioRefusal(405, "method_not_allowed", f"{method} {url.path}: not allowed")
+
+
+def encode_answer(answer: dict[str, Any]) -> bytes:
+    """An answer's body: UTF-8 JSON, unescaped and unchecked for cycles (it is built from
+    decoded JSON), which encodes a settlement of 2,000 results in about two thirds of the
+    time (issue 28: it is on the path of the result to the game server). Text the table
+    could not have sent as UTF-8 (a lone surrogate) is escaped instead."""
+    try:
+        return json.dumps(answer, separators=(",", ":"), ensure_ascii=False,
+                          check_circular=False).encode()
+    except UnicodeEncodeError:
+        return json.dumps(answer, separators=(",", ":")).encode()
 
 
 def _query_number(query: dict[str, list[str]], name: str, default: int, high: int) -> int:

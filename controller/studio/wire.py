@@ -21,7 +21,8 @@ from controller.studio.errors import StudioRefusal
 MAX_KEY_CHARS = 40
 """An idempotency key fits the journal's actor field beside ``studio`` (64 characters)."""
 MAX_ID_CHARS = 40
-_TOKEN = re.compile(r"^[A-Za-z0-9._:-]+$")
+_TOKEN = re.compile(r"[A-Za-z0-9._:-]+")
+"""Matched whole (``fullmatch``: ``$`` would let a trailing newline through)."""
 
 
 def _bad(message: str) -> StudioRefusal:
@@ -30,7 +31,8 @@ def _bad(message: str) -> StudioRefusal:
 
 def _token(body: dict[str, Any], key: str, where: str, limit: int = MAX_ID_CHARS) -> str:
     value = body.get(key)
-    if not isinstance(value, str) or not 1 <= len(value) <= limit or not _TOKEN.match(value):
+    if not isinstance(value, str) or not 1 <= len(value) <= limit \
+            or not _TOKEN.fullmatch(value):
         raise _bad(f"{where}{key!r} must be 1-{limit} of A-Z a-z 0-9 . _ : -, got "
                    f"{str(value)[:50]!r}")
     return value
@@ -94,10 +96,9 @@ class WagerBatch:
     key: str
     round: int
     wagers: tuple[MemberWager, ...]
-
-    @property
-    def digest(self) -> str:
-        return _digest({"round": self.round, "wagers": [w.to_json() for w in self.wagers]})
+    digest: str
+    """The SHA-256 of the batch's canonical JSON (``{"round", "wagers": [each wager's
+    to_json()]}``, keys sorted): worked out once, by :func:`parse_batch`."""
 
 
 def _digest(content: dict[str, Any]) -> str:
@@ -121,7 +122,10 @@ def parse_close(body: object, round_number: int) -> CloseBetting:
 
 
 _WAGER_FIELDS = frozenset({"id", "member", "position", "bet", "amount"})
-_LIMITS = (("id", MAX_ID_CHARS), ("member", MAX_ID_CHARS), ("position", 16), ("bet", 32))
+_FOUR_TOKENS = re.compile(r"[A-Za-z0-9._:-]{1,%d} [A-Za-z0-9._:-]{1,%d} [A-Za-z0-9._:-]{1,16} "
+                          r"[A-Za-z0-9._:-]{1,32}" % (MAX_ID_CHARS, MAX_ID_CHARS))
+"""A wager's id, member, position and bet joined by spaces (no token holds one), each within
+its bound: one regular-expression match a wager instead of four."""
 
 
 def _quick_wager(wager: object) -> MemberWager | None:
@@ -129,14 +133,16 @@ def _quick_wager(wager: object) -> MemberWager | None:
     for anything else, which :func:`_wager` then refuses naming the field."""
     if type(wager) is not dict or wager.keys() != _WAGER_FIELDS:
         return None
-    for name, limit in _LIMITS:
-        value = wager[name]
-        if type(value) is not str or not 0 < len(value) <= limit or not _TOKEN.match(value):
-            return None
+    own_id, member, position, bet = wager["id"], wager["member"], wager["position"], \
+        wager["bet"]
+    if type(own_id) is not str or type(member) is not str or type(position) is not str \
+            or type(bet) is not str \
+            or _FOUR_TOKENS.fullmatch(f"{own_id} {member} {position} {bet}") is None:
+        return None
     amount = wager["amount"]
     if type(amount) is not int or not 0 < amount <= MAX_MINOR_UNITS:
         return None
-    return MemberWager(wager["id"], wager["member"], wager["position"], wager["bet"], amount)
+    return MemberWager(own_id, member, position, bet, amount)
 
 
 def _wager(wager: object, where: str) -> MemberWager:
@@ -163,7 +169,12 @@ def parse_batch(body: object, round_number: int, max_batch: int) -> WagerBatch:
                             f"most {max_batch} in one batch (studio.max_batch): nothing placed")
     parsed = [_quick_wager(wager) or _wager(wager, f"batch {key} wager {index}: ")
               for index, wager in enumerate(wagers)]
-    ids = [w.id for w in parsed]
-    if len(set(ids)) != len(ids):
+    ids = {w.id for w in parsed}
+    if len(ids) != len(parsed):
         raise _bad(f"batch {key}: a wager id appears twice in the batch")
-    return WagerBatch(key, round_number, tuple(parsed))
+    # Each wager the quick check passed is a dict of exactly the five fields, of exact types
+    # (str, int): its own canonical JSON is its to_json()'s, so it is hashed as it came.
+    exact = all(type(w) is dict and w.keys() == _WAGER_FIELDS for w in wagers)
+    content = wagers if exact else [w.to_json() for w in parsed]
+    return WagerBatch(key, round_number, tuple(parsed),
+                      _digest({"round": round_number, "wagers": content}))

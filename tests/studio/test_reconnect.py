@@ -17,7 +17,11 @@ from tests.service_e2e.conftest import Processes
 from tests.studio.conftest import Studio, read_line
 
 KILLS = 10
-ROUNDS = 4
+ROUNDS = 12
+WAGERS = 100
+"""1,200 wagers in batches of 25. A restarted client's first new answer is at the latest the
+next round's open, so each round gives at least one kill: 12 rounds outlast 10 kills however
+fast the batches go (4 rounds of 300 did not once a batch took milliseconds: issue 28)."""
 ANSWERS_SECONDS = 120.0
 
 
@@ -31,7 +35,7 @@ def test_game_server_killed_mid_round_ten_times(studio: Studio, processes: Proce
     the client recorded the round as finished: mid-round. The restarted client takes up the
     shift from its state file; the journal holds each wager exactly once."""
     state = tmp_path / "client-state.jsonl"
-    args = studio.client_args("--rounds", str(ROUNDS), "--wagers", "300", "--batch", "50",
+    args = studio.client_args("--rounds", str(ROUNDS), "--wagers", str(WAGERS), "--batch", "25",
                               "--shift", "k", "--state", str(state),
                               # the window outlasts the restarts: this is about resending
                               "--betting-seconds", "120")
@@ -66,10 +70,10 @@ def test_game_server_killed_mid_round_ten_times(studio: Studio, processes: Proce
     assert accepted and set(accepted.values()) == {1}, "no wager placed twice"
     assert sum(r["accepted"] for r in finished) == len(accepted), \
         "the client's answers and the journal agree"
-    assert len(accepted) == ROUNDS * 300, "no wager lost: every one was accepted once"
+    assert len(accepted) == ROUNDS * WAGERS, "no wager lost: every one was accepted once"
     settled = [r for r in records if r.event_type == "round_settled"]
     assert len(settled) == ROUNDS
-    assert sum(len(r.payload["settlement"]["results"]) for r in settled) == ROUNDS * 300
+    assert sum(len(r.payload["settlement"]["results"]) for r in settled) == ROUNDS * WAGERS
 
 
 def test_gateway_killed_mid_round_takes_the_round_up(studio: Studio,

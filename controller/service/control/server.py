@@ -474,6 +474,6 @@ def _bodies(item: tuple[Mapping[str, Any], Mapping[str, Any] | None]
     try:
         return (encode(event)[:-1],
                 None if redacted is None else encode(redacted)[:-1])
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):  # RecursionError: a cycle, unchecked
         log.error("event not JSON-able, not published", event_type=str(event.get("type")))
         return None

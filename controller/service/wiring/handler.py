@@ -18,7 +18,7 @@ refuses a dealer's supervisor decision with the clause that gives it to a superv
 from __future__ import annotations
 
 import pwd
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from controller.errors import TablectlError
@@ -149,7 +149,11 @@ class TableHandler:
             rules = self.table.journaled.table.machine.rules
             events = [redact_event(e, rules) or e for e in events]
         answer = {"accepted": True, "round": snap.round, "state": snap.state, "events": events}
-        if isinstance(command, cmd.PlaceWagers):
+        if isinstance(command, cmd.PlaceWagers) and "rows" in request.args:
+            refusals = batch_refusals(command, ticket.events)
+            answer["placed"] = len(command.wagers) - len(refusals)
+            answer["refusals"] = refusals
+        elif isinstance(command, cmd.PlaceWagers):
             answer["wagers"] = batch_outcomes(command, ticket.events)
         return answer
 
@@ -221,10 +225,7 @@ class TableHandler:
                                   bet=args["bet"], amount=args["amount"],
                                   player=args.get("player"), seated=args.get("seated"))
         if verb == "wager.place-batch":
-            return cmd.PlaceWagers(**who, wagers=tuple(cmd.WagerOrder(
-                wager_id=w["wager_id"], position=w["position"], bet=w["bet"],
-                amount=w["amount"], player=w.get("player"), seated=w.get("seated"))
-                for w in args["wagers"]))
+            return cmd.PlaceWagers(**who, wagers=batch_orders(args))
         if verb == "wager.withdraw":
             return cmd.WithdrawWager(**who, wager_id=args["wager_id"])
         if verb == "options.close":
@@ -304,28 +305,61 @@ BATCH_OUTCOME_EVENTS = (ev.WagersAccepted, ev.WagerRefused)
 """The events a ``wager.place-batch`` answer gives as its ``wagers`` outcomes instead."""
 
 
-def batch_outcomes(batch: cmd.PlaceWagers, events: list[ev.RoundEvent]
-                   ) -> list[dict[str, Any]]:
-    """Each wager of a ``wager.place-batch``, in the order sent: ``accepted`` or ``refused``
-    with the table's reason (a wager id sent twice: the first accepted, the second refused).
-    The accepted wagers (in ``WagersAccepted``) and the refusals each come in the batch's
-    order, so the two are merged by walking the batch once, an order matching the next
-    accepted wager by all its terms."""
+def batch_orders(args: Mapping[str, Any]) -> tuple[cmd.WagerOrder, ...]:
+    """A ``wager.place-batch``'s wagers from either form (types already checked by the
+    protocol): ``wagers``, an object each, or ``rows``, an array each in
+    :data:`~controller.service.protocol.ROW_COLUMNS` order (a studio's 500 in one line).
+    Both forms make the same orders, so the same input record and the same judgement."""
+    wagers, rows = args.get("wagers"), args.get("rows")
+    if (wagers is None) == (rows is None):
+        raise ValueError("give the wagers as 'wagers' (objects) or as 'rows' (arrays), "
+                         "one of the two")
+    if rows is not None:
+        return tuple(cmd.WagerOrder(wager_id=wager_id, position=position, bet=bet,
+                                    amount=amount, player=player)
+                     for wager_id, position, bet, amount, player in rows)
+    return tuple(cmd.WagerOrder(
+        wager_id=w["wager_id"], position=w["position"], bet=w["bet"], amount=w["amount"],
+        player=w.get("player"), seated=w.get("seated")) for w in wagers)
+
+
+def _judged(batch: cmd.PlaceWagers, events: list[ev.RoundEvent]
+            ) -> Iterator[tuple[cmd.WagerOrder, str | None]]:
+    """Each wager of the batch in the order sent, with ``None`` when it was accepted or the
+    table's reason when refused (a wager id sent twice: the first accepted, the second
+    refused). The accepted wagers (in ``WagersAccepted``) and the refusals each come in the
+    batch's order, so the two are merged by walking the batch once, an order matching the
+    next accepted wager by all its terms."""
     accepted = iter((w.id, w.position, w.bet, w.amount, w.player)
                     for e in events if isinstance(e, ev.WagersAccepted) for w in e.wagers)
     refused = iter(e for e in events if isinstance(e, ev.WagerRefused))
     next_accepted = next(accepted, None)
-    outcomes: list[dict[str, Any]] = []
     for order in batch.wagers:
         if (order.wager_id, order.position, order.bet, order.amount,
                 order.player) == next_accepted:
-            outcomes.append({"wager_id": order.wager_id, "status": "accepted"})
             next_accepted = next(accepted, None)
+            yield order, None
             continue
         refusal = next(refused, None)
-        outcomes.append({"wager_id": order.wager_id, "status": "refused",
-                         "reason": refusal.reason if refusal is not None else "not placed"})
-    return outcomes
+        yield order, refusal.reason if refusal is not None else "not placed"
+
+
+def batch_outcomes(batch: cmd.PlaceWagers, events: list[ev.RoundEvent]
+                   ) -> list[dict[str, Any]]:
+    """Each wager of a ``wager.place-batch`` sent as objects, in the order sent:
+    ``accepted``, or ``refused`` with the table's reason."""
+    return [{"wager_id": order.wager_id, "status": "accepted"} if reason is None
+            else {"wager_id": order.wager_id, "status": "refused", "reason": reason}
+            for order, reason in _judged(batch, events)]
+
+
+def batch_refusals(batch: cmd.PlaceWagers, events: list[ev.RoundEvent]
+                   ) -> list[list[int | str]]:
+    """The refused wagers of a ``wager.place-batch`` sent as ``rows``: ``[index, reason]``
+    in the order sent (the index into the rows); every other wager was accepted. A studio's
+    batch is nearly all accepted, so its answer is a few bytes, not an object a wager."""
+    return [[index, reason] for index, (_, reason) in enumerate(_judged(batch, events))
+            if reason is not None]
 
 
 def event_json(event: ev.RoundEvent, base: int) -> dict[str, Any]:

@@ -55,6 +55,11 @@ COMMANDS: dict[str, list[str]] = {
     "supervisor.clock-override": ["supervisor", "clock-override", "--reason", "ntp down"],
     "watch": ["watch"],
 }
+ALSO: dict[str, list[str]] = {
+    # verb -> another command line for a verb whose arguments are alternatives
+    "wager.place-batch": ["wager", "place-batch",
+                          str(Path(__file__).parent / "data" / "wager_rows.json")],
+}
 
 
 def test_every_verb_has_a_command_a_schema_branch_and_a_doc_row() -> None:
@@ -73,14 +78,17 @@ def test_every_verb_has_a_command_a_schema_branch_and_a_doc_row() -> None:
 def test_the_command_sends_the_verb_with_every_argument(verb: str) -> None:
     """The command line parses, names this verb, passes every argument the verb takes (so no
     argument is reachable only over a raw socket), and the service's decoder accepts it."""
-    args = build_parser().parse_args([*COMMANDS[verb], *SOCKET])
-    if verb == "watch":
-        assert args.func is run_watch
-        return
-    sent, request_args = args.verb(args)
-    assert sent == verb
-    assert set(request_args) == {arg.name for arg in VERBS[verb].args}, verb
-    decode_request(json.dumps({"id": 1, "verb": sent, "args": request_args}).encode())
+    sent_args: set[str] = set()
+    for line in (COMMANDS[verb], *([ALSO[verb]] if verb in ALSO else [])):
+        args = build_parser().parse_args([*line, *SOCKET])
+        if verb == "watch":
+            assert args.func is run_watch
+            return
+        sent, request_args = args.verb(args)
+        assert sent == verb
+        sent_args |= set(request_args)
+        decode_request(json.dumps({"id": 1, "verb": sent, "args": request_args}).encode())
+    assert sent_args == {arg.name for arg in VERBS[verb].args}, verb
 
 
 def test_an_answer_outside_the_choices_is_a_usage_error(capsys: pytest.CaptureFixture[str]
