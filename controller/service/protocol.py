@@ -42,6 +42,8 @@ MAX_PERSON_CHARS = 64
 MAX_ID_CHARS = 64
 MAX_ACTOR_CHARS = 64
 MAX_TEXT_CHARS = 500
+"""A text argument (a reason, details, a player's name): what a person types at a table, and a
+bound on what one request can make the journal write (issue 24: a 60,000-character actor)."""
 MAX_BATCH_WAGERS = 250
 """Wagers in one ``wager.place-batch`` as objects: 250 of the longest still fit one request
 line."""
@@ -51,8 +53,6 @@ studio's batch of 500 is about 25 kB as rows, so it is one request and one input
 the 64 KiB line bound, not this count, is what limits a batch of long ids."""
 ROW_COLUMNS = ("wager_id", "position", "bet", "amount", "player")
 """The columns of a ``rows`` wager, in order; ``player`` may be null (no player named)."""
-"""A text argument (a reason, details, a player's name): what a person types at a table, and a
-bound on what one request can make the journal write (issue 24: a 60,000-character actor)."""
 
 
 class Access(str, Enum):
