@@ -76,8 +76,12 @@ def finish(client: ControlClient, game: str) -> dict[str, Any]:
 
 def wait_online(client: ControlClient, events: Iterator[dict[str, Any]],
                 device: HeldDevice) -> None:
-    """Until the service's driver has the device (READY does not wait for a real one)."""
-    if client.request("round.status")["device"]["online"]:
+    """Until the table has the device (READY does not wait for a real one). The driver's
+    ``online`` is not enough: the table still holds "No more bets" for the device's resend
+    until it has taken the driver's DeviceOnline, which on a loaded machine came after a
+    ``round.close`` that the table then refused ("dealing device offline")."""
+    status = client.request("round.status")
+    if status["device"]["online"] and device.name not in status["offline"]:
         return
     while True:
         noted = wait_for(events, "DeviceNoted")
