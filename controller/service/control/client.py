@@ -109,8 +109,24 @@ class ControlClient:
 
     def read_message(self) -> dict[str, Any]:
         """The next JSON line from the server; :class:`ControlError` if it hangs up."""
+        line = self.read_line()
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ControlError(f"control socket {self.path}: not protocol: {line[:80]!r}") \
+                from error
+        if not isinstance(message, dict):
+            raise ControlError(f"control socket {self.path}: not protocol: {line[:80]!r}")
+        return message
+
+    def read_line(self) -> bytes:
+        """The next line from the server as it came, without its newline (a reader that
+        passes part of it on as it is: the studio gateway's settlement); :class:`ControlError`
+        if it hangs up. A long line is searched for its end only in what each read added."""
         assert self._sock is not None, "not connected"
-        while (end := self._buffer.find(b"\n")) < 0:
+        searched = 0
+        while (end := self._buffer.find(b"\n", searched)) < 0:
+            searched = len(self._buffer)
             try:
                 chunk = self._sock.recv(65536)
             except TimeoutError:
@@ -123,14 +139,7 @@ class ControlClient:
             self._buffer += chunk
         line = bytes(self._buffer[:end])
         del self._buffer[:end + 1]
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ControlError(f"control socket {self.path}: not protocol: {line[:80]!r}") \
-                from error
-        if not isinstance(message, dict):
-            raise ControlError(f"control socket {self.path}: not protocol: {line[:80]!r}")
-        return message
+        return line
 
     def request(self, verb: str, args: Mapping[str, Any] | None = None, *,
                 actor: str | None = None,
