@@ -109,15 +109,7 @@ class ControlClient:
 
     def read_message(self) -> dict[str, Any]:
         """The next JSON line from the server; :class:`ControlError` if it hangs up."""
-        line = self.read_line()
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ControlError(f"control socket {self.path}: not protocol: {line[:80]!r}") \
-                from error
-        if not isinstance(message, dict):
-            raise ControlError(f"control socket {self.path}: not protocol: {line[:80]!r}")
-        return message
+        return _message(self.path, self.read_line())
 
     def read_line(self) -> bytes:
         """The next line from the server as it came, without its newline (a reader that
@@ -170,12 +162,34 @@ class ControlClient:
         return self._events()
 
     def _events(self) -> Iterator[dict[str, Any]]:
+        for _, event in self._event_lines():
+            yield event
+
+    def watch_lines(self) -> Iterator[tuple[bytes, dict[str, Any]]]:
+        """:meth:`watch`, each event with the line it came in (for a reader that passes part
+        of it on as it is: the studio gateway)."""
+        self.request("watch")
+        return self._event_lines()
+
+    def _event_lines(self) -> Iterator[tuple[bytes, dict[str, Any]]]:
         while True:
             try:
-                message = self.read_message()
+                line = self.read_line()
             except ControlError:
                 if self._eof:
                     return
                 raise
+            message = _message(self.path, line)
             if "event" in message:
-                yield message["event"]
+                yield line, message["event"]
+
+
+def _message(path: Path, line: bytes) -> dict[str, Any]:
+    """A line from the server as a message; :class:`ControlError` when it is not one."""
+    try:
+        message = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ControlError(f"control socket {path}: not protocol: {line[:80]!r}") from error
+    if not isinstance(message, dict):
+        raise ControlError(f"control socket {path}: not protocol: {line[:80]!r}")
+    return message
