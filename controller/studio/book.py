@@ -205,7 +205,10 @@ def _encoded_for(event: dict[str, Any], owned: OwnedResults) -> EncodedEvent:
     """``_for_client(event, owned.owner)`` as JSON, from the results' text as received: the
     same bytes the answer's encoder makes of it (the public event's keys in order, results
     last; each result's keys as the line had them)."""
-    head = json.dumps({key: value for key, value in event.items() if key != "results"},
-                      separators=(",", ":"), ensure_ascii=False).encode()
+    rest = {key: value for key, value in event.items() if key != "results"}
+    try:
+        head = json.dumps(rest, separators=(",", ":"), ensure_ascii=False).encode()
+    except UnicodeEncodeError:  # a lone surrogate: escaped, as the answer's encoder does
+        head = json.dumps(rest, separators=(",", ":")).encode()
     results = owned.text.replace(_id_key(owned.owner), b'"wager_id":"')
     return EncodedEvent(head[:-1] + b',"results":' + results + b"}")
