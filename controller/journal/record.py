@@ -338,3 +338,19 @@ def seal_and_render(body: dict[str, Any], hmac_key: bytes | None) -> tuple[dict[
     if at < 0 or set(body) != BODY_KEYS:  # not a record body: render it the long way
         return sealed, canonical_json(sealed)
     return sealed, text[:at] + added + text[at:]
+
+
+def payload_text(line: str) -> str:
+    """The canonical JSON text of the payload of a record line that :func:`seal_and_render`
+    made: what the service's watchers are sent of a journaled event, so a studio's 345 kB
+    settlement is not encoded a second time for them (issue 28).
+
+    The payload starts after the first ``,"payload":`` (the keys before it, ``actor``,
+    ``event``, ``hash``, ``hmac``, ``mono_ns``, are strings whose quotes are escaped or
+    numbers) and ends at the last ``,"prev":"`` (after it come only ``prev``, ``round``,
+    ``seq``, ``table``, ``ts`` and ``v``: strings and numbers again)."""
+    start = line.find(',"payload":')
+    end = line.rfind(',"prev":"')
+    if start < 0 or end < start:
+        raise JournalFormatError("not a record line: no payload where the canonical form has it")
+    return line[start + len(',"payload":'):end]

@@ -224,9 +224,10 @@ class JournaledTable:
         self.subscribers: list[Subscriber] = []
         self.failures = 0
         self.unrecorded: list[ev.RoundEvent] = []
-        self._encoded: dict[int, tuple[ev.RoundEvent, dict[str, Any]]] = {}
-        """This input's outputs as journaled (by identity), for :meth:`payload_of`."""
         """Outputs the journal could not take yet, in order (:meth:`flush` writes them)."""
+        self._encoded: dict[int, tuple[ev.RoundEvent, dict[str, Any], str | None]] = {}
+        """This input's outputs as journaled (by identity): the payload and, where the record
+        holds exactly it, its canonical text (:meth:`payload_of`, :meth:`payload_text_of`)."""
         self.unrecorded_error = ""
         self.guard: TableGuard | None = None
         """Game-protection monitors (set by the service's wiring, never during replay): they
@@ -383,17 +384,28 @@ class JournaledTable:
             return known[1]
         return encode_output(event, self.session.base)
 
+    def payload_text_of(self, event: ev.RoundEvent) -> str | None:
+        """The canonical JSON text of :meth:`payload_of` ``event`` as its output record holds
+        it, or ``None`` when there is none to reuse (not an output of the last input, or a
+        ``round_opened``, whose record adds the round's provenance). Same thread, same
+        moment as :meth:`payload_of`."""
+        known = self._encoded.get(id(event))
+        if known is not None and known[0] is event:
+            return known[2]
+        return None
+
     def _write_output(self, event: ev.RoundEvent) -> None:
         payload = encode_output(event, self.session.base)
-        if isinstance(event, ev.RoundOpened):
-            self._encoded[id(event)] = (event, dict(payload))
-            payload["provenance"] = round_provenance(self.layout, self.devices)
-        else:
-            self._encoded[id(event)] = (event, payload)
         number = payload["round"]
-        self.writer.append(event_type_of(event), payload,
-                           round_id=None if number is None else str(number),
-                           jsonable=not isinstance(event, ev.RoundOpened))  # provenance: walked
+        round_id = None if number is None else str(number)
+        if isinstance(event, ev.RoundOpened):
+            self._encoded[id(event)] = (event, dict(payload), None)
+            payload["provenance"] = round_provenance(self.layout, self.devices)
+            self.writer.append(event_type_of(event), payload, round_id=round_id)  # walked
+            return
+        _, text = self.writer.append_keeping_text(event_type_of(event), payload,
+                                                  round_id=round_id, jsonable=True)
+        self._encoded[id(event)] = (event, payload, text)
 
     def _hand_on(self, event: ev.RoundEvent) -> None:
         for subscriber in self.subscribers:

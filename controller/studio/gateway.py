@@ -411,8 +411,8 @@ class Gateway:
         while not self._stopping.is_set():
             try:
                 self._watcher = self._connect(None)
-                for event in self._watcher.watch():
-                    self.book.add(event)
+                for line, event in self._watcher.watch_lines():
+                    self.book.add(event, line)
             except (ControlError, OSError) as error:
                 log.warning("studio_watch_lost", error=str(error))
             finally:

@@ -109,8 +109,16 @@ class ControlClient:
 
     def read_message(self) -> dict[str, Any]:
         """The next JSON line from the server; :class:`ControlError` if it hangs up."""
+        return _message(self.path, self.read_line())
+
+    def read_line(self) -> bytes:
+        """The next line from the server as it came, without its newline (a reader that
+        passes part of it on as it is: the studio gateway's settlement); :class:`ControlError`
+        if it hangs up. A long line is searched for its end only in what each read added."""
         assert self._sock is not None, "not connected"
-        while (end := self._buffer.find(b"\n")) < 0:
+        searched = 0
+        while (end := self._buffer.find(b"\n", searched)) < 0:
+            searched = len(self._buffer)
             try:
                 chunk = self._sock.recv(65536)
             except TimeoutError:
@@ -123,14 +131,7 @@ class ControlClient:
             self._buffer += chunk
         line = bytes(self._buffer[:end])
         del self._buffer[:end + 1]
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ControlError(f"control socket {self.path}: not protocol: {line[:80]!r}") \
-                from error
-        if not isinstance(message, dict):
-            raise ControlError(f"control socket {self.path}: not protocol: {line[:80]!r}")
-        return message
+        return line
 
     def request(self, verb: str, args: Mapping[str, Any] | None = None, *,
                 actor: str | None = None,
@@ -161,12 +162,34 @@ class ControlClient:
         return self._events()
 
     def _events(self) -> Iterator[dict[str, Any]]:
+        for _, event in self._event_lines():
+            yield event
+
+    def watch_lines(self) -> Iterator[tuple[bytes, dict[str, Any]]]:
+        """:meth:`watch`, each event with the line it came in (for a reader that passes part
+        of it on as it is: the studio gateway)."""
+        self.request("watch")
+        return self._event_lines()
+
+    def _event_lines(self) -> Iterator[tuple[bytes, dict[str, Any]]]:
         while True:
             try:
-                message = self.read_message()
+                line = self.read_line()
             except ControlError:
                 if self._eof:
                     return
                 raise
+            message = _message(self.path, line)
             if "event" in message:
-                yield message["event"]
+                yield line, message["event"]
+
+
+def _message(path: Path, line: bytes) -> dict[str, Any]:
+    """A line from the server as a message; :class:`ControlError` when it is not one."""
+    try:
+        message = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ControlError(f"control socket {path}: not protocol: {line[:80]!r}") from error
+    if not isinstance(message, dict):
+        raise ControlError(f"control socket {path}: not protocol: {line[:80]!r}")
+    return message

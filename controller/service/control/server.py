@@ -69,8 +69,8 @@ from controller.service.protocol import (
     ok_reply,
 )
 
-__all__ = ["AccessPolicy", "CommandRefused", "ControlClient", "ControlServer", "Handler", "Peer",
-           "system_groups_of"]
+__all__ = ["AccessPolicy", "CommandRefused", "ControlClient", "ControlServer", "EncodedEvent",
+           "Handler", "Peer", "system_groups_of"]
 
 log = structlog.get_logger(__name__)
 
@@ -84,6 +84,29 @@ IDLE_SLACK_SECONDS = 0.01
 """Sleep a little past a deadline, so one wake-up finds it due (no spin on float rounding)."""
 LOOP_BACKOFF_SECONDS = 0.05
 MAX_BACKOFF_SECONDS = 1.0
+
+
+class EncodedEvent(dict[str, Any]):
+    """A round event to publish (a mapping, as every publisher takes one) that carries its JSON
+    text already made: ``{"type": ...`` then the journal record's canonical text of its
+    payload (:func:`watch_text`). The watchers are sent this text, so a studio's 345 kB
+    settlement is encoded once, for the journal, not again for them (issue 28). Its keys then
+    come ``type`` first and the rest sorted, as the journal has them.
+
+    Only the full form: a redacted form (face-down cards) is encoded as any other event."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, event: Mapping[str, Any], text: bytes) -> None:
+        super().__init__(event)
+        self.text = text
+
+
+def watch_text(event_type: str, payload_text: str) -> bytes:
+    """``{"type": event_type, **payload}`` as JSON, from the payload's JSON object text."""
+    head = '{"type":' + json.dumps(event_type, ensure_ascii=False)
+    rest = payload_text[1:]
+    return (head + ("}" if rest == "}" else "," + rest)).encode()
 
 
 class ControlServer:
@@ -156,7 +179,8 @@ class ControlServer:
 
     def publish(self, event: Mapping[str, Any], *,
                 redacted: Mapping[str, Any] | None = None) -> None:
-        """Stream ``event`` (JSON-able) to every watcher; thread-safe, never blocks.
+        """Stream ``event`` (JSON-able) to every watcher; thread-safe, never blocks. An
+        :class:`EncodedEvent` is sent as its text (the publisher must not change it after).
 
         ``redacted``: what a watcher whose role may not see face-down cards gets instead
         (:attr:`Role.sees_face_down`); ``None`` when the event shows nothing hidden."""
@@ -168,7 +192,8 @@ class ControlServer:
             # (the loop swaps the list out under this lock after it wakes), so a batch of
             # hundreds of wagers costs one socket write here, not one each
             first = not self._pending
-            self._pending.append((dict(event), None if redacted is None else dict(redacted)))
+            self._pending.append((event if isinstance(event, EncodedEvent) else dict(event),
+                                  None if redacted is None else dict(redacted)))
         if first:
             self._wake()
 
@@ -469,10 +494,11 @@ class ControlServer:
 def _bodies(item: tuple[Mapping[str, Any], Mapping[str, Any] | None]
             ) -> tuple[bytes, bytes | None] | None:
     """An event and its redacted form as JSON, once for every watcher (``None``, logged, for
-    an event that is not JSON: it is not published, the others are)."""
+    an event that is not JSON: it is not published, the others are). An
+    :class:`EncodedEvent`'s own text is used as it is."""
     event, redacted = item
     try:
-        return (encode(event)[:-1],
+        return (event.text if isinstance(event, EncodedEvent) else encode(event)[:-1],
                 None if redacted is None else encode(redacted)[:-1])
     except (TypeError, ValueError, RecursionError):  # RecursionError: a cycle, unchecked
         log.error("event not JSON-able, not published", event_type=str(event.get("type")))

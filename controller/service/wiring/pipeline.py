@@ -43,6 +43,7 @@ from controller.service.clock.watch import ClockMonitor
 from controller.service.wiring.devices import DealingDevice, check_device_path, open_device
 from controller.service.errors import ResourceUnavailableError, ServiceError
 from controller.service.wiring.floodgate import Floodgate
+from controller.service.control.server import EncodedEvent, watch_text
 from controller.service.wiring.handler import TableHandler, event_json
 from controller.service.wiring.health import Health
 from controller.service.clock.kernel import ClockSource, KernelClock
@@ -354,8 +355,15 @@ class Wiring:
         if isinstance(event, ev.DeviceNoted) and event.detail == "DeviceOnline":
             self._device_online.set()
         table = self.table
-        self.publish({"type": type(event).__name__, **table.journaled.payload_of(event)}
-                     if table is not None else event_json(event, self._base))
+        if table is None:
+            self.publish(event_json(event, self._base))
+        else:
+            # the journal's own text of the payload when it has it: a studio's settlement
+            # (345 kB) is then encoded once, for the journal, not again for the watchers
+            name = type(event).__name__
+            shown = {"type": name, **table.journaled.payload_of(event)}
+            text = table.journaled.payload_text_of(event)
+            self.publish(shown if text is None else EncodedEvent(shown, watch_text(name, text)))
         if isinstance(event, (ev.SupervisorRequired, ev.RoundVoided, ev.DeckBlocked,
                               ev.CommandRefused)):
             log.info("table event", round_event=type(event).__name__,

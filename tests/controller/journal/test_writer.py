@@ -27,7 +27,7 @@ from controller.journal import (
     verify,
 )
 from controller.journal.files import file_name
-from controller.journal.record import GENESIS_HASH
+from controller.journal.record import GENESIS_HASH, canonical_json
 from controller.logsetup import configure_logging
 from drivers.events import DeviceIdentity, DeviceOnline
 
@@ -327,3 +327,22 @@ def test_past_damage_when_the_newest_file_holds_nothing_sound(
     assert again.path.name == file_name(3)
     header = next(iter_records([again.path]))
     assert header.seq == last_seq + 1 and header.payload["reason"] == "damaged"
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+def test_the_payload_text_kept_is_the_records_own(open_writer: Opener, journal_dir: Path,
+                                                   keyed: bool) -> None:
+    """``append_keeping_text`` gives the payload's canonical text as the record's line holds
+    it (the service's watchers are sent it: issue 28), whatever the actor, round and payload
+    strings hold; the line written is the one ``append`` writes."""
+    writer = open_writer(hmac_key=KEY if keyed else None)
+    payload = {"z": ',"prev":"x', "nested": {"payload": {"prev": "é\u2028"}, "v": 1},
+               "a": [1, None, True]}
+    record, text = writer.append_keeping_text("round_settled", payload, round_id='7,"prev":"',
+                                              actor=',"payload":{}', jsonable=True)
+    writer.close()
+    assert text == canonical_json(payload)
+    assert json.loads(text) == record.payload == payload
+    line = next(line for line in (journal_dir / "journal-000001.jsonl").read_text(
+        encoding="utf-8").split("\n") if '"event":"round_settled"' in line)
+    assert line == record.line() and f',"payload":{text},"prev":"' in line
