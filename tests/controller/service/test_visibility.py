@@ -70,14 +70,14 @@ def fixture_service(tmp_path: Path) -> Iterator[tuple[Service, Groups]]:
     policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=groups,
                           supervisors_group=SUPERVISORS, superusers=frozenset())
     with Service(parse_config(text, source="test.toml"), policy=policy) as service:
-        assert service.ready.wait(10)
+        assert service.ready.wait(30)  # generous: a loaded machine
         yield service, groups
 
 
-def _as(service: Service, groups: Groups, role: Role) -> ControlClient:
+def client_as(service: Service, groups: Groups, role: Role) -> ControlClient:
     """A client the server has admitted with ``role`` (the request fixes it before returning)."""
     groups.names = frozenset({ROLE_GROUPS[role]})
-    client = ControlClient(service.config.control.socket, timeout=10).connect()
+    client = ControlClient(service.config.control.socket, timeout=30).connect()
     client.request("round.status")
     return client
 
@@ -105,8 +105,8 @@ def test_the_dealers_hand_is_hidden_from_the_table_until_the_reveal(
 
 
 def _deal_and_reveal(server: Service, groups: Groups, logs: list[dict[str, Any]]) -> None:
-    clients = {role: _as(server, groups, role) for role in SEES}
-    watchers = {role: _as(server, groups, role) for role in SEES}
+    clients = {role: client_as(server, groups, role) for role in SEES}
+    watchers = {role: client_as(server, groups, role) for role in SEES}
     streams = {role: client.watch() for role, client in watchers.items()}
     try:
         dealer = clients[Role.OPERATOR]

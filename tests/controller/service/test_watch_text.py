@@ -6,51 +6,25 @@ from its simulated shuffler."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from pytest_mock import MockerFixture
 
 from controller.journal.files import journal_files
 from controller.journal.record import canonical_json
-from controller.service.config import parse_config
 from controller.service.control import server as control_server
 from controller.service.control.server import (
-    AccessPolicy,
     ControlClient,
     EncodedEvent,
     watch_text,
 )
 from controller.service.lifecycle.app import Service
 from controller.service.protocol import Role
-from tests.controller.service.test_visibility import (
-    CONFIG,
-    ROLE_GROUPS,
-    SUPERVISORS,
-    SURVEILLANCE,
-    OPERATORS,
+from tests.controller.service.test_visibility import (  # noqa: F401 (the fixture)
     Groups,
+    client_as,
+    fixture_service,
 )
-
-
-@pytest.fixture(name="service")
-def fixture_service(tmp_path: Path) -> Iterator[tuple[Service, Groups]]:
-    text = CONFIG.format(journal=tmp_path / "journal", socket=tmp_path / "control.sock")
-    groups = Groups()
-    policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=groups,
-                          supervisors_group=SUPERVISORS, superusers=frozenset())
-    with Service(parse_config(text, source="test.toml"), policy=policy) as service:
-        assert service.ready.wait(30)
-        yield service, groups
-
-
-def _as(service: Service, groups: Groups, role: Role) -> ControlClient:
-    groups.names = frozenset({ROLE_GROUPS[role]})
-    client = ControlClient(service.config.control.socket, timeout=30).connect()
-    client.request("round.status")
-    return client
 
 
 def _lines_until(client: ControlClient, kind: str) -> list[bytes]:
@@ -74,8 +48,9 @@ def test_a_watcher_gets_the_journal_records_own_payload_text(
     and surveillance's as the journal has them."""
     server, groups = service
     encoded = mocker.spy(control_server, "encode")
-    dealer = _as(server, groups, Role.OPERATOR)
-    watchers = {role: _as(server, groups, role) for role in (Role.OPERATOR, Role.SURVEILLANCE)}
+    dealer = client_as(server, groups, Role.OPERATOR)
+    watchers = {role: client_as(server, groups, role)
+                for role in (Role.OPERATOR, Role.SURVEILLANCE)}
     try:
         for watcher in watchers.values():
             watcher.request("watch")
