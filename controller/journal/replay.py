@@ -36,6 +36,7 @@ from controller.journal.recorder import (
     Session,
     output_record_payload,
 )
+from controller.journal.wagerbook import WagerBook
 from controller.table import events as ev
 from controller.table.table import Table
 from drivers import events as dev
@@ -55,6 +56,10 @@ class DivergenceKind(str, Enum):
     UNREADABLE = "unreadable"
     """A line of the session that is not a sound record (recovery skips it and holds the
     table: what it said cannot be known)."""
+    UNACCOUNTED = "unaccounted"
+    """The wagers ``bets_closed`` puts in action differ from what the round's own recorded
+    acceptances, reductions and withdrawals placed (:mod:`controller.journal.wagerbook`): a
+    wager in action that no record placed, even where today's rules regenerate it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +131,7 @@ class Replayer:
         """The latest numbered device events the journal holds, across sessions: after a
         restart the device resends what it never saw acknowledged (recovery hands this on)."""
         self._warned_no_session = False
+        self._book = WagerBook()
 
     def feed(self, record: Record) -> None:
         self.report.records += 1
@@ -216,6 +222,9 @@ class Replayer:
         if current is None:
             return
         recorded = {k: v for k, v in record.payload.items() if k != "provenance"}
+        unaccounted = self._book.see(record.event_type, recorded)
+        if unaccounted is not None:
+            self._diverge(record.seq, DivergenceKind.UNACCOUNTED, unaccounted, recorded)
         if not current.pending:
             self._diverge(record.seq, DivergenceKind.UNEXPECTED,
                           f"{record.event_type} is recorded but the rules give no such output "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from controller.errors import WagerError
 from controller.games.rules import GameId
 from controller.settlement import Wager
 from controller.settlement.validate import check_wager
@@ -44,7 +45,14 @@ class BettingMixin(RoundCore):
         """Each wager judged alone, in order, exactly as a :class:`cmd.PlaceWager` of it; the
         accepted ones are announced together in one :class:`ev.WagersAccepted` (one journal
         record for the batch). A reduction of a Standing Player's wager (RWS-NC3P 5.1) first
-        announces the wagers accepted before it, so the records keep the table's order."""
+        announces the wagers accepted before it, so the records keep the table's order.
+
+        Whatever refuses one wager (the layout, a bet the game lacks or does not offer at that
+        position, an amount outside the limits) refuses that wager alone: the batch is never
+        refused whole once a wager of it is on the layout, so the batch's outcome (what
+        ``WagersAccepted`` and each ``WagerRefused`` say) is exactly what the table holds
+        (issue 33, finding 1: a limit's refusal escaped the loop and left the wagers ahead of
+        it placed under a ``command_refused``)."""
         self._betting_open()
         if not command.wagers:
             raise Refused("the batch holds no wager")
@@ -52,7 +60,7 @@ class BettingMixin(RoundCore):
         for order in command.wagers:
             try:
                 wager, reductions = self._placement(command.single(order))
-            except Refused as refusal:
+            except (Refused, WagerError) as refusal:
                 self.emit(ev.WagerRefused(round=self.number, wager_id=order.wager_id,
                                           reason=str(refusal)))
                 continue

@@ -103,11 +103,12 @@ def studio_toml(tmp: Path, pki: Path, port: int, max_batch: int) -> str:
 
 
 def start_studio(processes: Processes, tmp: Path, pki: Path, max_batch: int = 500, *,
-                 table_settles: bool = True) -> Studio:
+                 table_settles: bool = True, tables: str = "") -> Studio:
     """The service and the gateway; ``table_settles``: the studio configuration, the table
     settles with the last card (``[table] settle_on_deal_complete``); False: the gateway
-    sends ``round.settle`` as for a table without it."""
-    text = config_toml(tmp, GAME, extra='hmac_key_file = ""\n')
+    sends ``round.settle`` as for a table without it. ``tables``: more of the service's
+    config (whole sections, such as ``[limits.win]``)."""
+    text = config_toml(tmp, GAME, extra='hmac_key_file = ""\n' + tables)
     if table_settles:
         text = text.replace(f'game = "{GAME}"\n',
                             f'game = "{GAME}"\nsettle_on_deal_complete = true\n', 1)
@@ -125,9 +126,13 @@ def start_studio(processes: Processes, tmp: Path, pki: Path, max_batch: int = 50
 @pytest.fixture(name="studio")
 def fixture_studio(processes: Processes, tmp_path: Path, pki: Path,
                    request: pytest.FixtureRequest) -> Iterator[Studio]:
-    """Indirect parameter ``"gateway settles"``: a table without settle_on_deal_complete."""
+    """Indirect parameter ``"gateway settles"``: a table without settle_on_deal_complete;
+    ``"limits"``: the win bet limited to 100-100,000."""
+    param = getattr(request, "param", "")
     studio = start_studio(processes, tmp_path, pki, max_batch=100,
-                          table_settles=getattr(request, "param", "") != "gateway settles")
+                          table_settles=param != "gateway settles",
+                          tables="\n[limits.win]\nmin = 100\nmax = 100000\n"
+                          if param == "limits" else "")
     yield studio
     studio.gateway.terminate()
     studio.gateway.communicate(timeout=30)

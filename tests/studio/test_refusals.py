@@ -133,3 +133,39 @@ def test_a_voided_round_tells_the_game_server_which_wagers_return(studio: Studio
         ("a1", 0, "returned"), ("a2", 0, "returned")], json.dumps(results)
     status, answer = studio.call("GET", f"/v1/rounds/{number}/events", identity="gs2")
     assert (status, answer["code"]) == (403, "not_yours")
+
+
+@pytest.mark.parametrize("studio", ["limits"], indirect=True)
+def test_each_wager_of_a_batch_is_judged_alone_and_the_answer_is_what_the_table_holds(
+        studio: Studio) -> None:
+    """Issue 33, finding 1: rows the table refuses (over the limit, a bet the game lacks, a bet
+    not offered at the position, an amount not a positive whole number) between good rows.
+    The answer marks exactly those refused, each with its own reason; the good rows before and
+    after them are accepted; ``bets_closed`` holds exactly the accepted ones, and only they are
+    settled. The batch is one input, never a ``command_refused``."""
+    number = _open(studio, "r-mixed")
+    rows = [{**WAGER, "id": "alice", "member": "alice", "amount": 1000},
+            {**WAGER, "id": "bob", "member": "bob", "amount": 100_001},
+            {**WAGER, "id": "carol", "member": "carol", "amount": 1000},
+            {**WAGER, "id": "dan", "member": "dan", "bet": "dragon"},
+            {**WAGER, "id": "eve", "member": "eve", "position": "banker"},
+            {**WAGER, "id": "fay", "member": "fay", "amount": 1000, "position": "p2"}]
+    status, answer = studio.call("POST", f"/v1/rounds/{number}/wagers",
+                                 {"key": "mixed", "wagers": rows})
+    assert status == 200, answer
+    outcome = {w["id"]: w["status"] for w in answer["wagers"]}
+    assert outcome == {"alice": "accepted", "bob": "refused", "carol": "accepted",
+                       "dan": "refused", "eve": "refused", "fay": "accepted"}, answer
+    reasons = {w["id"]: w["reason"] for w in answer["wagers"] if w["status"] == "refused"}
+    assert "outside the table limits" in reasons["bob"]
+    assert "no bet 'dragon'" in reasons["dan"]
+    assert "no position 'banker' for win" in reasons["eve"]
+    assert (answer["accepted"], answer["refused"]) == (3, 3)
+    studio.call("POST", f"/v1/rounds/{number}/close", {"key": "c-mixed"})
+    assert sorted(r["wager_id"] for r in _settled(studio, number)) == ["alice", "carol", "fay"]
+    records = list(iter_records([studio.journal]))
+    closed = [r.payload for r in records if r.event_type == "bets_closed"]
+    assert sorted(w["id"] for w in closed[-1]["wagers"]) == ["gs1/alice", "gs1/carol",
+                                                             "gs1/fay"]
+    assert not [r for r in records if r.event_type == "command_refused"
+                and r.payload.get("command") == "PlaceWagers"]

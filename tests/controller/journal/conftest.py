@@ -11,7 +11,11 @@ from typing import Any
 import pytest
 import structlog
 
+from controller.games.cards import parse_cards
 from controller.journal import Durability, JournalWriter
+from controller.journal.recorder import JournaledTable
+from controller.table import commands as cmd
+from drivers import events as dev
 
 START = datetime(2025, 6, 1, 20, 0, 0, tzinfo=timezone.utc)
 KEY = bytes(range(32))
@@ -92,6 +96,22 @@ def deal_round(writer: JournalWriter, round_id: str, cards: tuple[str, ...] = ("
         writer.append("card_assigned", {"position": position, "card": card}, round_id=round_id,
                       actor="shoe")
     writer.append("round_settled", {"net": {"1": 100, "2": -100}}, round_id=round_id)
+
+
+THREE_HANDS = (("QD", "JD", "KD"), ("2C", "3C", "4C"), ("5H", "6H", "7H"))
+"""Box 1, box 2 and the dealer of a three-card game dealt by a shuffler, a set each."""
+
+
+def close_deal_and_settle(table: JournaledTable) -> None:
+    """The rest of a round whose bets are placed: "No more bets", the shuffle, three sets from
+    the shuffler (:data:`THREE_HANDS`), the reveal and the settlement, each a recorded input."""
+    table.process(cmd.CloseBets(actor="dana", role=cmd.Role.DEALER))
+    table.process(dev.ShuffleDone("shuffler", counted=52))
+    for hand, cards in enumerate(THREE_HANDS, 1):
+        table.process(dev.CardSetDispensed("shuffler", cards=parse_cards(cards),
+                                           hand_number=hand))
+    table.process(cmd.RevealDealer(actor="dana", role=cmd.Role.DEALER))
+    table.process(cmd.SettleRound(actor="dana", role=cmd.Role.DEALER))
 
 
 def read_lines(path: Path) -> list[bytes]:

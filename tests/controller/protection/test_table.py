@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from controller.games.cards import parse_cards
 from controller.journal import JournalWriter, iter_records
 from controller.journal.recorder import JournaledTable
 from controller.journal.recovery import recover
@@ -18,11 +17,11 @@ from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.layout import TableLayout
 from drivers import events as dev
+from tests.controller.journal.conftest import close_deal_and_settle
 from tests.controller.table.conftest import Harness
 
 DEALER = dict(actor="dana", role=cmd.Role.DEALER)
 GAME = "mbs-royal-three-pictures"
-HANDS = (("QD", "JD", "KD"), ("2C", "3C", "4C"), ("5H", "6H", "7H"))
 
 
 def _report(holds: bool) -> dev.ProtectionReport:
@@ -90,13 +89,7 @@ def _round(table: JournaledTable, number: int) -> None:
     for box in ("1", "2"):
         table.process(cmd.PlaceWager(**DEALER, wager_id=f"r{number}-{box}", position=box,
                                      bet="main", amount=1000))
-    table.process(cmd.CloseBets(**DEALER))
-    table.process(dev.ShuffleDone("shuffler", counted=52))
-    for hand, cards in enumerate(HANDS, 1):
-        table.process(dev.CardSetDispensed("shuffler", cards=parse_cards(cards),
-                                           hand_number=hand))
-    table.process(cmd.RevealDealer(**DEALER))
-    table.process(cmd.SettleRound(**DEALER))
+    close_deal_and_settle(table)
 
 
 def test_repeated_order_in_the_journal_and_replayed(

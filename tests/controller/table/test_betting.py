@@ -8,7 +8,9 @@ import pytest
 from controller.settlement.model import BetLimit
 from controller.table import commands as cmd
 from controller.table import events as ev
-from tests.controller.table.conftest import DEALER, GAMES_AND_DEVICES
+from controller.games.catalog import get_game
+from tests.controller.table.conftest import (DEALER, GAMES_AND_DEVICES, LIVE_BURNS,
+                                            standard_hands)
 
 NO_MORE_BETS = {"rws-nc-three-pictures": "RWS-NC3P 5.8", "mbs-three-pictures": "MBS-3P 5.5",
                 "mbs-royal-three-pictures": "MBS-R3P 5.2", "rws-three-card-poker": "RWS-3CP 5.2"}
@@ -187,3 +189,47 @@ def test_a_batch_after_no_more_bets_is_refused_whole(make) -> None:
     out = table.send(cmd.PlaceWagers(**DEALER, wagers=_orders(("x1", "3", "main", 100))))
     assert isinstance(out[-1], ev.CommandRefused) and "RWS-NC3P 5.8" in out[-1].reason
     assert table.machine.wagers == before
+
+
+_BATCH_REFUSALS = [
+    # (game, the refused row, words of the table's reason)
+    ("live-three-pictures", ("bad", "banker", "win", 1000), "has no position 'banker' for win"),
+    ("live-three-pictures", ("bad", "p2", "dragon", 1000), "has no bet 'dragon'"),
+    ("live-three-pictures", ("bad", "p2", "win", 100_001), "outside the table limits"),
+    ("live-three-pictures", ("bad", "p2", "win", 50), "outside the table limits"),
+    ("rws-three-card-poker", ("bad", "2", "ante", 0), "positive whole number"),
+    ("rws-three-card-poker", ("bad", "2", "progressive", 700), "fixed"),
+    ("rws-three-card-poker", ("bad", "2", "pair_plus", 100_001), "outside the table limits"),
+    ("mbs-three-pictures", ("bad", "2", "tie", 100_001), "outside the table limits"),
+]
+
+
+@pytest.mark.parametrize(("game", "row", "words"), _BATCH_REFUSALS)
+def test_a_row_refused_among_good_rows_is_the_only_one_not_placed(make, game: str, row: tuple,
+                                                                  words: str) -> None:
+    """Issue 33, finding 1: a row refused by the rule set or the limits (an unknown bet, a bet
+    not offered at that position, an amount outside the limits or not a positive whole number,
+    a progressive not at its fixed stake) is refused alone, with its own reason; the rows
+    before and after it are placed, the batch is not refused whole, and what the outcome says
+    is exactly what "No more bets" closes and what is settled."""
+    limits = {bet: BetLimit(100, 100_000) for bet in get_game(game).bets}
+    table = make(game, limits=limits)
+    table.open()
+    first = "win" if game == "live-three-pictures" else (
+        "ante" if game == "rws-three-card-poker" else "main")
+    box = "p1" if game == "live-three-pictures" else "1"
+    out = table.send(cmd.PlaceWagers(**DEALER, wagers=_orders(
+        ("alice", box, first, 1000), row, ("carol", box.replace("1", "2"), first, 1000))))
+    assert not any(isinstance(e, ev.CommandRefused) for e in out), out
+    accepted = [w.id for e in out if isinstance(e, ev.WagersAccepted) for w in e.wagers]
+    refused = {e.wager_id: e.reason for e in out if isinstance(e, ev.WagerRefused)}
+    assert accepted == ["alice", "carol"] and list(refused) == ["bad"]
+    assert words in refused["bad"]
+    assert set(table.machine.wagers) == {"alice", "carol"}
+    table.close()
+    assert {w.id for w in table.last(ev.BetsClosed).wagers} == {"alice", "carol"}
+    table.shuffle()
+    table.deal(standard_hands(game), burns=LIVE_BURNS if game == "live-three-pictures" else ())
+    table.finish()
+    settled = {wager_id.split(":")[0] for wager_id in table.outcomes()}  # 3CP: "alice:play"
+    assert settled == {"alice", "carol"}
