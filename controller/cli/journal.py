@@ -25,9 +25,9 @@ from controller.cli.client import register_acknowledge
 from controller.cli.output import print_json, print_table
 from controller.journal import clocktime
 from controller.journal.codec import INPUT_EVENT_TYPES
-from controller.journal.errors import JournalFormatError
+from controller.journal.errors import JournalFormatError, MixedJournals
 from controller.journal.keys import load_hmac_key
-from controller.journal.reader import iter_records
+from controller.journal.reader import iter_one_journal
 from controller.journal.record import canonical_json, format_ts
 from controller.journal.replay import replay_records
 from controller.journal.rounds import RoundSummary, recall, round_timeline, summarise_rounds
@@ -82,8 +82,12 @@ def _paths(args: argparse.Namespace) -> list[str]:
 
 
 def _records(args: argparse.Namespace) -> list[Any]:
+    """One journal's records: two tables' or two chains' files in one read are refused
+    (:class:`MixedJournals` names both files), never merged into rounds that never happened."""
     try:
-        return list(iter_records(_paths(args)))
+        return list(iter_one_journal(_paths(args)))
+    except MixedJournals:
+        raise
     except JournalFormatError as error:
         raise JournalFormatError(f"{error} (run `tablectl journal verify`)") from error
 

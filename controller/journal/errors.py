@@ -36,6 +36,10 @@ class JournalFormatError(JournalError, ValueError):
     """A line that is not a journal record, met where records are read without verifying."""
 
 
+class MixedJournals(JournalFormatError):
+    """Records of two tables, or of two chains, met in one read meant for one journal."""
+
+
 class JournalConfigError(JournalError, ValueError):
     """A writer opened on a journal that belongs elsewhere (another table, another HMAC key)."""
 

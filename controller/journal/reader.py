@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.journal.damage import Damage, LineFault, check_line
-from controller.journal.errors import JournalFormatError, JournalIOError
+from controller.journal.errors import JournalFormatError, JournalIOError, MixedJournals
 from controller.journal.files import expand_paths, journal_files, read_lines
 from controller.journal.record import Record
 
@@ -237,6 +237,33 @@ def iter_entries(paths: Iterable[str | Path], *, strict: bool = True,
             lines = ((number, raw, terminated) for number, raw, terminated in lines
                      if any(needle in raw for needle in needles))
         yield from _entries(path, lines, strict=strict)
+
+
+def iter_one_journal(paths: Iterable[str | Path]) -> Iterator[Record]:
+    """The records of :func:`iter_entries` (strict), refused with :class:`MixedJournals` where
+    they are not one table's one chain: a record of another table, or a sequence number that
+    does not rise (a second chain starting again, or files given out of order). Surveillance's
+    review tools read through this, so two journals in one directory or on one command line are
+    an error naming both files, never rounds merged into evidence that never happened (issue
+    34: two bench journals' round 1 read as one round with six cards at a box)."""
+    previous: Entry | None = None
+    for entry in iter_entries(paths):
+        record = entry.record
+        if previous is not None:
+            before = previous.record
+            if record.table_id != before.table_id:
+                raise MixedJournals(
+                    f"{previous.path} holds table {before.table_id!r} and {entry.path} table "
+                    f"{record.table_id!r}: two tables' journals in one read; give each table's "
+                    f"journal on its own")
+            if record.seq <= before.seq:
+                raise MixedJournals(
+                    f"{previous.path} (line {previous.line}, seq {before.seq}) and {entry.path} "
+                    f"(line {entry.line}, seq {record.seq}) are not one chain of table "
+                    f"{record.table_id!r}: its sequence goes back, so these are two journals "
+                    f"(or files given out of order); give each journal on its own")
+        previous = entry
+        yield record
 
 
 def iter_records(paths: Iterable[str | Path], *, strict: bool = True,

@@ -231,6 +231,7 @@ class Replayer:
                           f"after input seq {current.last_input_seq}", recorded, None)
             return
         event, replayed = current.pending.pop(0)
+        replayed = _in_recorded_form(recorded, replayed)
         self.report.outputs_checked += 1
         if record.event_type != event_type_of(event) or recorded != replayed:
             self._diverge(record.seq, DivergenceKind.ALTERED,
@@ -246,6 +247,29 @@ class Replayer:
     def _diverge(self, seq: int, kind: DivergenceKind, detail: str, recorded: Any = None,
                  replayed: Any = None) -> None:
         self.report.divergences.append(Divergence(seq, kind, detail, recorded, replayed))
+
+
+RESULT_FIELDS_ADDED = ("amount", "returned")
+"""Fields each settlement result gained with issue 34 (what the wager was and what went back).
+A settlement recorded before has none of them in any result; replay then compares it without
+them, so an older journal still replays, and every field it did record (outcome, net, stake,
+rule, components) is still compared."""
+
+
+def _in_recorded_form(recorded: dict[str, Any], replayed: dict[str, Any]) -> dict[str, Any]:
+    """``replayed`` without :data:`RESULT_FIELDS_ADDED` where the recorded settlement's
+    results have none of them (a journal written before they existed); else as it is."""
+    settlement, before = replayed.get("settlement"), recorded.get("settlement")
+    if not isinstance(settlement, dict) or not isinstance(before, dict):
+        return replayed
+    old_results = before.get("results")
+    if not isinstance(old_results, list) or not old_results or any(
+            not isinstance(r, dict) or any(k in r for k in RESULT_FIELDS_ADDED)
+            for r in old_results):
+        return replayed
+    results = [{k: v for k, v in r.items() if k not in RESULT_FIELDS_ADDED}
+               if isinstance(r, dict) else r for r in settlement.get("results") or ()]
+    return {**replayed, "settlement": {**settlement, "results": results}}
 
 
 def _name(payload: dict[str, Any]) -> str:

@@ -30,7 +30,8 @@ from controller.settlement.validate import check_hands, check_wagers
 def void_round(wagers: Iterable[Wager], clause: str, memory: TableMemory = TableMemory()
                ) -> Settlement:
     """A void round returns every wager (RWS-NC3P 5.15 and the void clauses of each game)."""
-    results = tuple(Result(w.id, Outcome.RETURNED, 0, clause, ()) for w in wagers)
+    results = tuple(Result(w.id, Outcome.RETURNED, 0, clause, (), amount=w.amount,
+                           returned=w.amount) for w in wagers)
     return Settlement(results, memory)
 
 
@@ -110,7 +111,8 @@ def settle(round_: RoundInput) -> Settlement:
                 res = Resolution(res.outcome, res.net, res.rule, (*res.components, *stake.notes))
                 stake_amount = stake.amount
         results.append(Result(wager.id, res.outcome, res.net, res.rule, res.components,
-                              stake_amount))
+                              stake_amount, amount=wager.amount,
+                              returned=wager.amount - stake_amount))
     jackpot = resolver.jackpot_after() if isinstance(resolver, _PokerRound) \
         else round_.memory.progressive_jackpot
     return Settlement(tuple(results), TableMemory(remembered, jackpot))

@@ -35,7 +35,7 @@ class Stake:
     returned_by: str | None = None
 
 
-def _seated_players(wagers: Sequence[Wager], initial_bet: str) -> set[str]:
+def seated_players(wagers: Sequence[Wager], initial_bet: str) -> set[str]:
     """RWS-NC3P 1.15: the players seated at the box, else the player(s) with the highest Bet.
 
     "The highest Bet" is read as the highest Initial Bet (1.7): the Initial Bet is what puts a
@@ -84,7 +84,7 @@ def pro_rata(wagers: Iterable[Wager], limits: Mapping[str, BetLimit], unit: int,
         by_box[wager.position].append(wager)
     stakes: dict[str, Stake] = {}
     for box_wagers in by_box.values():
-        seated = _seated_players(box_wagers, initial_bet)
+        seated = seated_players(box_wagers, initial_bet)
         groups: dict[str, list[Wager]] = defaultdict(list)
         for wager in box_wagers:
             groups[wager.bet].append(wager)

@@ -68,6 +68,13 @@ class Result:
     components: tuple[Component, ...] = ()
     stake: int = 0
     """The amount that was in action after limits (0 when returned)."""
+    amount: int = 0
+    """The wager's amount on the layout at settlement, as the player placed it."""
+    returned: int = 0
+    """What went back to the player without being in action: the whole ``amount`` of a
+    returned wager, the excess a limit took off (RWS-NC3P 5.1.1, MBS-R3P 5.11), else 0. So each
+    result reconciles alone: ``amount == stake + returned``, and the player takes back
+    ``stake + net + returned`` (the stake and winnings of a win, nothing of a lost stake)."""
 
 
 @dataclass(frozen=True, slots=True)

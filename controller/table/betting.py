@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from controller.errors import WagerError
-from controller.games.rules import GameId
+from controller.games.rules import GameId, LimitPolicy
 from controller.settlement import Wager
 from controller.settlement.validate import check_wager
 from controller.table import commands as cmd
@@ -19,7 +19,8 @@ from controller.table.core import RoundCore
 from controller.table.dealing import Deal
 from controller.table.irregularities import rule
 from controller.table.layout import DealingDevice
-from controller.table.priority import Reduction, seated_priority
+from controller.table.priority import CLAUSE as BOX_MAXIMUM_CLAUSE
+from controller.table.priority import Reduction, allocate
 from controller.table.procedure import burn_cards, deal_plan, receiving_boxes
 from controller.table.states import AFTER_CLOSE, IN_ROUND, NO_ROUND, Kind, Refused, S
 
@@ -64,12 +65,16 @@ class BettingMixin(RoundCore):
                 self.emit(ev.WagerRefused(round=self.number, wager_id=order.wager_id,
                                           reason=str(refusal)))
                 continue
-            if reductions:
+            others = [r for r in reductions if r.wager.id != wager.id]
+            if others:
                 self._announce(accepted)
-                for reduction in reductions:
+                for reduction in others:
                     self._reduce(reduction)
             self.wagers[wager.id] = wager
             accepted.append(wager)
+            if len(others) < len(reductions):  # its own excess returned: after its acceptance
+                self._announce(accepted)
+                self._reduce(next(r for r in reductions if r.wager.id == wager.id))
         self._announce(accepted)
 
     def _announce(self, accepted: list[Wager]) -> None:
@@ -78,11 +83,17 @@ class BettingMixin(RoundCore):
             accepted.clear()
 
     def _cmd_PlaceWager(self, command: cmd.PlaceWager) -> None:
+        """The cuts to other wagers first, then the wager accepted as placed, then its own cut
+        (RWS-NC3P 5.1: its excess returned), so each record names the amount it cuts from."""
         wager, reductions = self._placement(command)
+        own = [r for r in reductions if r.wager.id == wager.id]
         for reduction in reductions:
-            self._reduce(reduction)
+            if reduction.wager.id != wager.id:
+                self._reduce(reduction)
         self.wagers[wager.id] = wager
         self.emit(ev.WagerAccepted(round=self.number, wager=wager))
+        for reduction in own:
+            self._reduce(reduction)
 
     def _placement(self, command: cmd.PlaceWager) -> tuple[Wager, list[Reduction]]:
         """The wager a placement would put on the layout and the reductions it needs; raises
@@ -106,7 +117,7 @@ class BettingMixin(RoundCore):
         check_wager(rules, wager, self.layout.limits, self.layout.progressive.stake)
         spec = rules.bet(wager.bet)
         limit = self.layout.limits.get(wager.bet)
-        per_box = limit is not None and bool(rules.limit_clause) and rules.id is GameId.RWS_NC3P
+        per_box = limit is not None and rules.limit_policy is LimitPolicy.PRO_RATA
         if not (spec.requires or rules.max_wagers_per_area is not None or per_box):
             return []  # nothing here depends on the box's other wagers: no scan of the layout
         # (a studio round holds thousands of wagers: scanning them for each was quadratic)
@@ -118,14 +129,8 @@ class BettingMixin(RoundCore):
             if sum(1 for w in here if w.bet == wager.bet) >= rules.max_wagers_per_area:
                 raise Refused(f"at most {rules.max_wagers_per_area} wagers per playing area "
                               f"({rules.max_wagers_clause})")
-        if per_box and limit is not None:
-            same = [w for w in here if w.bet == wager.bet]
-            total = sum(w.amount for w in same) + wager.amount
-            if total > limit.maximum:
-                if wager.seated:
-                    return seated_priority(wager, same, limit)
-                raise Refused(f"box {wager.position} {wager.bet} would total {total}, over the "
-                              f"maximum {limit.maximum}: excess rejected (RWS-NC3P 5.1)")
+        if per_box and limit is not None:  # RWS-NC3P 5.1, 5.2: the box's limits by priority
+            return allocate(wager, here, limit, rules.initial_bet)
         return []
 
     def _reduce(self, reduction: Reduction) -> None:
@@ -136,7 +141,7 @@ class BettingMixin(RoundCore):
             del self.wagers[wager.id]
         self.emit(ev.WagerReduced(round=self.number, wager_id=wager.id, player=wager.player,
                                   amount=reduction.keep, returned=wager.amount - reduction.keep,
-                                  clause="RWS-NC3P 5.1", reason=reduction.reason))
+                                  clause=BOX_MAXIMUM_CLAUSE, reason=reduction.reason))
 
     def _cmd_WithdrawWager(self, command: cmd.WithdrawWager) -> None:
         if self.state is not S.BETTING:

@@ -108,7 +108,8 @@ class SettlingMixin(RoundCore):
             on_layout_at_close=frozenset((w.position, w.bet) for w in self.wagers.values()
                                          if w.id in self.withdrawn))
         settled = settle(round_input)
-        extra = tuple(Result(wid, Outcome.RETURNED, 0, clause)
+        extra = tuple(Result(wid, Outcome.RETURNED, 0, clause, amount=self.wagers[wid].amount,
+                             returned=self.wagers[wid].amount)
                       for wid, clause in self.withdrawn.items() if wid in self.wagers)
         return Settlement((*settled.results, *extra), settled.memory), tuple(hands.items())
 

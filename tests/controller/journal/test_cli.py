@@ -85,3 +85,37 @@ def test_rounds_lists_cards_and_voids(journal: Path, capsys: pytest.CaptureFixtu
     assert rows["r3"]["void"]["clause"] == "RWS-NC3P 5.4"
     assert main(["journal", "rounds", str(journal)]) == 0
     assert "void (power failure; RWS-NC3P 5.4)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("verb", [["rounds"], ["rounds", "--json"], ["recall"], ["show", "r1"],
+                                  ["replay"]])
+@pytest.mark.parametrize("layout", ["two paths", "one directory", "two tables"])
+def test_two_journals_in_one_read_are_refused_naming_both(
+        open_writer: Callable[..., JournalWriter], tmp_path: Path, verb: list[str],
+        layout: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 34: two journals read as one (the same table id twice, as two bench journals
+    are, given as two paths or put in one directory; or two tables) are refused by every review
+    verb, naming both files (and both tables), never merged into one round's rows."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    writer = open_writer(directory=first)
+    deal_round(writer, "r1")
+    writer.close()
+    writer = open_writer(directory=second, table_id="T8" if layout == "two tables" else "T7")
+    deal_round(writer, "r1", ("2C", "3C", "4C"))
+    writer.close()
+    if layout == "one directory":
+        (second / "journal-000001.jsonl").rename(first / "journal-000002.jsonl")
+        paths = [str(first)]
+        named = [str(first / "journal-000001.jsonl"), str(first / "journal-000002.jsonl")]
+    else:
+        paths = [str(first), str(second)]
+        named = [str(first / "journal-000001.jsonl"), str(second / "journal-000001.jsonl")]
+    assert main(["journal", *verb, *paths]) != 0
+    captured = capsys.readouterr()
+    assert all(name in captured.err for name in named), captured.err
+    assert "Traceback" not in captured.err and '"rounds"' not in captured.out
+    if layout == "two tables":
+        assert "'T7'" in captured.err and "'T8'" in captured.err
+    if verb == ["rounds"] and layout == "two paths":  # each read apart is fine
+        assert main(["journal", "rounds", str(first)]) == 0
+        assert main(["journal", "rounds", str(second)]) == 0

@@ -108,3 +108,22 @@ def test_the_book_follows_reductions_and_withdrawals() -> None:
         _wager("a", 200)]}) or "")
     unopened = WagerBook()  # an excerpt that starts mid-round: nothing to account from
     assert unopened.see("bets_closed", {"round": 9, "wagers": [_wager("x", 1)]}) is None
+
+
+def test_a_settlement_recorded_before_amount_and_returned_still_replays(
+        open_writer: Callable[..., JournalWriter], journal_dir: Path) -> None:
+    """A journal written before each result named its amount and what was returned (issue
+    34) replays clean: those two fields are left out of the comparison only where the recorded
+    results have neither; a stake altered in such a record is still caught."""
+    _batch_round(open_writer())
+    records = list(iter_records([journal_dir]))
+    settled = next(r for r in records if r.event_type == "round_settled")
+    results = settled.payload["settlement"]["results"]
+    assert all(r["amount"] == r["stake"] + r["returned"] for r in results)
+    for result in results:
+        del result["amount"], result["returned"]
+    assert replay_records(records).divergences == []
+    results[0]["stake"] += 1
+    report = replay_records(records)
+    assert [d.kind for d in report.divergences] == [DivergenceKind.ALTERED]
+    assert "stake" in report.divergences[0].detail

@@ -21,6 +21,7 @@ from controller.settlement import (
     TableMemory,
     Wager,
     settle,
+    void_round,
 )
 
 PLAYER_WINS = {"1": "Q♦ J♥ 9♣", "dealer": "2♦ 2♠ A♣"}      # Double Picture Nine vs Five
@@ -307,3 +308,32 @@ def test_results_do_not_depend_on_the_order_wagers_are_listed(
     listed = run(RWS, hands, wagers, limits, unit=5).by_id()
     shuffled = run(RWS, hands, [wagers[i] for i in order], limits, unit=5).by_id()
     assert listed == shuffled
+
+
+# --- Each result reconciles alone (issue 34) -------------------------------------------------
+
+def _reconciles(settlement: Settlement, placed: Mapping[str, int]) -> None:
+    for r in settlement.results:
+        assert r.amount == placed[r.wager_id] == r.stake + r.returned, r
+        assert r.stake + r.net + r.returned >= 0, r
+
+
+def test_each_result_names_the_amount_and_what_went_back() -> None:
+    """Every result carries the wager's amount, the stake in action and what was returned
+    without being in action, so ``amount == stake + returned`` with no other record: a
+    pro-rata share (RWS-NC3P 5.1.1), a share returned whole, an over-maximum wager settled on
+    the maximum (MBS-R3P 5.11), a void, and a plain win all reconcile."""
+    wagers = [Wager("ann", "1", "main", 600, player="ann", seated=True),
+              Wager("bob", "1", "main", 400, player="bob", seated=False),
+              Wager("cat", "1", "main", 600, player="cat", seated=False)]
+    shared = run(RWS, PLAYER_WINS, wagers, MAIN_100_1000).by_id()
+    assert [(shared[i].stake, shared[i].returned) for i in ("ann", "bob", "cat")] == [
+        (600, 0), (160, 240), (240, 360)]
+    _reconciles(run(RWS, PLAYER_WINS, wagers, MAIN_100_1000), {"ann": 600, "bob": 400,
+                                                               "cat": 600})
+    over = run(MBS_R, PLAYER_LOSES, [Wager("w", "1", "main", 5000, player="ann")],
+               {"main": BetLimit(100, 2000)}).by_id()["w"]
+    assert (over.amount, over.stake, over.returned, over.net) == (5000, 2000, 3000, -2000)
+    voided = void_round(wagers, "RWS-NC3P 5.15")
+    assert [(r.amount, r.stake, r.returned, r.net) for r in voided.results] == [
+        (600, 0, 600, 0), (400, 0, 400, 0), (600, 0, 600, 0)]

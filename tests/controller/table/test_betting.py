@@ -81,14 +81,19 @@ def test_mbs_r3p_three_wagers_per_area(make) -> None:
 
 
 def test_rws_nc3p_excess_over_box_maximum_rejected(make) -> None:
-    """RWS-NC3P 5.1: bets beyond the box maximum noticed before the close are rejected."""
-    from controller.settlement.model import BetLimit
-
+    """RWS-NC3P 5.1: the excess beyond the box maximum noticed before the close is rejected:
+    the wager is accepted as placed, then cut to what is left (100 returned), in that order; a
+    wager with nothing left for it is refused and changes nothing."""
     table = make("rws-nc-three-pictures", limits={"main": BetLimit(100, 1000)})
     table.open()
     assert isinstance(table.bet("1", "main", 800)[0], ev.WagerAccepted)
     out = table.bet("1", "main", 300)
+    assert [type(e).__name__ for e in out] == ["WagerAccepted", "WagerReduced"]
+    assert (out[1].wager_id, out[1].amount, out[1].returned) == ("w2", 200, 100)
+    assert "RWS-NC3P 5.1" in out[1].reason
+    out = table.bet("1", "main", 300)
     assert isinstance(out[0], ev.WagerRefused) and "RWS-NC3P 5.1" in out[0].reason
+    assert {w.id: w.amount for w in table.machine.wagers.values()} == {"w1": 800, "w2": 200}
 
 
 def test_play_wager_cannot_be_placed_directly(make) -> None:

@@ -87,26 +87,88 @@ def test_standing_players_keep_their_order_among_themselves(make) -> None:
         "bob": 4_000, "cat": 2_000, "ann": 4_000}
 
 
-def test_seated_players_own_excess_is_still_refused(make) -> None:
-    """RWS-NC3P 5.1: priority is up to the maximum; the Seated Player's own excess is
-    rejected and the standing wagers are untouched."""
+def test_seated_players_own_excess_is_rejected_and_standing_players_give_way(make) -> None:
+    """RWS-NC3P 5.1: priority is up to the maximum. The Seated Player's second wager is
+    accepted and cut to the 4,000 left after her first (her own excess, 1,000, rejected), and
+    the Standing Player, who has no priority, gives way: his 2,000 is returned whole."""
     table = make("rws-nc-three-pictures", limits=LIMITS)
     table.open()
     place(table, "bob", "1", 2_000, "bob", seated=False)
     place(table, "ann", "1", 6_000, "ann", seated=True)
     out = place(table, "ann2", "1", 5_000, "ann", seated=True)
-    assert isinstance(out[0], ev.WagerRefused) and "Seated Player" in out[0].reason
-    assert {w.id: w.amount for w in table.machine.active_wagers()} == {"bob": 2_000,
-                                                                        "ann": 6_000}
+    cuts = {e.wager_id: (e.amount, e.returned) for e in out if isinstance(e, ev.WagerReduced)}
+    assert cuts == {"bob": (0, 2_000), "ann2": (4_000, 1_000)}
+    assert [type(e).__name__ for e in out] == ["WagerReduced", "WagerAccepted", "WagerReduced"]
+    assert {w.id: w.amount for w in table.machine.active_wagers()} == {"ann": 6_000,
+                                                                        "ann2": 4_000}
 
 
-def test_a_standing_player_over_the_maximum_is_still_refused(make) -> None:
-    """RWS-NC3P 5.1: a Standing Player has no priority: his excess is rejected as before."""
+def test_a_standing_bet_over_what_is_left_is_cut_to_it(make) -> None:
+    """Issue 34, RWS-NC3P 5.1 ("Standing Players may place their Bets ... until the maximum Bet
+    has been reached"): maximum 10,000; seated 5,000, standing 3,000, then standing 4,000: 2,000
+    of the 4,000 in action and 2,000 returned at once, journaled with the clause; settled on
+    the 2,000 (a main win pays 1 to 1)."""
     table = make("rws-nc-three-pictures", limits=LIMITS)
     table.open()
-    place(table, "ann", "1", 6_000, "ann", seated=True)
-    out = place(table, "bob", "1", 5_000, "bob", seated=False)
-    assert isinstance(out[0], ev.WagerRefused) and "RWS-NC3P 5.1" in out[0].reason
+    place(table, "ann", "1", 5_000, "ann", seated=True)
+    place(table, "bob", "1", 3_000, "bob", seated=False)
+    out = place(table, "cat", "1", 4_000, "cat", seated=False)
+    assert [type(e).__name__ for e in out] == ["WagerAccepted", "WagerReduced"]
+    assert (out[1].wager_id, out[1].amount, out[1].returned, out[1].clause) == (
+        "cat", 2_000, 2_000, "RWS-NC3P 5.1")
+    assert "excess rejected" in out[1].reason
+    _deal_box_1_wins(table)
+    assert results(table) == {"ann": ("win", 5_000), "bob": ("win", 3_000),
+                              "cat": ("win", 2_000)}
+
+
+def test_nobody_seated_the_highest_bet_has_the_priority(make) -> None:
+    """Issue 34, RWS-NC3P 1.15 with 5.1: nobody marked seated, so the Seated Player is "the
+    Player with the highest Bet on the betting box". Maximum 10,000: 3,000, then another
+    player's 8,000: the 8,000 is in action whole and the 3,000 is cut to 2,000 (1,000
+    returned); both settled on what is in action."""
+    table = make("rws-nc-three-pictures", limits=LIMITS)
+    table.open()
+    place(table, "bob", "1", 3_000, "bob")
+    out = place(table, "ann", "1", 8_000, "ann")
+    assert [type(e).__name__ for e in out] == ["WagerReduced", "WagerAccepted"]
+    assert (out[0].wager_id, out[0].amount, out[0].returned) == ("bob", 2_000, 1_000)
+    assert "highest Initial Bet, 1.15" in out[0].reason
+    _deal_box_1_wins(table)
+    assert results(table) == {"ann": ("win", 8_000), "bob": ("win", 2_000)}
+
+
+def test_a_bet_under_the_minimum_is_refused_naming_the_minimum(make) -> None:
+    """Issue 34, RWS-NC3P 5.2: the controller knows the minimum before the bets close, so the
+    Dealer has noticed: a 400 under a 500 minimum is refused naming the clause and the minimum,
+    nothing is placed, and the Player may place 500 instead."""
+    table = make("rws-nc-three-pictures", limits=LIMITS)
+    table.open()
+    out = place(table, "bob", "1", 400, "bob")
+    assert isinstance(out[0], ev.WagerRefused)
+    assert "under the minimum 500" in out[0].reason and "RWS-NC3P 5.2" in out[0].reason
+    assert table.machine.wagers == {}
+    assert isinstance(place(table, "bob", "1", 500, "bob")[0], ev.WagerAccepted)
+
+
+def test_a_withdrawal_frees_room_and_reinstates_nothing(make) -> None:
+    """A withdrawal lowers the box's total, so it cuts nothing; the 2,000 an earlier cut
+    returned went back to the player and stays returned; the room freed takes a new wager."""
+    table = make("rws-nc-three-pictures", limits=LIMITS)
+    table.open()
+    place(table, "ann", "1", 5_000, "ann", seated=True)
+    place(table, "cat", "1", 7_000, "cat", seated=False)  # cut to 5,000
+    out = table.send(cmd.WithdrawWager(**DEALER, wager_id="ann"))
+    assert [type(e).__name__ for e in out] == ["WagerWithdrawn"]
+    assert {w.id: w.amount for w in table.machine.active_wagers()} == {"cat": 5_000}
+    assert isinstance(place(table, "dan", "1", 5_000, "dan")[0], ev.WagerAccepted)
+
+
+def _deal_box_1_wins(table: Harness) -> None:
+    table.close()
+    table.shuffle()
+    table.deal(standard_hands("rws-nc-three-pictures"))
+    table.finish()
 
 
 # -- RWS-NC3P 5.7: each player's option --------------------------------------------------------

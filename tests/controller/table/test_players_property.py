@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.games.cards import Card, parse_card
+from controller.settlement.limits import seated_players
 from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.layout import TableLayout
@@ -157,14 +158,19 @@ _PLACEMENT = st.tuples(st.sampled_from(PLAYERS), st.booleans(),
                        st.sampled_from((300, 500, 1_000, 2_500, 4_000, 6_000, 8_000)))
 
 
-@settings(max_examples=150, deadline=None)
-@given(placements=st.lists(_PLACEMENT, min_size=1, max_size=8))
+@settings(max_examples=200, deadline=None)
+@given(placements=st.lists(_PLACEMENT, min_size=1, max_size=8),
+       marked=st.booleans())
 def test_seated_priority_whatever_the_order_of_placement(
-        placements: list[tuple[str, bool, int]]) -> None:
-    """RWS-NC3P 5.1 at placement, box maximum 10,000, minimum 500: the box never holds more
-    than the maximum; a Seated Player's wager is refused only for his own excess (never
-    because a Standing Player bet first); every cut to a Standing Player's wager is journaled
-    with the clause and returns exactly what it takes; no cut touches a Seated Player."""
+        placements: list[tuple[str, bool, int]], marked: bool) -> None:
+    """RWS-NC3P 5.1, 5.2 and 1.15 at placement, box maximum 10,000, minimum 500, with one
+    Seated Player marked or nobody marked (the highest Initial Bet is then the Seated
+    Player's): the box never holds more than the maximum; nothing in action is under the
+    minimum; a wager under the minimum is refused, and any other is refused only when less
+    than the minimum is left for it, changing nothing; every cut is journaled with the clause
+    and returns exactly what it takes from the amount placed; a Seated Player's wager is never
+    cut while a Standing Player's wager stays in action at the box; what no cut names is
+    untouched."""
     from controller.settlement.model import BetLimit
 
     layout = TableLayout.for_game("rws-nc-three-pictures", "shoe",
@@ -172,24 +178,32 @@ def test_seated_priority_whatever_the_order_of_placement(
     events: list[ev.RoundEvent] = []
     table = Harness(RoundMachine(layout, events.append), events)
     table.open()
-    seated_player = next((player for player, seated, _ in placements if seated), None)
-    for index, (player, seated, amount) in enumerate(placements):
-        seated = player == seated_player  # one Seated Player at the box (RWS-NC3P 1.15)
-        before = {w.id: w for w in table.machine.active_wagers()}
-        own = sum(w.amount for w in before.values() if w.player == seated_player)
-        out = table.send(cmd.PlaceWager(**DEALER, wager_id=f"w{index}", position="1",
+    seated_player = next((player for player, seated, _ in placements if seated), None) \
+        if marked else None
+    for index, (player, _, amount) in enumerate(placements):
+        wager_id = f"w{index}"
+        before = {w.id: w.amount for w in table.machine.active_wagers()}
+        out = table.send(cmd.PlaceWager(**DEALER, wager_id=wager_id, position="1",
                                         bet="main", amount=amount, player=player,
-                                        seated=seated or None))
+                                        seated=True if player == seated_player else None))
         after = {w.id: w for w in table.machine.active_wagers()}
         assert sum(w.amount for w in after.values()) <= 10_000
-        if seated:
-            accepted = own + amount <= 10_000
-            assert (f"w{index}" in after) is accepted, out
-        for cut in (e for e in out if isinstance(e, ev.WagerReduced)):
-            assert cut.clause == "RWS-NC3P 5.1" and cut.player != seated_player
-            assert cut.amount + cut.returned == before[cut.wager_id].amount
+        assert all(w.amount >= 500 for w in after.values())
+        if amount < 500:
+            assert wager_id not in after and "RWS-NC3P 5.2" in out[-1].reason, out
+        elif wager_id not in after:
+            assert isinstance(out[0], ev.WagerRefused) and "RWS-NC3P 5.1" in out[0].reason
+            assert {i: w.amount for i, w in after.items()} == before, "refused: no change"
+        placed = {**before, wager_id: amount}
+        cuts = [e for e in out if isinstance(e, ev.WagerReduced)]
+        for cut in cuts:
+            assert cut.clause == "RWS-NC3P 5.1"
+            assert cut.amount + cut.returned == placed[cut.wager_id]
             assert cut.amount == (after[cut.wager_id].amount if cut.amount else 0)
-        cut_ids = {e.wager_id for e in out if isinstance(e, ev.WagerReduced)}
-        for wager_id, wager in before.items():
-            if wager_id not in cut_ids:
-                assert after[wager_id] == wager
+        seated_now = seated_players(list(after.values()), "main")
+        standing_in_action = any((w.player or w.id) not in seated_now for w in after.values())
+        assert not (standing_in_action and any(
+            cut.player in seated_now and cut.wager_id != wager_id for cut in cuts)), out
+        named = {cut.wager_id for cut in cuts} | {wager_id}
+        assert {i: a for i, a in before.items() if i not in named} == {
+            i: w.amount for i, w in after.items() if i not in named}
