@@ -25,7 +25,7 @@ import structlog
 
 from controller.service.control.client import CommandRefused, ControlClient
 from controller.service.errors import ControlError
-from controller.service.protocol import MAX_BATCH_ROWS, MAX_LINE_BYTES, ROW_COLUMNS
+from controller.service.protocol import MAX_BATCH_ROWS, MAX_LINE_BYTES, ROW_COLUMNS, ErrorCode
 from controller.studio.book import RoundBook, wager_id
 from controller.studio.config import StudioConfig
 from controller.studio.errors import StudioRefusal
@@ -67,6 +67,21 @@ def row_bytes(wager: MemberWager) -> int:
         + len(str(wager.amount)) + len(wager.member) + 15
 
 
+REFUSALS_WITH_NOTHING_DONE = frozenset({ErrorCode.REFUSED, ErrorCode.BAD_ARGS,
+                                        ErrorCode.FORBIDDEN})
+"""The control socket's answers that mean the table did nothing. Any other (``unavailable``:
+the table did not answer in time and the command is still queued; ``internal``) leaves the
+outcome unknown, so it is never told to a game server as a refusal."""
+
+
+def _outcome_known(refused: CommandRefused) -> None:
+    """Re-raise a control answer whose outcome is unknown (the server answers it ``503
+    unavailable``, resend with the same key; nothing is recorded under the key, so the resend
+    asks the table again and a wager it had placed meanwhile is answered accepted)."""
+    if refused.code not in REFUSALS_WITH_NOTHING_DONE:
+        raise refused
+
+
 class Gateway:
     """The studio API's behaviour, independent of HTTP (the server only routes to it)."""
 
@@ -77,6 +92,9 @@ class Gateway:
         self._connect = connect or (lambda timeout: ControlClient(
             config.control_socket, timeout=timeout).connect())
         self._lock = threading.RLock()
+        """Serialises the verbs (open, place, close, the window's close, the settle): each
+        holds it across its control request and ledger record. Reads (status, events) never
+        take it."""
         self._control: ControlClient | None = None
         self._owner: dict[int, str] = {}
         self._current: int | None = None
@@ -178,17 +196,19 @@ class Gateway:
             return self._close(client, request)
 
     def status(self, client: str) -> dict[str, Any]:
-        with self._lock:
-            current = self._current
-            owner = self._owner.get(current) if current is not None else None
+        """Read without the verbs' lock, which a batch holds across its control request and
+        its ledger fsync (issue 35: a status waited behind a batch of 500). ``_current`` and
+        ``_owner`` are only replaced or added to, one whole value at a time, so each read here
+        sees a value some verb wrote."""
+        current = self._current
+        owner = self._owner.get(current) if current is not None else None
         view = self.book.view(current) if current is not None else None
         return {"round": current, "state": view.state if view else "idle",
                 "yours": owner == client, "max_batch": self.config.max_batch}
 
     def events(self, client: str, round_number: int, after: int,
                wait: float) -> dict[str, Any]:
-        with self._lock:
-            owner = self._owner.get(round_number)
+        owner = self._owner.get(round_number)  # without the verbs' lock, as status()
         if owner is not None and owner != client:
             self._refuse(client, 403, "not_yours", f"round {round_number} was opened by "
                          "another game server")
@@ -253,6 +273,7 @@ class Gateway:
         try:
             result = self._request("round.open", {}, client, request.key)
         except CommandRefused as refused:
+            _outcome_known(refused)
             return self._answer(client, request.key, request.digest, {
                 "ok": False, "code": "refused", "message": refused.message})
         number = next(e["round"] for e in result["events"] if e["type"] == "RoundOpened")
@@ -298,6 +319,7 @@ class Gateway:
                 refused = [(start + int(index), str(reason))
                            for index, reason in answer["refusals"]]
             except CommandRefused as refused_whole:  # no round takes bets: every wager refused
+                _outcome_known(refused_whole)
                 refused = [(start + index, refused_whole.message)
                            for index in range(len(part))]
             for index, reason in refused:
@@ -328,6 +350,7 @@ class Gateway:
             try:
                 self._request("round.close", {}, client, request.key)
             except CommandRefused as refused:
+                _outcome_known(refused)
                 view = self.book.view(request.round)
                 if view is None or view.state == "betting":
                     return self._answer(client, request.key, request.digest, {

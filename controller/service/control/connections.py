@@ -51,6 +51,9 @@ class Connection:
     watch_id: RequestId = None
     watching: bool = False
     closing: bool = False
+    busy: bool = False
+    """A command of this peer is with the table: its next lines wait in ``inbox`` (answers go
+    back in the order asked), and it is not idle."""
     last_active: float = field(default_factory=time.monotonic)
 
     @property

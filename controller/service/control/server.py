@@ -7,8 +7,14 @@ anything the peer says); :class:`AccessPolicy` and :class:`Peer` are re-exported
 The client (:class:`ControlClient`) lives in :mod:`.client` and is re-exported here.
 
 One thread (``control-server``) owns every connection through a selector, so a slow or hostile
-client can stall nobody. The table is plugged in as a ``handler(request, peer) -> result``
-called on that thread (it must hand work to the table's queue and return promptly);
+client can stall nobody. The table is plugged in as a ``handler(request, peer) -> result``. A
+read (``Access.READ``: status, lists, from the table's last published snapshot) is answered on
+that thread; a command (``Access.COMMAND``), whose handler waits for the table thread and so for
+the journal's fsync of money records, runs on one of a few ``control-command`` worker threads and
+is answered when the table answers, so no connection waits behind another's command on a slow
+disk (issue 35: a second connection's ``round.status`` took up to 1.5 s behind 500 ms fsyncs).
+Each connection has at most one command in flight; its later lines wait in its buffer and
+are answered in the order sent.
 :meth:`ControlServer.publish` may be called from any thread and streams an event to every
 ``watch`` connection. What one peer may cost (slots, unsent output, idle time, descriptors at
 the open-file limit) is bounded by :mod:`.connections`; :meth:`ControlServer.probe` lets the
@@ -32,6 +38,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +65,7 @@ from controller.service.control.connections import (
 from controller.service.policy import ConnectionLimits
 from controller.service.protocol import (
     MAX_LINE_BYTES,
+    Access,
     ErrorCode,
     Refusal,
     Request,
@@ -84,6 +92,10 @@ IDLE_SLACK_SECONDS = 0.01
 """Sleep a little past a deadline, so one wake-up finds it due (no spin on float rounding)."""
 LOOP_BACKOFF_SECONDS = 0.05
 MAX_BACKOFF_SECONDS = 1.0
+COMMAND_WORKERS = 8
+"""Threads that wait for the table on behalf of commands. Commands are taken one at a time by
+the table thread anyway; more workers only let more connections wait at once (each connection
+has one command in flight at most), and a ninth waits its turn off the selector."""
 
 
 class EncodedEvent(dict[str, Any]):
@@ -132,6 +144,8 @@ class ControlServer:
         self._connections: dict[int, Connection] = {}
         self._pending: list[tuple[Mapping[str, Any], Mapping[str, Any] | None]] = []
         self._probes: list[threading.Event] = []
+        self._replies: list[tuple[Connection, bytes]] = []
+        self._workers: ThreadPoolExecutor | None = None
         self._pending_lock = threading.Lock()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_w.setblocking(False)  # a full wake buffer already wakes the loop: never block
@@ -159,6 +173,7 @@ class ControlServer:
         for sock in (self._wake_r, *self._listeners):
             sock.setblocking(False)
             self._selector.register(sock, selectors.EVENT_READ)
+        self._workers = ThreadPoolExecutor(COMMAND_WORKERS, thread_name_prefix="control-command")
         self._thread.start()
         log.info("control socket listening", path=str(self.path),
                  max_connections=self.limits.max_connections, reserved=self.limits.reserved)
@@ -168,6 +183,8 @@ class ControlServer:
         self._wake()
         if self._thread.is_alive():
             self._thread.join()
+        if self._workers is not None:  # a command still waiting for the table ends on its own
+            self._workers.shutdown(wait=False, cancel_futures=True)  # bounded wait; not joined
         self._close_all()
 
     def __enter__(self) -> ControlServer:
@@ -234,6 +251,7 @@ class ControlServer:
             try:
                 for key, events in self._selector.select(timeout=self._tick()):
                     self._dispatch(key.fileobj, events)  # type: ignore[arg-type]
+                self._deliver_replies()
                 self._deliver_events()
                 self._expire_idle()
                 self._answer_probes()
@@ -256,7 +274,8 @@ class ControlServer:
                 with contextlib.suppress(KeyError, ValueError):
                     self._selector.register(listener, selectors.EVENT_READ)
         deadlines = [conn.last_active + self.limits.idle_seconds
-                     for conn in self._connections.values() if not conn.watching]
+                     for conn in self._connections.values()
+                     if not conn.watching and not conn.busy]
         if self._paused_until:
             deadlines.append(self._paused_until)
         if not deadlines:
@@ -361,24 +380,36 @@ class ControlServer:
         if conn.closing:
             return
         conn.inbox += data
-        while (end := conn.inbox.find(b"\n")) >= 0 and end <= MAX_LINE_BYTES:
+        self._serve(conn)
+
+    def _serve(self, conn: Connection) -> None:
+        """Answer the whole lines waiting in ``conn.inbox``, in order, until one is a command
+        sent to a worker (the rest wait for its answer, :meth:`_deliver_replies`)."""
+        while not conn.busy and (end := conn.inbox.find(b"\n")) >= 0 and end <= MAX_LINE_BYTES:
             line = bytes(conn.inbox[:end])
             del conn.inbox[:end + 1]
             if line.strip():
                 conn.last_active = time.monotonic()
-                conn.outbox += encode(self._answer(conn, line))
+                answer = self._answer(conn, line)
+                if answer is not None:
+                    conn.outbox += encode(answer)
             if len(conn.outbox) > self.limits.outbox_bytes:
                 log.warning("control client not reading its replies, dropped",
                             peer=conn.peer.describe(), unsent=len(conn.outbox))
                 self._drop(conn)
                 return
         if len(conn.inbox) > MAX_LINE_BYTES:
-            conn.outbox += encode(error_reply(None, ErrorCode.TOO_LONG,
-                                              f"request line longer than {MAX_LINE_BYTES} bytes"))
+            conn.outbox += encode(error_reply(
+                None, ErrorCode.TOO_LONG, f"request line longer than {MAX_LINE_BYTES} bytes"
+                if not conn.busy else f"more than {MAX_LINE_BYTES} bytes of requests sent "
+                "before the answer to the one in progress"))
             conn.inbox.clear()
             conn.closing = True
+        self._interest(conn)
 
-    def _answer(self, conn: Connection, line: bytes) -> dict[str, Any]:
+    def _answer(self, conn: Connection, line: bytes) -> dict[str, Any] | None:
+        """The reply to one request line; ``None`` when it is a command handed to a worker
+        (the connection is then busy until :meth:`_deliver_replies` sends its answer)."""
         request_id: RequestId = None
         peer = conn.peer
         try:
@@ -393,16 +424,63 @@ class ControlServer:
             if request.spec.streams:
                 conn.watching, conn.watch_id = True, request.id
                 return ok_reply(request.id, {"watching": True})
-            return ok_reply(request.id, self.handler(request, peer))
         except Refusal as refusal:
             return error_reply(refusal.request_id if refusal.request_id is not None
                                else request_id, refusal.code, refusal.message)
         except TablectlError as error:
             return error_reply(request_id, ErrorCode.REFUSED, str(error))
         except Exception:
-            log.exception("control handler failed", peer=peer.describe())
+            log.exception("control request failed", peer=peer.describe())
             return error_reply(request_id, ErrorCode.INTERNAL,
                                "internal error; the service log has the details")
+        if request.spec.access is Access.COMMAND and self._workers is not None:
+            try:
+                self._workers.submit(self._command, conn, request, peer)
+            except RuntimeError:  # stopping: the pool takes no more
+                return error_reply(request.id, ErrorCode.UNAVAILABLE, "the service is stopping")
+            conn.busy = True
+            return None
+        return self._reply(request, peer)
+
+    def _reply(self, request: Request, peer: Peer) -> dict[str, Any]:
+        try:
+            return ok_reply(request.id, self.handler(request, peer))
+        except Refusal as refusal:
+            return error_reply(refusal.request_id if refusal.request_id is not None
+                               else request.id, refusal.code, refusal.message)
+        except TablectlError as error:
+            return error_reply(request.id, ErrorCode.REFUSED, str(error))
+        except Exception:
+            log.exception("control handler failed", peer=peer.describe())
+            return error_reply(request.id, ErrorCode.INTERNAL,
+                               "internal error; the service log has the details")
+
+    def _command(self, conn: Connection, request: Request, peer: Peer) -> None:
+        """On a worker: the handler's answer (it waits for the table), handed to the loop."""
+        try:
+            data = encode(self._reply(request, peer))
+        except Exception:  # an answer that is not JSON: still one line back, never silence
+            log.exception("control answer not encodable", peer=peer.describe())
+            data = encode(error_reply(request.id, ErrorCode.INTERNAL,
+                                      "internal error; the service log has the details"))
+        with self._pending_lock:
+            self._replies.append((conn, data))
+        self._wake()
+
+    def _deliver_replies(self) -> None:
+        """Commands' answers from the workers: each to its connection (if still there), whose
+        waiting lines are then served."""
+        with self._pending_lock:
+            replies, self._replies = self._replies, []
+        for conn, data in replies:
+            if self._connections.get(conn.sock.fileno()) is not conn:
+                continue  # the peer left while the table worked: nobody to tell
+            conn.busy = False
+            conn.last_active = time.monotonic()
+            conn.outbox += data
+            self._serve(conn)
+            if self._connections.get(conn.sock.fileno()) is conn:
+                self._flush(conn)
 
     def _deliver_events(self) -> None:
         with self._pending_lock:
@@ -434,7 +512,7 @@ class ControlServer:
         (a partial line does not count: a peer trickling bytes is idle)."""
         deadline = time.monotonic() - self.limits.idle_seconds
         for conn in list(self._connections.values()):
-            if not conn.watching and conn.last_active < deadline:
+            if not conn.watching and not conn.busy and conn.last_active < deadline:
                 log.info("control connection idle, closed", peer=conn.peer.describe())
                 self._close_with(conn, f"busy: closed after {self.limits.idle_seconds:g} s "
                                        "without a request (control.idle_seconds)")
@@ -453,8 +531,26 @@ class ControlServer:
         if not conn.outbox and conn.closing:
             self._drop(conn)
             return
-        wanted = selectors.EVENT_READ | (selectors.EVENT_WRITE if conn.outbox else 0)
-        self._selector.modify(conn.sock, wanted)
+        self._interest(conn)
+
+    def _interest(self, conn: Connection) -> None:
+        """Watch ``conn`` for what it can take now: its requests unless one is with the table
+        (level-triggered: unread bytes would wake the loop over and over), its unsent output."""
+        if conn.sock.fileno() < 0:
+            return
+        wanted = (0 if conn.busy else selectors.EVENT_READ) | \
+            (selectors.EVENT_WRITE if conn.outbox else 0)
+        try:
+            key = self._selector.get_key(conn.sock)
+        except KeyError:
+            key = None
+        if not wanted:
+            if key is not None:
+                self._selector.unregister(conn.sock)
+        elif key is None:
+            self._selector.register(conn.sock, wanted)
+        elif key.events != wanted:
+            self._selector.modify(conn.sock, wanted)
 
     def _close_with(self, conn: Connection, reason: str) -> None:
         """Close ``conn`` telling the peer why in one line (best effort, never blocks)."""
