@@ -38,8 +38,10 @@ def expired_files(writer: JournalWriter, *, keep_days: int, now: datetime
     evidence, and deleting past it would hide the damage."""
     cutoff = now - timedelta(days=keep_days)
     expired: list[tuple[Path, Record]] = []
-    for path in writer.files():
-        if path == writer.path:
+    with writer.lock:  # the file being written and the files before it, as of one moment
+        current, files = writer.path, writer.files()
+    for path in files:
+        if path == current:
             break
         tail = scan_tail(path, None)
         if tail.last is None or tail.dropped or tail.last.time >= cutoff:
@@ -54,27 +56,34 @@ def apply_retention(
     keep_days: int = DEFAULT_RETENTION_DAYS,
     now: datetime | None = None,
 ) -> RetentionResult:
-    """Delete expired files after journaling a checkpoint for them; returns what was done."""
+    """Delete expired files after journaling a checkpoint for them; returns what was done.
+
+    Nothing here holds the writer's lock but the checkpoint's own append (issue 35: scanning
+    and deleting old files under it stalled the table thread's records). That is safe because
+    only the files *before* the one being written are touched, and the writer only ever adds
+    newer files: the scan stops at the file being written (read under the writer's lock once,
+    so a rotation during the pass only makes the pass stop earlier), the checkpoint is on disk
+    before any deletion, and deleting a closed old file races with nothing the writer does.
+    One pass at a time (the service's retention thread)."""
     if keep_days < 1:
         raise JournalConfigError(f"retention must keep at least 1 day, got {keep_days}")
-    with writer.lock:
-        moment = now or writer.now()
-        expired = expired_files(writer, keep_days=keep_days, now=moment)
-        if not expired:
-            return RetentionResult((), None)
-        checkpoint = _checkpoint(writer, expired, keep_days, moment)
-        deleted: list[Path] = []
-        for path, _ in expired:
-            try:
-                os.unlink(path)
-            except OSError as error:
-                if deleted:  # vouch for exactly what is gone, so the rest still verifies
-                    _checkpoint(writer, expired[: len(deleted)], keep_days, moment)
-                raise JournalIOError(f"{path}: cannot delete: {error.strerror or error}") \
-                    from error
-            deleted.append(path)
-        writer.sync_directory()
-        return RetentionResult(tuple(deleted), checkpoint)
+    moment = now or writer.now()
+    expired = expired_files(writer, keep_days=keep_days, now=moment)
+    if not expired:
+        return RetentionResult((), None)
+    checkpoint = _checkpoint(writer, expired, keep_days, moment)
+    deleted: list[Path] = []
+    for path, _ in expired:
+        try:
+            os.unlink(path)
+        except OSError as error:
+            if deleted:  # vouch for exactly what is gone, so the rest still verifies
+                _checkpoint(writer, expired[: len(deleted)], keep_days, moment)
+            raise JournalIOError(f"{path}: cannot delete: {error.strerror or error}") \
+                from error
+        deleted.append(path)
+    writer.sync_directory()
+    return RetentionResult(tuple(deleted), checkpoint)
 
 
 def _checkpoint(writer: JournalWriter, expired: list[tuple[Path, Record]], keep_days: int,

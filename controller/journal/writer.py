@@ -78,8 +78,8 @@ class _FileSink:
 
 class JournalWriter:
     """Appends records to ``directory``; resumes (and, after a power cut, repairs) what is
-    there. Thread-safe: one lock (``self.lock``, re-entrant so retention can hold it across
-    its checkpoint and deletions) serialises appends, rotation and close."""
+    there. Thread-safe: one lock (``self.lock``, re-entrant: recovery holds it across its
+    reads and appends) serialises appends, rotation and close."""
 
     def __init__(
         self,
@@ -174,9 +174,10 @@ class JournalWriter:
         return self._clock()
 
     def sync_directory(self) -> None:
-        """Make file creations and deletions in the journal directory durable."""
-        with self.lock:
-            self._fsync_dir()
+        """Make file creations and deletions in the journal directory durable. Takes no lock:
+        it touches no state of the writer's, and a directory fsync beside an append is
+        harmless (retention calls it after its deletions, outside the lock)."""
+        self._fsync_dir()
 
     def append(
         self,

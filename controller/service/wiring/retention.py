@@ -6,11 +6,12 @@ write, which stops the table. So :class:`RetentionTimer` applies it again every
 ``interval`` seconds (a day) on its own thread, for as long as the service runs.
 
 A pass is :func:`controller.journal.retention.apply_retention`: it holds the writer's lock
-(ordered with the table's appends, never the file being written), journals a checkpoint before
-it deletes, and ages files by the writer's own clock. A pass that fails is logged and changes
-nothing else: the service goes on, and so does the next pass. Why a thread of its own and not
-the health loop: a pass deletes and fsyncs files, and the health loop must keep pinging the
-watchdog meanwhile.
+only to read which file is being written and to append its checkpoint (its scan, deletions and
+directory fsync run beside the table's appends, never on the file being written), journals the
+checkpoint before it deletes, and ages files by the writer's own clock. A pass that fails is
+logged and changes nothing else: the service goes on, and so does the next pass. Why a thread
+of its own and not the health loop: a pass deletes and fsyncs files, and the health loop must
+keep pinging the watchdog meanwhile.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ class RetentionTimer:
         self._thread.start()
 
     def close(self) -> None:
-        """Stop; a pass in progress is finished first (it holds the writer's lock)."""
+        """Stop; a pass in progress is finished first."""
         self._stop.set()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join()

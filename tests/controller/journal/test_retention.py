@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import pytest_mock
 
 from controller.journal import (
     DEFAULT_RETENTION_DAYS,
@@ -95,3 +98,43 @@ def test_retention_below_one_day_is_refused(open_writer: Opener) -> None:
     """A zero horizon would delete records before surveillance could copy them."""
     with pytest.raises(JournalConfigError):
         apply_retention(open_writer(), keep_days=0)
+
+
+def test_the_table_writes_while_retention_deletes(open_writer: Opener, clock: FakeClock,
+                                                  journal_dir: Path,
+                                                  mocker: pytest_mock.MockerFixture) -> None:
+    """Issue 35: a pass's deletions run outside the writer's lock. One deletion is held (a
+    slow SD card: a fault no simulator gives, so ``os.unlink`` is wrapped here); meanwhile
+    another thread's record is appended and returns, before the deletion does. The pass then
+    finishes and the journal, new record included, verifies from the checkpoint."""
+    writer = _three_days(open_writer, clock)
+    clock.advance(days=1)
+    real_unlink = os.unlink
+    inside, release = threading.Event(), threading.Event()
+
+    def slow_unlink(path: object) -> None:
+        inside.set()
+        release.wait(60)
+        real_unlink(path)
+
+    mocker.patch("controller.journal.retention.os.unlink", slow_unlink)
+    done: dict[str, object] = {}
+    retention = threading.Thread(target=lambda: done.update(
+        result=apply_retention(writer, keep_days=2)), name="retention")
+    retention.start()
+    try:
+        assert inside.wait(60), "retention never reached its deletion"
+        appending = threading.Thread(target=lambda: done.update(
+            record=writer.append("round_started", {"game": "rws-nc-three-pictures"},
+                                 round_id="during")), name="table")
+        appending.start()
+        appending.join(60)
+        assert "record" in done and "result" not in done, \
+            "the table's record waited for retention's deletion"
+    finally:
+        release.set()
+        retention.join(60)
+    assert len(done["result"].deleted) == 2  # type: ignore[attr-defined]
+    writer.close()
+    report = verify([journal_dir])
+    assert report.ok and report.anchor is Anchor.CHECKPOINT
