@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from controller.cli.argtypes import nonempty_path
+
 DEFAULT_CONFIG = "/etc/tablectl/tablectl.toml"
 
 
@@ -17,7 +19,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("action", nargs="?", choices=("run", "keygen"), default="run",
                         help="run the feed (default), or make this table's signing key: run "
                              "keygen as the feed's user (sudo -u tablectl-feed)")
-    parser.add_argument("--config", default=DEFAULT_CONFIG,
+    parser.add_argument("--config", type=nonempty_path, default=DEFAULT_CONFIG, metavar="PATH",
                         help="the table's config file with a [feed] section "
                              "(default %(default)s)")
     parser.set_defaults(func=run)

@@ -7,25 +7,47 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
-from pathlib import Path
 from typing import Any
+
+from controller.cli.argtypes import nonempty_path
 
 EXIT_NOT_VERIFIED = 1
 
 
+def _listen(text: str) -> str:
+    """``--listen``: refused here, by name, when it is no address (``web.listen``'s own check,
+    :func:`controller.web.config.listen_problem`); it used to reach the config's remote-access
+    rules and be blamed on missing TLS."""
+    try:
+        from controller.web.config import listen_problem
+    except ImportError:  # without the [web] extra: run() names the missing package
+        return text
+    problem = listen_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{text!r}: {problem}")
+    return text
+
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("web", help="the dealer's screen and the surveillance console")
-    parser.add_argument("--config", type=Path, help="web config (TOML, one [web] table)")
-    parser.add_argument("--journal", help="journal directory (web.journal)")
-    parser.add_argument("--socket", help="the table's control socket (web.socket)")
-    parser.add_argument("--listen", help="address (web.listen; default 127.0.0.1)")
+    parser.add_argument("--config", type=nonempty_path, metavar="PATH",
+                        help="web config (TOML, one [web] table)")
+    parser.add_argument("--journal", type=nonempty_path, metavar="DIR",
+                        help="journal directory (web.journal)")
+    parser.add_argument("--socket", type=nonempty_path, metavar="PATH",
+                        help="the table's control socket (web.socket)")
+    parser.add_argument("--listen", type=_listen, metavar="ADDRESS",
+                        help="an IP address or a host name (web.listen; default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (web.port; default 8640, 0: any)")
-    parser.add_argument("--accounts", help="accounts file (web.accounts)")
+    parser.add_argument("--accounts", type=nonempty_path, metavar="FILE",
+                        help="accounts file (web.accounts)")
     parser.add_argument("--local-role", choices=("dealer", "surveillance", "supervisor"),
                         help="without accounts (loopback only): every viewer's role "
                              "(web.local_role; default dealer)")
-    parser.add_argument("--index", help="SQLite index file (web.index)")
-    parser.add_argument("--hmac-key", dest="hmac_key_file", help="journal key (web.hmac_key_file)")
+    parser.add_argument("--index", type=nonempty_path, metavar="FILE",
+                        help="SQLite index file (web.index)")
+    parser.add_argument("--hmac-key", dest="hmac_key_file", type=nonempty_path, metavar="FILE",
+                        help="journal key (web.hmac_key_file)")
     parser.add_argument("--timezone", help="local times beside UTC in this IANA zone "
                         "(web.timezone; default the machine's)")
     parser.add_argument("--video-url", dest="video_url",
@@ -34,7 +56,7 @@ def register(subparsers: Any) -> None:
     actions = parser.add_subparsers(dest="action", parser_class=type(parser))
     passwd = actions.add_parser("passwd", help="add or replace an account (password on stdin "
                                 "or asked for)")
-    passwd.add_argument("file", type=Path, help="accounts file")
+    passwd.add_argument("file", type=nonempty_path, metavar="FILE", help="accounts file")
     passwd.add_argument("name")
     passwd.add_argument("role", choices=("dealer", "surveillance", "supervisor"))
     passwd.add_argument("--pin", action="store_true",
@@ -45,9 +67,9 @@ def register(subparsers: Any) -> None:
                              "(present it to a reader that types into this terminal, or type "
                              "its id; the next line on stdin otherwise)")
     check = actions.add_parser("verify-export", help="re-verify an export against the journal")
-    check.add_argument("file", type=Path, help="the export (JSON)")
-    check.add_argument("--journal", dest="export_journal", required=True,
-                       help="journal directory")
+    check.add_argument("file", type=nonempty_path, metavar="FILE", help="the export (JSON)")
+    check.add_argument("--journal", dest="export_journal", required=True, type=nonempty_path,
+                       metavar="DIR", help="journal directory")
     parser.set_defaults(func=run)
 
 

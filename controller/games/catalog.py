@@ -88,6 +88,8 @@ RWS_NC3P = GameRules(
     limit_clause="RWS-NC3P 5.1",
     void_clauses=("5.4", "5.4.2", "5.5", "5.5.1", "5.5.2", "5.5.3", "5.5.4", "5.5.5", "5.11",
                   "5.17"),
+    void_returns="5.15",
+    removal_clauses=("5.9", "5.7.3"),
 )
 
 MBS_3P = GameRules(
@@ -147,6 +149,7 @@ MBS_R3P = GameRules(
     max_wagers_per_area=3,
     max_wagers_clause="MBS-R3P 3.9",
     void_clauses=("5.1", "5.1.1", "5.4", "5.8.1", "5.9", "6.1"),
+    removal_clauses=("5.5",),
 )
 
 _PAIR_PLUS_LIVE = (

@@ -124,11 +124,53 @@ class GameRules:
     """Every clause of the rule text under which a round may be voided (the round "shall be
     void", or management/a supervisor may void it): what a supervisor's void may cite. Written
     without the game's cite ("5.5.1"), read side by side with section 5 of the text."""
+    void_returns: str | None = None
+    """The clause that says what a Void round returns, where the text prints it apart from the
+    void clauses (RWS-NC3P 5.15; the other texts say it in each void clause). It may be cited
+    beside a void clause, never instead of one: it says what a void does, not why."""
+    removal_clauses: tuple[str, ...] = ()
+    """Every clause under which one box's hand is removed from play and its bets returned
+    while the round goes on (RWS-NC3P 5.9, and 5.7.3 once every player at the box has taken
+    it; MBS-R3P 5.5): what a removed hand may cite. Empty where the text removes no single
+    hand (a round of it is played whole or voided)."""
 
-    def void_clause(self, given: str) -> str:
+    def void_clause(self, given: str, *, returns: bool = False) -> str:
         """``given`` ("5.5.1", "RWS-NC3P 5.5.1" or several, comma-separated) as this game's
         cited void clause(s); a clause the game's text does not void under is refused, naming
-        the ones it does, so an invented clause never reaches the journal."""
+        the ones it does, so an invented clause never reaches the journal. With ``returns``,
+        :attr:`void_returns` may stand beside them ("RWS-NC3P 5.5.2, 5.15")."""
+        from controller.errors import RequestError
+
+        extra = (self.void_returns,) if returns and self.void_returns else ()
+        known = ", ".join(self.void_clauses) or "none"
+        if extra:
+            known += f" ({self.void_returns} may stand beside one)"
+        numbers = self._cited(given, (*self.void_clauses, *extra),
+                              f"is not a void clause of {self.cite}; its void clauses are: "
+                              f"{known}")
+        if extra and all(number in extra for number in numbers):
+            raise RequestError(f"{given.strip()!r}: {self.cite} {self.void_returns} says what a "
+                               f"Void round returns, not why it is void; cite the clause that "
+                               f"voids it too: {', '.join(self.void_clauses)}")
+        return f"{self.cite} {', '.join(numbers)}"
+
+    def removal_clause(self, given: str) -> str:
+        """``given`` as this game's cited clause(s) that remove one hand from play (RWS-NC3P
+        5.9, MBS-R3P 5.5), in the same forms as :meth:`void_clause`; anything else is refused,
+        naming the ones there are."""
+        from controller.errors import RequestError
+
+        if not self.removal_clauses:
+            raise RequestError(f"{given.strip()!r}: no clause of {self.cite} removes one hand "
+                               f"from play; a round of it is settled whole or voided")
+        numbers = self._cited(given, self.removal_clauses,
+                              f"is not a clause of {self.cite} that removes a hand from play; "
+                              f"its clauses that do are: {', '.join(self.removal_clauses)}")
+        return f"{self.cite} {', '.join(numbers)}"
+
+    def _cited(self, given: str, allowed: tuple[str, ...], refusal: str) -> list[str]:
+        """The clause numbers of ``given`` (comma-separated, each with or without this game's
+        cite), each one of ``allowed``; else :class:`RequestError` "'PART' ``refusal``"."""
         from controller.errors import RequestError
 
         numbers: list[str] = []
@@ -136,12 +178,10 @@ class GameRules:
             number = part.strip()
             if number.upper().startswith(self.cite.upper()):
                 number = number[len(self.cite):].strip()
-            if number not in self.void_clauses:
-                known = ", ".join(self.void_clauses) or "none"
-                raise RequestError(f"{part.strip()!r} is not a void clause of {self.cite}; "
-                                   f"its void clauses are: {known}")
+            if number not in allowed:
+                raise RequestError(f"{part.strip()!r} {refusal}")
             numbers.append(number)
-        return f"{self.cite} {', '.join(numbers)}"
+        return numbers
 
     @property
     def hand_positions(self) -> tuple[str, ...]:

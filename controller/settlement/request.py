@@ -9,6 +9,16 @@ CLAUSE}, "void"?: CLAUSE}``; the JSON Schema is ``schemas/settle-request.schema.
 may be absent. Every structural problem raises :class:`RequestError` naming the field, e.g.
 ``wagers[2].amount``; a field the contract does not know is refused too, since a misspelt
 ``"limts"`` silently ignored would settle a different round than the one meant.
+
+The request is also judged as the table would judge the round (issue 34), since whatever it
+cites is printed as the rule that applied: a void or removal clause must be one of the game's
+own (:attr:`GameRules.void_clauses`, :attr:`GameRules.removal_clauses`, the lists the table's
+rulings are checked against); a removed hand must be a box that was dealt; RWS-NC3P has one
+Seated Player per box (:func:`~controller.settlement.validate.check_seated`); and the table
+memory a game does not keep is refused: the progressive meter and stake outside RWS-3CP, the
+under-minimum players outside MBS-R3P (5.10). A wager outside the limits is refused where no
+clause settles it (:func:`~controller.settlement.validate.check_wager`); RWS-NC3P 5.1.1, 5.1.2,
+5.2.1 and MBS-R3P 5.10-5.12 settle it (docs/rules-coverage.md, interpretation 46).
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ from controller.errors import RequestError
 from controller.games import hands as hand_values
 from controller.games.cards import codes, parse_cards
 from controller.games.catalog import get_game
+from controller.games.rules import GameRules, LimitPolicy
 from controller.settlement.model import (
     MAX_AMOUNT,
     BetLimit,
@@ -28,6 +39,7 @@ from controller.settlement.model import (
     TableMemory,
     Wager,
 )
+from controller.settlement.validate import check_seated
 
 
 def _field(obj: dict[str, Any], key: str, where: str, kind: type | tuple[type, ...],
@@ -76,6 +88,73 @@ def _clause(value: Any, where: str) -> str:
     return value
 
 
+def _player(value: Any, where: str) -> str:
+    """A player id: a string with something in it (an empty id names nobody)."""
+    if not isinstance(value, str) or not value.strip():
+        raise RequestError(f"{where}: expected a player id (a non-empty string), got {value!r}")
+    return value
+
+
+def _void(rules: GameRules, value: Any) -> str | None:
+    """The game's own void clause(s), as it cites them; 5.15 may stand beside one (RWS-NC3P)."""
+    if value is None:
+        return None
+    given = _clause(value, "void")
+    try:
+        return rules.void_clause(given, returns=True)
+    except RequestError as error:
+        raise RequestError(f"void: {error}") from error
+
+
+def _removed(rules: GameRules, data: dict[str, Any], hands: dict[str, Any],
+             wagers: list[Wager]) -> dict[str, str]:
+    """``removed_hands``: each a box of the game that was dealt a hand, with a clause of the
+    game's that removes one (RWS-NC3P 5.9, 5.7.3; MBS-R3P 5.5). A box was dealt where its hand
+    is given or an Initial Bet stands at it (RWS-NC3P 3.12; MBS-R3P 3.12 with 3.5): removing a
+    box that had no hand would print a removal as the rule for nothing that happened."""
+    removed = {}
+    for position, clause in (_field(data, "removed_hands", "request", dict,
+                                    required=False) or {}).items():
+        where = f"removed_hands.{position}"
+        if position not in rules.positions:
+            raise RequestError(f"removed_hands: {rules.cite} has no player position "
+                               f"{position!r}; positions are {', '.join(rules.positions)}")
+        given = _clause(clause, where)
+        try:
+            removed[position] = rules.removal_clause(given)
+        except RequestError as error:
+            raise RequestError(f"{where}: {error}") from error
+        dealt = position in hands or any(
+            w.position == position and w.bet == rules.initial_bet for w in wagers)
+        if not dealt:
+            raise RequestError(f"{where}: box {position} was never dealt a hand (no hand given "
+                               f"for it and no {rules.initial_bet} wager at it), so there is "
+                               f"no hand to remove")
+    return removed
+
+
+def _memory(rules: GameRules, data: dict[str, Any]) -> TableMemory:
+    """The table memory the game keeps, and only that: the progressive meter (RWS-3CP 4.4) and
+    the players whose under-minimum wager was settled once (MBS-R3P 5.10). The latter names
+    players of earlier rounds, so a player with no wager in this round is valid there."""
+    jackpot = _amount(data.get("progressive_jackpot", 0), "progressive_jackpot")
+    for key in ("progressive_jackpot", "progressive_stake"):
+        if key in data and "progressive" not in rules.bets:
+            raise RequestError(f"{key}: {rules.cite} has no progressive jackpot (only a game "
+                               f"with a progressive wager keeps a meter and a stake)")
+    if "under_minimum_players" not in data:
+        return TableMemory(frozenset(), jackpot)
+    players = data["under_minimum_players"]
+    if rules.limit_policy is not LimitPolicy.CAP_AND_MEMORY:
+        raise RequestError(f"under_minimum_players: {rules.cite} has no clause that remembers "
+                           f"players whose under-minimum wager was settled once (the memory of "
+                           f"MBS-R3P 5.10)")
+    if not isinstance(players, list):
+        raise RequestError("under_minimum_players: expected a list of player ids")
+    return TableMemory(frozenset(_player(p, f"under_minimum_players[{i}]")
+                                 for i, p in enumerate(players)), jackpot)
+
+
 def parse_request(data: Any) -> RoundInput:
     """Build a :class:`RoundInput` from decoded JSON."""
     if not isinstance(data, dict):
@@ -99,7 +178,7 @@ def parse_request(data: Any) -> RoundInput:
             position=str(_field(raw, "position", where, (str, int))),
             bet=_field(raw, "bet", where, str),
             amount=_amount(raw.get("amount"), f"{where}.amount"),
-            player=_field(raw, "player", where, str, required=False),
+            player=_player(raw["player"], f"{where}.player") if "player" in raw else None,
             seated=_field(raw, "seated", where, bool, required=False),
         ))
     limits = {}
@@ -110,29 +189,19 @@ def parse_request(data: Any) -> RoundInput:
         _known_fields(raw, _LIMIT_FIELDS, where)
         limits[bet] = BetLimit(_amount(raw.get("min"), f"{where}.min"),
                                _amount(raw.get("max"), f"{where}.max"))
-    jackpot = data.get("progressive_jackpot", 0)
+    check_seated(rules, wagers)
     unit = data.get("rounding_unit", 1)
-    players = data.get("under_minimum_players", [])
-    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
-        raise RequestError("under_minimum_players: expected a list of player ids")
     stake = _amount(data.get("progressive_stake", ProgressiveConfig().stake), "progressive_stake")
     if stake == 0:
         raise RequestError("progressive_stake: must be at least 1 minor unit")
-    removed = {}
-    for position, clause in (_field(data, "removed_hands", "request", dict,
-                                    required=False) or {}).items():
-        if position not in rules.positions:
-            raise RequestError(f"removed_hands: {rules.cite} has no player position "
-                               f"{position!r}; positions are {', '.join(rules.positions)}")
-        removed[position] = _clause(clause, f"removed_hands.{position}")
-    void = data.get("void")
+    memory = _memory(rules, data)
     return RoundInput(
         rules=rules, hands=hands, wagers=tuple(wagers), limits=limits,
-        memory=TableMemory(frozenset(players), _amount(jackpot, "progressive_jackpot")),
+        memory=memory,
         rounding_unit=_amount(unit, "rounding_unit"),
         progressive=ProgressiveConfig(stake=stake),
-        returned_positions=removed,
-        void_clause=None if void is None else _clause(void, "void"),
+        returned_positions=_removed(rules, data, hands, wagers),
+        void_clause=_void(rules, data.get("void")),
     )
 
 

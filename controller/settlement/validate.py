@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from controller.errors import HandError, RequestError, WagerError
 from controller.games.cards import Card, ensure_single_deck
-from controller.games.rules import Family, GameRules, LimitPolicy
+from controller.games.rules import Family, GameId, GameRules, LimitPolicy
 from controller.settlement.model import BetLimit, ProgressiveConfig, Wager
 
 
@@ -64,6 +64,31 @@ def check_wagers(rules: GameRules, wagers: Sequence[Wager], limits: Mapping[str,
                 raise WagerError(f"position {position}: the Play wager must equal the Ante "
                                  f"(RWS-3CP 3.8.2), got play {amount} against ante "
                                  f"{totals.get((position, 'ante'), 0)}")
+
+
+def check_seated(rules: GameRules, wagers: Iterable[Wager]) -> None:
+    """RWS-NC3P 1.15: the Seated Player is "the Player sitting at the betting box", one per box.
+    Wagers of two different players marked ``seated`` at one box are refused, naming both; a
+    seated wager without a player id cannot be told apart from the seated player's own, so it
+    is taken as his (settlement gives it the same priority either way). In the other games
+    "seated" is a seat at the table, not at the box (RWS-3CP 3.12 "all other seated Players";
+    MBS-R3P 3.10 "the seated Player who placed the wager first" on a position several seated
+    Players bet on), so nothing is checked there.
+
+    Not part of :func:`check_wagers`: the table checks it at placement (so a round it holds
+    never has two), and a settlement must never fail on a round journaled before it did."""
+    if rules.id is not GameId.RWS_NC3P:
+        return
+    seated: dict[str, Wager] = {}
+    for wager in wagers:
+        if not wager.seated or wager.player is None:
+            continue
+        first = seated.setdefault(wager.position, wager)
+        if first.player != wager.player:
+            raise WagerError(
+                f"box {wager.position}: wagers {first.id} (player {first.player}) and "
+                f"{wager.id} (player {wager.player}) are both marked seated; a box has one "
+                f"Seated Player, the Player sitting at it ({rules.cite} 1.15)")
 
 
 def check_hands(rules: GameRules, hands: Mapping[str, Sequence[Card]],

@@ -12,7 +12,7 @@ from dataclasses import replace
 from controller.errors import WagerError
 from controller.games.rules import GameId, LimitPolicy
 from controller.settlement import Wager
-from controller.settlement.validate import check_wager
+from controller.settlement.validate import check_seated, check_wager
 from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.core import RoundCore
@@ -115,6 +115,9 @@ class BettingMixin(RoundCore):
             raise Refused("the Play wager is placed by a play decision after the deal "
                           "(RWS-3CP 3.8.2)")
         check_wager(rules, wager, self.layout.limits, self.layout.progressive.stake)
+        if wager.seated:  # one Seated Player a box (RWS-NC3P 1.15): settle refuses two too
+            check_seated(rules, [*(w for w in self.wagers.values()
+                                   if w.position == wager.position), wager])
         spec = rules.bet(wager.bet)
         limit = self.layout.limits.get(wager.bet)
         per_box = limit is not None and rules.limit_policy is LimitPolicy.PRO_RATA

@@ -131,6 +131,11 @@ def add_account(path: Path, name: str, role: Role, password: str,
         raise AccountsError(f"account name {name!r}: 1-64 printable characters, no ':'")
     if len(password) < 8:
         raise AccountsError("password: at least 8 characters")
+    if not password.isprintable():
+        # a NUL, a tab, a carriage return (a CRLF line on stdin) or an escape cannot be typed
+        # at the login page: the account could never log in (never echoed: a credential)
+        raise AccountsError("password: printable characters only, no control characters "
+                            "(NUL, tab, carriage return, escape ...)")
     if pin is not None:
         if role is not Role.SUPERVISOR:
             raise AccountsError(f"PIN: only a supervisor has one (not a {role.value})")

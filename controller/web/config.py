@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import os
+import re
+import socket
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -35,6 +37,8 @@ MAX_SUPERVISOR_IDLE = 3600
 MAX_CHIPS = 12
 """Chip buttons on the dealer's screen: more would not fit a row at 800x480 with 48 px targets."""
 MAX_CHIP = 10**12
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)\Z")
+"""One label of a host name (RFC 1123): letters, digits and inner hyphens, at most 63."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +118,38 @@ class WebConfig:
         return self
 
 
+def listen_problem(address: str) -> str | None:
+    """What is wrong with ``address`` as ``web.listen`` (``--listen``), or None: it must be an
+    IP address, or a host name this machine's resolver knows. Asked before anything else, so
+    a mistyped address is named as one instead of being taken for a remote one that needs
+    TLS. A name is only looked up once it is spelled like one (``not..an..address`` never
+    reaches the resolver); a numeric shorthand the C library would take (``127.1``,
+    ``0x7f.1``) is refused with its full form, since the loopback check reads the address as
+    written."""
+    if not address.strip():
+        return "empty (give an address: 127.0.0.1, or 0.0.0.0 for every interface)"
+    try:
+        ipaddress.ip_address(address)
+        return None
+    except ValueError:
+        pass
+    try:
+        numeric = socket.getaddrinfo(address, None, flags=socket.AI_NUMERICHOST)
+    except (OSError, UnicodeError, ValueError):
+        numeric = []
+    if numeric:
+        return f"a shorthand IP address; write it in full ({numeric[0][4][0]})"
+    name = address.removesuffix(".")
+    if len(name) > 253 or not all(_HOST_LABEL.match(label) for label in name.split(".")):
+        return "not an IP address or a host name"
+    try:
+        socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        return f"a host name this machine does not resolve ({reason})"
+    return None
+
+
 def load_web_config(path: Path | None, **override: Any) -> WebConfig:
     """The config file (if any) with command-line values over it, checked."""
     config = WebConfig()
@@ -158,7 +194,12 @@ def _apply(config: WebConfig, values: dict[str, Any], base: Path) -> WebConfig:
                 raise WebConfigError(f"web.badge_needs_pin: true or false, got {value!r}")
             changes[key] = value
         elif key == "listen":
-            changes[key] = str(value)
+            if not isinstance(value, str):
+                raise WebConfigError(f"web.listen: must be a string, got {value!r}")
+            problem = listen_problem(value)
+            if problem is not None:
+                raise WebConfigError(f"web.listen {value!r}: {problem}")
+            changes[key] = value
         elif key in ("timezone", "video_url"):
             if not isinstance(value, str):
                 raise WebConfigError(f"web.{key}: must be a string, got {value!r}")

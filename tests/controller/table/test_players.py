@@ -332,3 +332,16 @@ def test_options_deadline_must_be_positive(make, deadline: int) -> None:
     """A layout with no time for the options is refused with a clear error."""
     with pytest.raises(Exception, match="options deadline"):
         make("rws-nc-three-pictures", options_deadline_s=deadline)
+
+
+def test_a_second_seated_player_at_a_box_is_refused(make) -> None:
+    """RWS-NC3P 1.15: one Seated Player a box ("the Player sitting at the betting box"); a
+    wager of another player marked seated there is refused, naming both (as `tablectl settle`
+    refuses such a round); the Seated Player may add a wager of his own."""
+    table = make("rws-nc-three-pictures", limits=LIMITS)
+    table.open()
+    place(table, "ann", "1", 1_000, "ann", seated=True)
+    out = place(table, "bob", "1", 1_000, "bob", seated=True)
+    assert isinstance(out[-1], ev.CommandRefused) and "both marked seated" in out[-1].reason
+    assert isinstance(place(table, "ann2", "1", 1_000, "ann", seated=True)[0], ev.WagerAccepted)
+    assert set(table.machine.wagers) == {"ann", "ann2"}
