@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from controller import strictjson
+from controller.cli.argtypes import nonempty_path
 from controller.cli.output import json_text, printable
 from controller.errors import TablectlError
 from controller.strictjson import StrictJsonError
@@ -42,8 +43,10 @@ ANSWERS = next(arg.choices for arg in VERBS["supervisor.answer"].args if arg.nam
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--socket", metavar="PATH", help="the service's control socket")
-    parser.add_argument("--config", metavar="PATH", help="take the socket from this config")
+    parser.add_argument("--socket", metavar="PATH", type=nonempty_path,
+                        help="the service's control socket")
+    parser.add_argument("--config", metavar="PATH", type=nonempty_path,
+                        help="take the socket from this config")
     parser.add_argument("--actor", metavar="WHO",
                         help="who at the table gives the command (e.g. dealer:1042), journaled")
     parser.add_argument("--json", action="store_true", help="print the service's answer as JSON")

@@ -25,6 +25,7 @@ from controller.cli.client import register_acknowledge
 from controller.cli.output import print_json, print_table
 from controller.journal import clocktime
 from controller.journal.codec import INPUT_EVENT_TYPES
+from controller.cli.argtypes import nonempty_path
 from controller.journal.errors import JournalFormatError, MixedJournals
 from controller.journal.keys import load_hmac_key
 from controller.journal.reader import iter_one_journal
@@ -45,9 +46,11 @@ def register(subparsers: Any) -> None:
     actions = parser.add_subparsers(dest="action", required=True,
                                     parser_class=type(parser))
     check = actions.add_parser("verify", help="prove the journal intact or name its first damage")
-    check.add_argument("paths", nargs="+", metavar="PATH", help="journal files or directories")
-    check.add_argument("--hmac-key", metavar="FILE", help="key file (hex) to check HMACs")
-    check.add_argument("--head", metavar="FILE",
+    check.add_argument("paths", nargs="+", metavar="PATH", type=nonempty_path,
+                       help="journal files or directories")
+    check.add_argument("--hmac-key", metavar="FILE", type=nonempty_path,
+                       help="key file (hex) to check HMACs")
+    check.add_argument("--head", metavar="FILE", type=nonempty_path,
                        help="the journal head to hold the end against (default: journal.head "
                             "beside the newest file)")
     check.add_argument("--allow-unanchored", action="store_true",
@@ -59,22 +62,26 @@ def register(subparsers: Any) -> None:
 
     def review(name: str, help_text: str, func: Any) -> argparse.ArgumentParser:
         sub = actions.add_parser(name, help=help_text)
-        sub.add_argument("--dir", default=DEFAULT_DIR,
+        sub.add_argument("--dir", default=DEFAULT_DIR, type=nonempty_path,
                          help=f"journal directory when no PATH is given (default {DEFAULT_DIR})")
         sub.add_argument("--json", action="store_true", help="print JSON")
         sub.set_defaults(func=func)
         return sub
 
     rounds = review("rounds", "one row per round", run_rounds)
-    rounds.add_argument("paths", nargs="*", metavar="PATH", help="journal files or directories")
+    rounds.add_argument("paths", nargs="*", metavar="PATH", type=nonempty_path,
+                        help="journal files or directories")
     show = review("show", "one round's full timeline", run_show)
     show.add_argument("round", metavar="ROUND", help="round id (as in `rounds`)")
-    show.add_argument("paths", nargs="*", metavar="PATH", help="journal files or directories")
+    show.add_argument("paths", nargs="*", metavar="PATH", type=nonempty_path,
+                      help="journal files or directories")
     last = review("recall", f"the last {RECALL_GAMES} games (game recall)", run_recall)
-    last.add_argument("paths", nargs="*", metavar="PATH", help="journal files or directories")
+    last.add_argument("paths", nargs="*", metavar="PATH", type=nonempty_path,
+                      help="journal files or directories")
     again = review("replay", "re-run the recorded inputs through the rules and compare",
                    run_replay)
-    again.add_argument("paths", nargs="*", metavar="PATH", help="journal files or directories")
+    again.add_argument("paths", nargs="*", metavar="PATH", type=nonempty_path,
+                       help="journal files or directories")
 
 
 def _paths(args: argparse.Namespace) -> list[str]:

@@ -5,7 +5,12 @@ to start rather than run a table on a guess, and systemd does not retry it. A jo
 is full or read-only is not a config error: one line, a wait that backs off across restarts,
 then exit 75 (``EX_TEMPFAIL``), which systemd retries (:mod:`controller.service.lifecycle.backoff`).
 ``--check`` only validates (exit 0 when good), for ``ExecStartPre=`` or an operator editing
-``/etc/tablectl/tablectl.toml``.
+``/etc/tablectl/tablectl.toml``. Both load the config (:func:`load_config`: the text) and check
+what it names on this machine (:func:`check_host`: the deck map, the socket's group, the
+software manifest and key) with the same functions, before anything starts; ``--check`` then
+calls, read-only, the checks the service's start-up makes itself (the device path:
+:func:`check_device_path`, which ``run`` calls as it opens the device; the journal and its key),
+so ``--check`` never says OK where ``run`` refuses.
 
 Without ``--config`` the embedded simulated bench table runs, but only on a machine with no
 table hardware: if a udev name of a table device exists, running the bench there would be a
@@ -22,6 +27,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from controller.cli.argtypes import nonempty_path
 from controller.heap import Housekeeper, tune_for_service
 from controller.journal.damage import Damage, check_line
 from controller.journal.errors import JournalError
@@ -29,7 +35,12 @@ from controller.journal.files import journal_files, read_lines
 from controller.journal.record import Record
 from controller.service.lifecycle.app import Service
 from controller.service.lifecycle.backoff import EXIT_TEMPFAIL, StartBackoff
-from controller.service.config import ServiceConfig, default_bench_config, load_config
+from controller.service.config import (
+    ServiceConfig,
+    check_host,
+    default_bench_config,
+    load_config,
+)
 from controller.service.wiring.devices import check_device_path
 from controller.service.errors import ConfigError, ResourceUnavailableError, ServiceError
 from controller.service.keyfile import load_service_key
@@ -41,7 +52,7 @@ DEFAULT_CONFIG_HINT = "/etc/tablectl/tablectl.toml"
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("run", help="run the table service (systemd runs this)")
-    parser.add_argument("--config", metavar="PATH",
+    parser.add_argument("--config", metavar="PATH", type=nonempty_path,
                         help="TOML config (docs/service.md); without it, the simulated bench "
                              "table on a machine with no table hardware")
     parser.add_argument("--check", action="store_true",
@@ -108,9 +119,10 @@ def check_journal_place(directory: Path, key: bytes | None) -> None:
 def run(args: argparse.Namespace) -> int:
     config = resolve_config(args.config)
     unkeyed = config.journal.unkeyed_warning()
+    check_host(config)  # with --check or without: one line naming the file and the key
     if args.check:
-        # The same checks the service makes before it opens anything (wiring), so a config
-        # that passes --check is not refused by run for a device path or a key file.
+        # The checks the service's start-up makes itself, the same functions (the device path:
+        # open_device), read-only, so a config that passes --check is not refused by run.
         check_device_path(config.device)
         key = None
         if config.journal.hmac_key_file is not None:

@@ -3,11 +3,18 @@
 The service refuses to start on a bad config rather than run a table on a guess, so every check
 happens here, before any device is opened, and every error is one :class:`ConfigError` line
 naming the file, the dotted key (``limits.tie.max``) and the problem. Unknown keys are errors.
+Two kinds of check: :func:`parse_config` judges the text alone (types, ranges, and keys that
+together make a table that cannot work: a rounding unit above the smallest minimum bet, a
+progressive limit that excludes the progressive stake), so a client or a test may read any
+config anywhere; :func:`check_host` judges what the file names on *this* machine (the socket's
+group, the deck map, the software manifest and key), and ``tablectl run`` calls it right after
+loading, with ``--check`` or without (controller/cli/run.py), before anything starts.
 Every key is documented in ``docs/service.md``; ``systemd/tablectl.example.toml`` is a complete
 example that the tests load.
 
-Relative paths (journal directory, HMAC key file, control socket) are resolved against the
-directory of the config file, so a config and its key can travel together.
+Relative paths (journal directory, HMAC key file, control socket, a deck map file, the software
+manifest and key) are resolved against the directory of the config file, so a config and its
+key can travel together.
 
 :func:`default_bench_config` is the embedded configuration of the simulated bench table, used by
 ``tablectl run`` without ``--config`` on a machine with no table hardware. It is TOML text read
@@ -16,6 +23,7 @@ by the same loader, so it can never drift out of what the loader accepts.
 
 from __future__ import annotations
 
+import grp
 import json
 import os
 import re
@@ -28,6 +36,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from controller.errors import WagerError
 from controller.games.catalog import GAMES
 from controller.games.rules import GameId, GameRules
 from controller.journal.policy import Durability
@@ -47,7 +56,8 @@ from controller.service.policy import (
 )
 from controller.service.protocol import MAX_MINOR_UNITS
 from controller.service.tomlread import Section
-from controller.settlement.model import BetLimit, ProgressiveConfig
+from controller.settlement.model import BetLimit, ProgressiveConfig, Wager
+from controller.settlement.validate import check_wager
 
 DEFAULT_CONTROL_SOCKET = Path("/run/tablectl/control.sock")
 DEFAULT_OPERATORS_GROUP = "tablectl-operators"
@@ -67,6 +77,13 @@ MAX_LIMIT_MINOR = 10**12
 a stake times the largest payout of any supported pay table (MBS-R3P 188 to 1) stays far below
 :data:`~controller.service.protocol.MAX_MINOR_UNITS`, which the journal and JSON floor systems
 carry exactly."""
+
+MAX_ROUNDING_UNIT = 1_000_000
+"""The largest ``table.rounding_unit`` of a table with no positive bet minimum (10,000.00 at 100
+minor units to the major unit, above any table's smallest chip). With minimums, the unit is at
+most the smallest of them: the unit is the smallest amount the table pays, and a unit above
+the smallest wager it takes rounds that wager's 1:2 win and pro-rated stake down to nothing
+(docs/money.md; docs/service.md, ``[table]``)."""
 
 _TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _GROUP = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
@@ -115,7 +132,8 @@ class DeviceConfig:
     (HID scanner), ``usb://VVVV:PPPP[/SERIAL]`` (framed device on USB bulk) or ``sim``."""
     dialect: ShoeDialect | None = None
     deck: str | None = None
-    """Barcode deck map (name or path) for the scanner and hid dialects."""
+    """Barcode deck map for the scanner and hid dialects: a shipped name, or a JSON file's path
+    (relative to the config file's directory, made absolute here)."""
     seed: int | None = None
     """Seed of the simulator (``url = "sim"`` only), so that ``tablectl bench --seed`` deals the
     same cards every run. Not a config-file key: a table's shuffles come from ``secrets``."""
@@ -305,8 +323,11 @@ class _Reader:
             raise table.error("boxes", "LIVE-3P always deals all three Player hands "
                                        f"({', '.join(rules.positions)}); leave boxes out")
 
-        limits = self._limits(root.section("limits"), rules)
+        limits_section = root.section("limits")
+        limits = self._limits(limits_section, rules)
         progressive = self._progressive(root.section("progressive"), rules)
+        self._check_rounding_unit(table, rounding_unit, limits)
+        self._check_progressive_limit(limits_section, rules, limits, progressive)
         journal_section = root.section("journal", required=True)
         assert journal_section is not None
         journal = self._journal(journal_section)
@@ -367,6 +388,8 @@ class _Reader:
                 raise section.error("deck", "only the scanner and hid dialects read barcodes "
                                             "through a deck map")
             deck = section.string("deck")
+            if Path(deck).suffix == ".json" or "/" in deck:  # a file, as drivers.decks reads it
+                deck = str(self.path(section, "deck", deck))
         url = section.string("url")
         self._check_url(section, url, dialect)
         section.finish()
@@ -416,6 +439,49 @@ class _Reader:
             limits[bet] = BetLimit(minimum, maximum)
         section.finish()
         return limits
+
+    @staticmethod
+    def _check_rounding_unit(table: Section, unit: int, limits: Mapping[str, BetLimit]) -> None:
+        """The unit is at most the smallest positive bet minimum (``min = 0`` sets none), or
+        :data:`MAX_ROUNDING_UNIT` when no bet has one: a larger unit rounds a minimum wager's
+        1:2 win and pro-rated stake down to nothing (2^62 rounds every 1:2 win to 0)."""
+        minimums = sorted((limit.minimum, bet) for bet, limit in limits.items()
+                          if limit.minimum > 0)
+        if minimums:
+            bound, bet = minimums[0]
+            if unit > bound:
+                raise table.error("rounding_unit", f"{unit} is above limits.{bet}.min {bound}, "
+                                  "the smallest bet minimum: the unit is the smallest amount "
+                                  "paid, so a 1:2 win or a pro-rated stake on that wager would "
+                                  f"round down to nothing; use at most {bound}")
+        elif unit > MAX_ROUNDING_UNIT:
+            raise table.error("rounding_unit", f"{unit} is above {MAX_ROUNDING_UNIT}, the "
+                              "largest unit of a table without bet minimums ([limits.<bet>] "
+                              "min): 1:2 wins and pro-rated stakes would round down to nothing")
+
+    @staticmethod
+    def _check_progressive_limit(section: Section | None, rules: GameRules,
+                                 limits: Mapping[str, BetLimit],
+                                 progressive: ProgressiveConfig | None) -> None:
+        """A progressive wager must be exactly the stake (RWS-3CP 4.4, ``check_wager``): limits
+        that refuse the stake refuse every progressive wager, so they are refused here, by the
+        same check the table makes at placement."""
+        limit = limits.get("progressive")
+        if section is None or limit is None:
+            return
+        stake = (progressive or ProgressiveConfig()).stake
+        position = rules.bet("progressive").positions[0]
+        try:
+            check_wager(rules, Wager("config", position, "progressive", stake), limits, stake)
+        except WagerError:
+            sub = section.section("progressive")
+            assert sub is not None
+            stated = "progressive.stake" if progressive is not None else \
+                "the progressive stake (default)"
+            name, side, value = ("max", "below", limit.maximum) if stake > limit.maximum else \
+                ("min", "above", limit.minimum)
+            raise sub.error(name, f"{value} is {side} {stated} {stake}: a progressive wager "
+                                  "must be exactly the stake, so none could be placed") from None
 
     def _progressive(self, section: Section | None, rules: GameRules
                      ) -> ProgressiveConfig | None:
@@ -561,6 +627,46 @@ class _Reader:
         assert operators is not None and surveillance is not None and supervisors is not None
         return ControlConfig(socket_path, socket_group, operators, surveillance, supervisors,
                              limits, web_group, frozenset(web_roles), studio_group)
+
+
+def check_host(config: ServiceConfig) -> None:
+    """What the config names that must be there on this machine, which :func:`parse_config`
+    (the text alone) cannot judge: ``device.deck`` loads as the driver will load it,
+    ``control.socket_group`` exists (``grp``), and ``software.manifest`` and
+    ``software.public_key`` are files this account can read. One :class:`ConfigError` naming
+    the file, the key and the problem. ``tablectl run`` calls it with ``--check`` and without
+    (controller/cli/run.py), so neither says OK where the other refuses."""
+    device = config.device
+    if device.dialect in _DECK_DIALECTS and device.deck is not None:
+        from drivers.decks import DeckMap  # the driver's own loader: one reading of a map
+        from drivers.errors import ConfigError as DeckError
+
+        try:
+            DeckMap.load(device.deck)
+        except DeckError as error:
+            raise ConfigError(config.source, "device.deck", str(error)) from error
+    group = config.control.socket_group
+    if group is not None:
+        try:
+            grp.getgrnam(group)
+        except KeyError:
+            raise ConfigError(config.source, "control.socket_group",
+                              f"group {group!r} does not exist on this machine (create it, "
+                              "docs/install-raspberry-pi.md step 2; \"\" keeps the service's "
+                              "own group)") from None
+    software = config.software
+    for name, path in (("manifest", software.manifest), ("public_key", software.public_key)):
+        if path is None:
+            continue
+        if not path.exists():
+            problem = "does not exist"
+        elif not path.is_file():
+            problem = "is not a file"
+        elif not os.access(path, os.R_OK):
+            problem = "this account cannot read it"
+        else:
+            continue
+        raise ConfigError(config.source, f"software.{name}", f"{path} {problem}")
 
 
 BENCH_CONFIG_TOML = """\

@@ -119,3 +119,18 @@ def test_two_journals_in_one_read_are_refused_naming_both(
     if verb == ["rounds"] and layout == "two paths":  # each read apart is fine
         assert main(["journal", "rounds", str(first)]) == 0
         assert main(["journal", "rounds", str(second)]) == 0
+
+
+@pytest.mark.parametrize("argv", [["verify", ""], ["rounds", ""], ["show", "1", ""],
+                                  ["recall", "--dir", " "], ["replay", ""],
+                                  ["verify", "x", "--hmac-key", ""]])
+def test_an_empty_journal_path_is_refused_not_the_current_directory(
+        argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 34: an empty path (an unset shell variable) read the current directory as the
+    journal; it is argparse's one-line error, exit 2."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        main(["journal", *argv])
+    assert stopped.value.code == 2
+    assert "path" in capsys.readouterr().err
