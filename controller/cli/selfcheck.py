@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from controller.cli.argtypes import nonempty_path
 from controller.cli.output import print_json
 from controller.selfcheck.errors import SelfCheckError
 from controller.selfcheck.inventory import locked_names, take_inventory
@@ -23,6 +24,7 @@ from controller.selfcheck.manifest import (
     build_manifest,
     check,
     sign_manifest,
+    write_release,
 )
 
 EXIT_NOT_VERIFIED = 1
@@ -32,17 +34,19 @@ EXIT_UNUSABLE = 2
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("selfcheck", help="verify the installed software against "
                                                      "the signed release manifest")
-    parser.add_argument("--config", metavar="PATH",
+    parser.add_argument("--config", metavar="PATH", type=nonempty_path,
                         help="service config whose [software] names the manifest and key")
-    parser.add_argument("--manifest", metavar="PATH", help="release manifest (JSON)")
-    parser.add_argument("--public-key", metavar="PATH", help="Ed25519 public key (PEM)")
+    parser.add_argument("--manifest", metavar="PATH", type=nonempty_path,
+                        help="release manifest (JSON)")
+    parser.add_argument("--public-key", metavar="PATH", type=nonempty_path,
+                        help="Ed25519 public key (PEM)")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--build-manifest", metavar="OUT",
+    parser.add_argument("--build-manifest", metavar="OUT", type=nonempty_path,
                         help="write the manifest of this install to OUT (and OUT.sig)")
-    parser.add_argument("--lock", metavar="FILE", default="requirements.lock",
+    parser.add_argument("--lock", metavar="FILE", default="requirements.lock", type=nonempty_path,
                         help="lock file naming the dependencies to cover (with "
                              "--build-manifest; default %(default)s)")
-    parser.add_argument("--sign-key", metavar="PATH",
+    parser.add_argument("--sign-key", metavar="PATH", type=nonempty_path,
                         help="Ed25519 private key (PEM) to sign the manifest with")
     parser.set_defaults(func=run)
 
@@ -52,12 +56,7 @@ def _build(args: argparse.Namespace) -> int:
     manifest = build_manifest(inventory)
     out = Path(args.build_manifest)
     signature = sign_manifest(manifest, Path(args.sign_key)) if args.sign_key else None
-    try:
-        out.write_bytes(manifest)
-        if signature is not None:
-            Path(f"{out}{SIGNATURE_SUFFIX}").write_bytes(signature)
-    except OSError as error:
-        raise SelfCheckError(f"cannot write {out}: {error.strerror or error}") from error
+    write_release(out, manifest, signature)  # whole or not at all: a full disk leaves the old
     signed = f", signed ({out}{SIGNATURE_SUFFIX})" if signature is not None else ", unsigned"
     print(f"manifest {out}: tablectl {inventory.distributions['tablectl']}, "
           f"{len(inventory.files)} file(s) of {len(inventory.distributions)} distribution(s), "

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
+
+from controller.cli.argtypes import nonempty_path
 
 DEFAULT_CONFIG = "/etc/tablectl/studio.toml"
 
@@ -15,7 +16,7 @@ def register(subparsers: Any) -> None:
     gateway = subparsers.add_parser(
         "studio", help="the studio gateway: a game server's round API over HTTPS with mutual "
                        "TLS (docs/studio.md)")
-    gateway.add_argument("--config", default=DEFAULT_CONFIG,
+    gateway.add_argument("--config", default=DEFAULT_CONFIG, type=nonempty_path,
                          help="the gateway's config file (default %(default)s)")
     gateway.set_defaults(func=run_gateway)
 
@@ -23,10 +24,10 @@ def register(subparsers: Any) -> None:
         "studio-client", help="the reference game server: rounds, members' wagers in "
                               "batches, every settlement checked (docs/studio.md)")
     client.add_argument("--url", required=True, help="the gateway, https://HOST:PORT")
-    client.add_argument("--cert", required=True, type=Path, help="this game server's "
+    client.add_argument("--cert", required=True, type=nonempty_path, help="this game server's "
                         "client certificate (PEM)")
-    client.add_argument("--key", required=True, type=Path, help="its private key (PEM)")
-    client.add_argument("--ca", required=True, type=Path, help="the CA that signed the "
+    client.add_argument("--key", required=True, type=nonempty_path, help="its private key (PEM)")
+    client.add_argument("--ca", required=True, type=nonempty_path, help="the CA that signed the "
                         "gateway's certificate")
     client.add_argument("--shift", default="shift", help="name of the shift: the prefix of "
                         "every idempotency key (default %(default)s)")
@@ -37,8 +38,8 @@ def register(subparsers: Any) -> None:
     client.add_argument("--betting-seconds", type=int, default=15)
     client.add_argument("--wait-window", action="store_true", help="let the betting window "
                         "run out instead of closing betting once every batch is placed")
-    client.add_argument("--state", type=Path, help="a file of finished rounds: a restarted "
-                        "client takes up the shift where it stopped")
+    client.add_argument("--state", type=nonempty_path, help="a file of finished rounds: a "
+                        "restarted client takes up the shift where it stopped")
     client.set_defaults(func=run_client)
 
 

@@ -8,10 +8,13 @@ the two cannot count a round twice or lose it. The SQL is the subset both databa
 
 from __future__ import annotations
 
+import re
 import sqlite3
+import stat
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from controller.feed.errors import FeedError
@@ -43,17 +46,63 @@ SCHEMA = (
         at_ns BIGINT NOT NULL)""",
 )
 IRREGULARITY_EVENTS = frozenset({"dealing_error", "supervisor_required", "deck_blocked"})
+FLOOR_TABLES = frozenset({"records", "tables"})
+"""The tables that make a database the floor's: one holding other tables but not these is
+another program's, and the floor neither reads it nor writes into it."""
+SQLITE_HEADER = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file (sqlite.org/fileformat.html, 1.3)."""
+_CREATED = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+)")
+
+
+def table_names(schema: Sequence[str]) -> list[str]:
+    """The tables the ``CREATE TABLE IF NOT EXISTS`` statements of ``schema`` make."""
+    return [found.group(1) for found in map(_CREATED.search, schema) if found]
 
 
 class StoreError(FeedError):
     """The floor database cannot be opened or written."""
 
 
+def _check_sqlite_file(path: Path, read_only: bool) -> None:
+    """Before SQLite opens ``path``: SQLite takes a short file that is not a database for an
+    empty one and writes a new database over it (a 1-byte text file became an empty floor), and
+    creates a file that does not exist. A read-only open needs the file; neither open accepts a
+    file whose first bytes are not SQLite's (an empty file is an empty database)."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise StoreError(f"{path} is not a floor database (not a regular file)")
+        with path.open("rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        if read_only:
+            raise StoreError(f"{path}: no such file: no floor database there (check database "
+                             f"in the floor config; the floor consumer, tablectl floor, makes "
+                             f"it)") from None
+        return
+    except OSError as error:
+        raise StoreError(f"cannot open the floor database {path}: "
+                         f"{error.strerror or error}") from error
+    if head and head != SQLITE_HEADER:
+        raise StoreError(f"{path} is not a floor database (not an SQLite file): left as it is; "
+                         f"point database at the floor's database, or at a new file")
+
+
 class Store:
-    def __init__(self, url: str) -> None:
+    """The floor database at ``url``. Writable (the consumer): a SQLite file that does not
+    exist is created, and one that exists must be a floor database (or an empty SQLite one),
+    never replaced. ``read_only`` (``tablectl floor status``): the database must exist and hold
+    the floor's tables, its own and those of ``schema_also`` (the machines'), and none is created
+    (SQLite is opened ``mode=ro``: nothing can be written)."""
+
+    def __init__(self, url: str, *, read_only: bool = False,
+                 schema_also: Sequence[str] = ()) -> None:
         self.url = url
+        self.read_only = read_only
         self.postgres = url.startswith(("postgresql://", "postgres://"))
         self._open: _Cursor | None = None
+        self.connection: Any = None
+        if not self.postgres:
+            _check_sqlite_file(Path(url), read_only)
         try:
             if self.postgres:
                 try:
@@ -61,21 +110,68 @@ class Store:
                 except ImportError as error:
                     raise StoreError("a postgresql:// database needs psycopg: "
                                      "pip install 'tablectl[floor]'") from error
-                self.connection: Any = psycopg.connect(url)
+                self.connection = psycopg.connect(url)
+            elif read_only:
+                self.connection = sqlite3.connect(f"{Path(url).absolute().as_uri()}?mode=ro",
+                                                  uri=True, isolation_level=None,
+                                                  check_same_thread=False)
             else:
                 self.connection = sqlite3.connect(url, isolation_level=None,
                                                   check_same_thread=False)
+            self._check_schema(schema_also)
+            if not self.postgres and not read_only:
                 self.connection.execute("PRAGMA journal_mode=WAL")
                 self.connection.execute("PRAGMA synchronous=NORMAL")
         except StoreError:
+            self._close_quietly()
             raise
         except Exception as error:  # psycopg.Error, sqlite3.Error: one line for the user
+            self._close_quietly()
             detail = " ".join(str(error).split())  # psycopg's messages span lines
             raise StoreError(f"cannot open the floor database {self._safe_url()}: {detail}") \
                 from error
-        with self.transaction() as cursor:
-            for statement in SCHEMA:
-                cursor.execute(statement)
+        if not read_only:
+            with self.transaction() as cursor:
+                for statement in (*SCHEMA, *schema_also):
+                    cursor.execute(statement)
+
+    def _check_schema(self, schema_also: Sequence[str]) -> None:
+        """Refuse a database that is not the floor's: a SQLite file with tables but not the
+        floor's ``records`` and ``tables`` (another program's, the web index) is never written
+        into (a PostgreSQL database may hold other programs' tables beside the floor's); a
+        read-only open also needs every table the view reads."""
+        present = set(self._table_names())
+        where = self._safe_url()
+        if not self.postgres and present and not FLOOR_TABLES <= present:
+            raise StoreError(f"{where} is not a floor database (it holds the tables "
+                             f"{', '.join(sorted(present)[:8])}, not the floor's "
+                             f"{' and '.join(sorted(FLOOR_TABLES))}): left as it is; point "
+                             f"database at the floor's database")
+        if not self.read_only:
+            return
+        if not present:
+            raise StoreError(f"{where} is not a floor database (it holds no tables; the floor "
+                             f"consumer, tablectl floor, makes its database)")
+        missing = [name for name in table_names((*SCHEMA, *schema_also)) if name not in present]
+        if missing:
+            raise StoreError(f"{where}: a floor database without the table(s) "
+                             f"{', '.join(missing)} (an older floor's): run the floor consumer, "
+                             f"tablectl floor, once to bring it up to date")
+
+    def _table_names(self) -> list[str]:
+        if self.postgres:
+            text = ("SELECT table_name FROM information_schema.tables "
+                    "WHERE table_schema = ANY (current_schemas(false))")
+        else:
+            text = "SELECT name FROM sqlite_master WHERE type = 'table'"
+        return [str(row[0]) for row in self.query(text)]
+
+    def _close_quietly(self) -> None:
+        if self.connection is not None:
+            try:
+                self.connection.close()
+            except Exception:  # noqa: BLE001 (already failing: the first error is the one told)
+                pass
 
     def close(self) -> None:
         self.connection.close()

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -101,6 +103,74 @@ def build_manifest(inventory: Inventory) -> bytes:
                 "distributions": dict(inventory.distributions), "files": dict(inventory.files),
                 "digest": inventory.digest}
     return (json.dumps(document, sort_keys=True, indent=1) + "\n").encode("utf-8")
+
+
+def write_release(out: Path, manifest: bytes, signature: bytes | None) -> None:
+    """Write the manifest to ``out`` (and the signature to ``out.sig``) whole or not at all.
+
+    Each goes first to a temporary file in its target's directory, fsync'ed; only when both are
+    on the disk are they renamed over the targets and the directory fsync'ed. A full disk (or
+    any failure) removes the temporaries and leaves an earlier manifest and signature as they
+    were: never a 0-byte or half-written manifest, never a new manifest beside an old
+    signature."""
+    targets = [(out, manifest)]
+    if signature is not None:
+        targets.append((Path(f"{out}{SIGNATURE_SUFFIX}"), signature))
+    written: list[tuple[Path, Path]] = []
+    try:
+        for target, data in targets:
+            try:
+                written.append((_write_temporary(target, data), target))
+            except OSError as error:
+                raise SelfCheckError(f"cannot write {target}: {error.strerror or error} "
+                                     f"(nothing replaced: any earlier manifest is as it "
+                                     f"was)") from error
+        for temporary, target in written:
+            try:
+                os.replace(temporary, target)
+            except OSError as error:
+                raise SelfCheckError(f"cannot write {target}: {error.strerror or error}") \
+                    from error
+    finally:
+        for temporary, _target in written:
+            try:
+                temporary.unlink(missing_ok=True)  # gone once renamed
+            except OSError:
+                pass  # the first error is the one to tell
+    try:
+        _sync_directory(out.parent)
+    except OSError as error:
+        raise SelfCheckError(f"cannot write {out}: syncing its directory: "
+                             f"{error.strerror or error}") from error
+
+
+def _write_temporary(target: Path, data: bytes) -> Path:
+    """``data`` in a new file beside ``target``, fsync'ed; removed again if that fails."""
+    temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        try:
+            temporary.unlink(missing_ok=True)
+        except OSError:
+            pass  # the write's error is the one to tell
+        raise
+    os.close(fd)
+    return temporary
+
+
+def _sync_directory(directory: Path) -> None:
+    """The renames themselves on the disk."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _read(path: Path, what: str) -> bytes:

@@ -10,6 +10,7 @@ stays the authority on what was placed (:mod:`.gateway` checks ``wager.list``)."
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import threading
@@ -25,10 +26,35 @@ from controller.studio.errors import StudioError
 
 log = structlog.get_logger(__name__)
 
+START_ROOM_BYTES = 64 * 1024
+"""Room the ledger's disk must have at start (written and fsync'ed beside it, then removed):
+several batches' answers, so a full disk is found before the gateway listens, not at the first
+answer it could not record."""
+_MAY_COME_BACK = {errno.ENOSPC: "full", errno.EDQUOT: "full (quota)",
+                  errno.EROFS: "read-only", errno.EIO: "failing (I/O error)"}
+"""OS errors of a disk that may come back (space freed, remounted read-write); a permission or
+a missing directory is a deployment mistake (as ``tablectl run`` judges its journal's disk)."""
+
 KEEP_KEYS = 20_000
 """Keys remembered (the newest): about three days of a studio's rounds (an open, four batches
 and a close a round). A key older than that is answered afresh, which places nothing in a round
 long closed; the file keeps them all until it is rotated."""
+
+
+class LedgerUnavailableError(StudioError):
+    """The ledger's disk is full, read-only or failing: it may come back, so ``tablectl
+    studio`` exits 75 (``EX_TEMPFAIL``) for systemd to retry, as ``tablectl run`` does for its
+    journal's disk."""
+
+
+def _unusable(path: Path, error: OSError) -> StudioError:
+    """The error for a ledger at ``path`` that cannot be written: the path and the OS's
+    reason, retried when the disk may come back."""
+    gone = _MAY_COME_BACK.get(error.errno or 0)
+    if gone is not None:
+        return LedgerUnavailableError(f"studio ledger {path}: {error.strerror or error} (its "
+                                      f"disk is {gone}: retried, not a configuration error)")
+    return StudioError(f"studio ledger {path}: {error.strerror or error}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,13 +73,14 @@ class Ledger:
         self.refusals = 0
         self.last_open: tuple[str, dict[str, Any]] | None = None
         """The newest round opened through the gateway: its game server and the answer."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            self._load()
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists():
+                self._load()
+            _probe(path)
             self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (held open)
         except OSError as error:
-            raise StudioError(f"studio ledger {path}: {error.strerror or error}") from error
+            raise _unusable(path, error) from error
 
     def _load(self) -> None:
         with open(self.path, encoding="utf-8") as lines:
@@ -107,3 +134,22 @@ class Ledger:
     def close(self) -> None:
         with self._lock:
             self._file.close()
+
+
+def _probe(path: Path) -> None:
+    """Write :data:`START_ROOM_BYTES` to a file beside the ledger, fsync it and remove it: the
+    ledger's disk takes what the gateway will append (opening the ledger for appending does
+    not touch the disk, and its last page may still have room on a full disk)."""
+    probe = path.with_name(f".{path.name}.probe")
+    fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        block = memoryview(bytes(START_ROOM_BYTES))
+        while block:
+            block = block[os.write(fd, block):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+        try:
+            probe.unlink()
+        except FileNotFoundError:
+            pass

@@ -373,9 +373,10 @@ class WebApp:
         wanted, problems = RoundFilter.from_query(request.query_params)
         await asyncio.to_thread(self._catch_up)
         withheld = await self._withheld_from(viewer)
-        rows, before = await asyncio.to_thread(
-            search_rounds, self.index, wanted,
-            hide_cards_of=withheld_round(self.index, withheld) if wanted.card else None)
+        hidden = await asyncio.to_thread(withheld_round, self.index, withheld) \
+            if wanted.card else None
+        rows, before = await asyncio.to_thread(search_rounds, self.index, wanted,
+                                               hide_cards_of=hidden)
         damaged = await asyncio.to_thread(self._damaged, [row["id"] for row in rows])
         next_link = None if before is None else \
             "/console?" + urlencode(wanted.query_string(before=before))
@@ -399,7 +400,8 @@ class WebApp:
             return self.page("missing.html", viewer, status=400, what="; ".join(problems))
         await asyncio.to_thread(self._catch_up)
         withheld = await self._withheld_from(viewer)
-        hidden = withheld_round(self.index, withheld) if wanted.card else None
+        hidden = await asyncio.to_thread(withheld_round, self.index, withheld) \
+            if wanted.card else None
         return StreamingResponse(
             rounds_csv(self.index, wanted, self.zone, self._damaged, hide_cards_of=hidden),
             media_type="text/csv; charset=utf-8",
@@ -412,7 +414,8 @@ class WebApp:
         round_id = request.path_params["round_id"]
         await asyncio.to_thread(self._catch_up)
         entries = await asyncio.to_thread(read_round, self.index, self.key, round_id)
-        summary = self.index.query("SELECT * FROM rounds WHERE id = ?", (round_id,))
+        summary = await asyncio.to_thread(self.index.query,
+                                          "SELECT * FROM rounds WHERE id = ?", (round_id,))
         if not entries:
             return self.page("missing.html", viewer, status=404, what=f"round {round_id}")
         withheld = await self._withheld_from(viewer)
@@ -427,8 +430,8 @@ class WebApp:
         viewer = self._guard(request, console=True)
         if not isinstance(viewer, Session):
             return viewer
-        return self.page("recall.html", viewer, rows=recall(self.index),
-                         integrity=self.integrity())
+        rows = await asyncio.to_thread(recall, self.index)
+        return self.page("recall.html", viewer, rows=rows, integrity=self.integrity())
 
     async def overrides(self, request: Request) -> Response:
         viewer = self._guard(request, console=True)

@@ -193,3 +193,36 @@ def test_passwd_sets_a_supervisors_pin(tmp_path: Path) -> None:
         refused = passwd(*args, stdin=stdin)
         assert refused.returncode != 0 and why in refused.stderr
         assert "Traceback" not in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_no_page_runs_sqlite_on_the_event_loop(tmp_path: Path) -> None:
+    """Issue 35: a console page's queries run in worker threads, never on the event loop (a
+    query waits for the index's lock, which a rebuild holds for its whole run). Every statement
+    on the index's connection is traced with the thread it ran on; none may run where an event
+    loop is running. A Pit Supervisor does not see face-down cards, so the withheld round is
+    looked up too (card search)."""
+    import asyncio
+    import threading
+
+    journal = tmp_path / "journal"
+    write_synthetic_journal(journal, 6)
+    app = WebApp(journal_dir=journal, index_path=tmp_path / "i.sqlite", socket_path=None,
+                 key=None, auth=Authenticator({}), local_role=Role.SUPERVISOR, poll=3600)
+    on_loop: list[str] = []
+
+    def traced(statement: str) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        on_loop.append(f"{threading.current_thread().name}: {statement[:60]}")
+
+    with TestClient(app.asgi, base_url=LOOPBACK) as client:
+        assert app.watcher.ready.wait(30)
+        app.index._db.set_trace_callback(traced)  # noqa: SLF001 (the one connection)
+        round_id = app.index.query("SELECT id FROM rounds LIMIT 1")[0]["id"]
+        for path in ("/console", "/console?card=QH", "/console/rounds.csv?card=QH",
+                     f"/console/round/{round_id}", "/console/recall", "/console/overrides",
+                     "/console/verify", "/console/export?since=2000-01-01&until=2100-01-01"):
+            assert client.get(path).status_code == 200, path
+    assert on_loop == [], on_loop
