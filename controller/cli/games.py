@@ -51,7 +51,13 @@ def game_summary(rules: GameRules) -> dict[str, Any]:
     if rules.family is Family.THREE_CARD_POKER:
         # 4.4 prints sums for a stake it does not state: the table's setting (docs/money.md).
         summary["progressive_stake"] = ProgressiveConfig().stake
+        summary["progressive_sums"] = PROGRESSIVE_SUMS
     return summary
+
+
+PROGRESSIVE_SUMS = ("paid for the stake: a fixed sum is the whole payout, the stake not "
+                    "returned on top (RWS-3CP 4.4 prints the sums and no stake; docs/money.md)")
+"""The reading of RWS-3CP 4.4's fixed sums that settlement applies, said where they are shown."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,5 +79,6 @@ def run(args: argparse.Namespace) -> int:
         if "progressive_stake" in summary:
             print(f"  progressive stake: {summary['progressive_stake']} (minor units, a table "
                   "setting)")
+            print(f"  progressive sums: {summary['progressive_sums']}")
         print()
     return 0

@@ -59,6 +59,7 @@ def test_games_json(capsys: pytest.CaptureFixture[str]) -> None:
         ("three_of_a_kind", None), ("straight", None)]   # RWS-3CP 4.4's Envy Bonus column
     assert progressive[0]["jackpot_percent"] == 100 and progressive[1]["fixed"] == 125000
     assert games["rws-three-card-poker"]["progressive_stake"] == 500
+    assert "stake not returned on top" in games["rws-three-card-poker"]["progressive_sums"]
     royal = {line["key"]: line["pays"]
              for line in games["mbs-royal-three-pictures"]["bets"]["royal_pictures"]["paytable"]}
     assert royal["three_kings"] == "188 to 1"
