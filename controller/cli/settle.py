@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     print_table(["position", "cards", "hand"],
                 [[pos, " ".join(h["cards"]), h["name"]] for pos, h in output["hands"].items()])
     print()
-    print_table(["wager", "outcome", "net", "rule"],
-                [[r["id"], r["outcome"], r["net"], r["rule"]] for r in output["results"]])
+    print_table(["wager", "outcome", "amount", "stake", "returned", "net", "rule"],
+                [[r["id"], r["outcome"], r["amount"], r["stake"], r["returned"], r["net"],
+                  r["rule"]] for r in output["results"]])
     return 0

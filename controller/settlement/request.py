@@ -216,7 +216,9 @@ def render(round_: RoundInput, settlement: Settlement) -> dict[str, Any]:
     results = []
     for result in settlement.results:
         entry: dict[str, Any] = {"id": result.wager_id, "outcome": result.outcome.value,
-                                 "net": result.net, "rule": result.rule}
+                                 "amount": result.amount, "stake": result.stake,
+                                 "returned": result.returned, "net": result.net,
+                                 "rule": result.rule}
         if len(result.components) > 1:
             entry["components"] = [{"label": c.label, "net": c.net, "rule": c.rule}
                                    for c in result.components]

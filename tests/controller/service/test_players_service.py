@@ -228,3 +228,37 @@ def test_options_deadline_config_errors_name_the_key(tmp_path: Path, value: str,
     with pytest.raises(ConfigError, match=f"options_deadline_s.*{error}"):
         parse_config(toml(tmp_path, "rws-nc-three-pictures", "sim",
                           table=f"options_deadline_s = {value}\n"), source="t.toml")
+
+
+@pytest.mark.parametrize("ruling", ["nobody seated", "standing over what is left",
+                                    "under the minimum"])
+def test_issue_34_box_limits_by_priority_through_the_service(start: Any, ruling: str) -> None:
+    """Issue 34's three placement rulings (RWS-NC3P 1.15 with 5.1, 5.1, 5.2) through the
+    service's own wiring, each to its settlement: what is in action is what the table allocated,
+    the cut is journaled with what went back, and each result reconciles alone."""
+    rig = start(extra_toml=LIMITS)
+    rig.send(cmd.OpenRound(**DEALER))
+    if ruling == "nobody seated":  # 1.15: the highest Bet is the Seated Player's
+        place(rig, "bob-1", "1", 3_000, "bob")
+        place(rig, "ann-1", "1", 8_000, "ann")
+        expected, returned = {"bob-1": 2_000, "ann-1": 8_000}, {"bob-1": 1_000}
+    elif ruling == "standing over what is left":
+        place(rig, "ann-1", "1", 5_000, "ann", seated=True)
+        place(rig, "bob-1", "1", 3_000, "bob", seated=False)
+        place(rig, "cat-1", "1", 4_000, "cat", seated=False)
+        expected = {"ann-1": 5_000, "bob-1": 3_000, "cat-1": 2_000}
+        returned = {"cat-1": 2_000}
+    else:  # 5.2: a 400 under the 500 minimum is refused, naming it
+        out = place(rig, "bob-1", "1", 400, "bob")
+        assert out[-1]["type"] == "CommandRefused" and "under the minimum 500" in \
+            out[-1]["reason"] and "RWS-NC3P 5.2" in out[-1]["reason"]
+        place(rig, "ann-1", "1", 500, "ann")
+        expected, returned = {"ann-1": 500}, {}
+    assert {w["id"]: w["amount"] for w in rig.status()["wagers"]} == expected
+    rig.send(cmd.CloseBets(**DEALER))
+    rig.wait("DealComplete", timeout=60)
+    settled = results(rig.finish())
+    assert {wid: r.stake for wid, r in settled.items()} == expected
+    assert all(r.amount == r.stake + r.returned for r in settled.values())
+    cuts = {r["wager_id"]: r["returned"] for r in journal(rig, "wager_reduced")}
+    assert cuts == returned
