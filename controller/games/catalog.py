@@ -198,6 +198,7 @@ LIVE_3P = GameRules(
     tie_rule=TieRule.SAME_RANKING,
     six_point_odds=SIX_POINTS,
     void_clauses=("T&C 1", "T&C 2", "T&C 4", "T&C 5", "T&C 6"),
+    dealt_face_up=True,
 )
 
 RWS_3CP = GameRules(

@@ -133,6 +133,11 @@ class GameRules:
     while the round goes on (RWS-NC3P 5.9, and 5.7.3 once every player at the box has taken
     it; MBS-R3P 5.5): what a removed hand may cite. Empty where the text removes no single
     hand (a round of it is played whole or voided)."""
+    dealt_face_up: bool = False
+    """Every card is dealt face up, the Banker's included, so no hand waits for a reveal
+    (LIVE-3P Game Play: "Dealing will be carried out one by one, faced up"). Elsewhere the
+    dealer's hand is face down until the dealer reveals it. The one place this is said: the
+    table's deal goes straight to revealed, and nobody's view withholds a face-down card."""
 
     def void_clause(self, given: str, *, returns: bool = False) -> str:
         """``given`` ("5.5.1", "RWS-NC3P 5.5.1" or several, comma-separated) as this game's

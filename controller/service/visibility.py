@@ -37,10 +37,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from controller.games.catalog import GAMES
-from controller.games.rules import GameId, GameRules
+from controller.games.rules import GameRules
 from controller.journal.record import Record
 
-FACE_UP_GAMES = frozenset({GameId.LIVE_3P})
 REVEALED_STATES = frozenset({"revealed", "settled"})
 """Round states in which the dealer's hand is face up on the layout."""
 _CARD_EVENTS = frozenset({"CardAssigned", "HandComplete"})
@@ -48,7 +47,7 @@ _CARD_EVENTS = frozenset({"CardAssigned", "HandComplete"})
 
 def hidden_position(rules: GameRules) -> str | None:
     """The position whose cards are face down until the reveal (``None``: all face up)."""
-    return None if rules.id in FACE_UP_GAMES else rules.dealer
+    return None if rules.dealt_face_up else rules.dealer
 
 
 def redact_status(status: Mapping[str, Any], rules: GameRules) -> dict[str, Any]:

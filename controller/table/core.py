@@ -14,7 +14,7 @@ from collections.abc import Callable
 import structlog
 
 from controller.games.cards import Card
-from controller.games.rules import Family, GameId
+from controller.games.rules import Family
 from controller.settlement import Settlement, TableMemory, Wager
 from controller.table import commands as cmd
 from controller.table import events as ev
@@ -135,7 +135,7 @@ class RoundCore:
         return bool(self.ante_positions())
 
     def face_up(self) -> bool:
-        return self.rules.id is GameId.LIVE_3P
+        return self.rules.dealt_face_up
 
     def all_decided(self) -> bool:
         return all(position in self.decisions for position in self.ante_positions())

@@ -119,3 +119,16 @@ def test_shuffle_before_close_is_kept(make) -> None:
     table.shuffle()
     table.close()
     assert table.state == "shuffled"
+
+
+@pytest.mark.parametrize(("game", "device"), GAMES_AND_DEVICES)
+def test_which_game_deals_face_up_is_said_once(make, game: str, device: str) -> None:
+    """Issue 35, one rule in one place: the game's rules say whether every card is dealt face
+    up (LIVE-3P Game Play: "faced up"); the table (straight to revealed after the deal) and
+    the views (nothing withheld) both read that one fact."""
+    from controller.service.visibility import hidden_position
+
+    table = make(game, device)
+    face_up = table.machine.face_up()
+    assert face_up is table.rules.dealt_face_up is (game == "live-three-pictures")
+    assert (hidden_position(table.rules) is None) is face_up
