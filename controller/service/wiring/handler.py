@@ -18,6 +18,7 @@ refuses a dealer's supervisor decision with the clause that gives it to a superv
 from __future__ import annotations
 
 import pwd
+from types import MappingProxyType
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
@@ -205,85 +206,16 @@ class TableHandler:
         return {"accepted": True, "journal_hold": None}
 
     def command_for(self, request: Request, peer: Peer) -> cmd.Command:
-        """The table command for a request (arguments already type-checked by the protocol)."""
+        """The table command for a request (arguments already type-checked by the protocol):
+        the verb's builder in :data:`TABLE_COMMANDS`, the one table from verb to command."""
+        build = TABLE_COMMANDS.get(request.verb)
+        if build is None:
+            raise Refusal(ErrorCode.UNKNOWN_VERB, f"{request.verb}: not a table command",
+                          request.id)
         who = {"actor": actor_of(request, peer), "role": table_role(peer)}
-        args = request.args
-        verb = request.verb
-        reason = str(args.get("reason", ""))
-        if verb == "round.open":
-            return cmd.OpenRound(**who)
-        if verb == "round.close":
-            return cmd.CloseBets(**who)
-        if verb == "round.shuffled":
-            return cmd.ConfirmShuffle(**who)
-        if verb == "round.reveal":
-            return cmd.RevealDealer(**who)
-        if verb == "round.settle":
-            return cmd.SettleRound(**who)
-        if verb == "wager.place":
-            return cmd.PlaceWager(**who, wager_id=args["wager_id"], position=args["position"],
-                                  bet=args["bet"], amount=args["amount"],
-                                  player=args.get("player"), seated=args.get("seated"))
-        if verb == "wager.place-batch":
-            return cmd.PlaceWagers(**who, wagers=batch_orders(args))
-        if verb == "wager.withdraw":
-            return cmd.WithdrawWager(**who, wager_id=args["wager_id"])
-        if verb == "options.close":
-            return cmd.CloseOptions(**who)
-        if verb == "deck.replace":
-            return cmd.ReplaceDeck(**who)
-        if verb == "deck.counted":
-            return cmd.DeckCounted(**who, count=args["count"])
-        if verb == "irregularity.report":
-            return cmd.ReportIrregularity(
-                **who, kind=cmd.IrregularityKind(args["kind"]), position=args.get("position"),
-                handled=args.get("handled"),
-                exposed_before_drop=args.get("exposed_before_drop", False),
-                round_number=self._table_round(args.get("round")),
-                details=args.get("details", ""),
-                source=cmd.Source(args["source"]) if args.get("source") else None)
-        if verb == "decide":
-            return cmd.PlayerDecision(**who, position=args["position"],
-                                      choice=cmd.Choice(args["choice"]))
-        if verb == "option":
-            return cmd.PlayerOption(**who, position=args["position"],
-                                    option=cmd.Option(args["choice"]),
-                                    player=args.get("player"))
-        if verb == "supervisor.continue":
-            return cmd.SupervisorDecision(**who, action=cmd.SupervisorAction.CONTINUE,
-                                          reason=reason)
-        if verb == "supervisor.void":
-            return cmd.SupervisorDecision(**who, action=cmd.SupervisorAction.VOID,
-                                          reason=reason, clause=args.get("clause"))
-        if verb == "supervisor.reconstruct":
-            moves = tuple((a, b) for a, b in args.get("moves", ()))
-            hands = tuple((position, tuple(parse_card(c) for c in cards))
-                          for position, cards in args.get("hands", {}).items())
-            return cmd.SupervisorDecision(**who, action=cmd.SupervisorAction.RECONSTRUCT,
-                                          reason=reason, moves=moves, hands=hands)
-        if verb == "supervisor.order":
-            return cmd.SupervisorDecision(**who, action=cmd.SupervisorAction.ORDER,
-                                          reason=reason,
-                                          cards=tuple(parse_card(c) for c in args["cards"]))
-        if verb == "supervisor.answer":
-            return cmd.SupervisorDecision(**who, action=cmd.SupervisorAction(args["answer"]),
-                                          reason=reason)
-        if verb == "supervisor.swap":
-            first, second = args["positions"]
-            if first == second:
-                raise ValueError("swap needs two different positions")
-            # The two complete hands change places: a reconstruction by moves (RWS-NC3P 5.5.4).
-            return cmd.SupervisorDecision(**who, action=cmd.SupervisorAction.RECONSTRUCT,
-                                          reason=reason or f"swap {first} and {second}",
-                                          moves=((first, second), (second, first)))
-        if verb == "supervisor.clear-fault":
-            return cmd.ClearDeviceFault(**who, device=str(args.get("device", "shuffler")),
-                                        reason=reason)
-        if verb == "supervisor.clock-override":
-            return cmd.OverrideClock(**who, reason=reason)
-        raise Refusal(ErrorCode.UNKNOWN_VERB, f"{verb}: not a table command", request.id)
+        return build(self, request.args, who)
 
-    def _table_round(self, journal: int | None) -> int | None:
+    def table_round(self, journal: int | None) -> int | None:
         """The table's round number for a journal round number (what status and events show).
 
         The table numbers the rounds of this session from 1; a round of an earlier session (before
@@ -299,6 +231,81 @@ class TableHandler:
             raise ValueError(f"round {journal} is closed: it was played before this table "
                              f"session, whose rounds start at {self.base() + 1}")
         return journal - self.base()
+
+
+Who = dict[str, Any]
+Builder = Callable[[TableHandler, Mapping[str, Any], Who], cmd.Command]
+
+
+def _reason(args: Mapping[str, Any]) -> str:
+    return str(args.get("reason", ""))
+
+
+def _report(handler: TableHandler, args: Mapping[str, Any], who: Who) -> cmd.Command:
+    return cmd.ReportIrregularity(
+        **who, kind=cmd.IrregularityKind(args["kind"]), position=args.get("position"),
+        handled=args.get("handled"), exposed_before_drop=args.get("exposed_before_drop", False),
+        round_number=handler.table_round(args.get("round")),
+        details=args.get("details", ""),
+        source=cmd.Source(args["source"]) if args.get("source") else None)
+
+
+def _reconstruct(handler: TableHandler, args: Mapping[str, Any], who: Who) -> cmd.Command:
+    moves = tuple((a, b) for a, b in args.get("moves", ()))
+    hands = tuple((position, tuple(parse_card(c) for c in cards))
+                  for position, cards in args.get("hands", {}).items())
+    return cmd.SupervisorDecision(**who, action=cmd.SupervisorAction.RECONSTRUCT,
+                                  reason=_reason(args), moves=moves, hands=hands)
+
+
+def _swap(handler: TableHandler, args: Mapping[str, Any], who: Who) -> cmd.Command:
+    first, second = args["positions"]
+    if first == second:
+        raise ValueError("swap needs two different positions")
+    # The two complete hands change places: a reconstruction by moves (RWS-NC3P 5.5.4).
+    return cmd.SupervisorDecision(**who, action=cmd.SupervisorAction.RECONSTRUCT,
+                                  reason=_reason(args) or f"swap {first} and {second}",
+                                  moves=((first, second), (second, first)))
+
+
+TABLE_COMMANDS: Mapping[str, Builder] = MappingProxyType({
+    "round.open": lambda h, a, who: cmd.OpenRound(**who),
+    "round.close": lambda h, a, who: cmd.CloseBets(**who),
+    "round.shuffled": lambda h, a, who: cmd.ConfirmShuffle(**who),
+    "round.reveal": lambda h, a, who: cmd.RevealDealer(**who),
+    "round.settle": lambda h, a, who: cmd.SettleRound(**who),
+    "wager.place": lambda h, a, who: cmd.PlaceWager(
+        **who, wager_id=a["wager_id"], position=a["position"], bet=a["bet"],
+        amount=a["amount"], player=a.get("player"), seated=a.get("seated")),
+    "wager.place-batch": lambda h, a, who: cmd.PlaceWagers(**who, wagers=batch_orders(a)),
+    "wager.withdraw": lambda h, a, who: cmd.WithdrawWager(**who, wager_id=a["wager_id"]),
+    "options.close": lambda h, a, who: cmd.CloseOptions(**who),
+    "deck.replace": lambda h, a, who: cmd.ReplaceDeck(**who),
+    "deck.counted": lambda h, a, who: cmd.DeckCounted(**who, count=a["count"]),
+    "irregularity.report": _report,
+    "decide": lambda h, a, who: cmd.PlayerDecision(**who, position=a["position"],
+                                                   choice=cmd.Choice(a["choice"])),
+    "option": lambda h, a, who: cmd.PlayerOption(**who, position=a["position"],
+                                                 option=cmd.Option(a["choice"]),
+                                                 player=a.get("player")),
+    "supervisor.continue": lambda h, a, who: cmd.SupervisorDecision(
+        **who, action=cmd.SupervisorAction.CONTINUE, reason=_reason(a)),
+    "supervisor.void": lambda h, a, who: cmd.SupervisorDecision(
+        **who, action=cmd.SupervisorAction.VOID, reason=_reason(a), clause=a.get("clause")),
+    "supervisor.reconstruct": _reconstruct,
+    "supervisor.order": lambda h, a, who: cmd.SupervisorDecision(
+        **who, action=cmd.SupervisorAction.ORDER, reason=_reason(a),
+        cards=tuple(parse_card(c) for c in a["cards"])),
+    "supervisor.answer": lambda h, a, who: cmd.SupervisorDecision(
+        **who, action=cmd.SupervisorAction(a["answer"]), reason=_reason(a)),
+    "supervisor.swap": _swap,
+    "supervisor.clear-fault": lambda h, a, who: cmd.ClearDeviceFault(
+        **who, device=str(a.get("device", "shuffler")), reason=_reason(a)),
+    "supervisor.clock-override": lambda h, a, who: cmd.OverrideClock(**who, reason=_reason(a)),
+})
+"""Every verb that becomes a table command, with how its arguments become that command: the
+one place a verb meets the table (the protocol's :data:`~controller.service.protocol.VERBS`
+says what a verb takes and who may send it; a test holds the two to the same verbs)."""
 
 
 BATCH_OUTCOME_EVENTS = (ev.WagersAccepted, ev.WagerRefused)

@@ -198,3 +198,14 @@ def test_a_refused_supervisor_decision_cites_the_tables_own_game(
     assert f"belongs to a Pit Supervisor or above ({cite}" in message
     own = cite.split()[0]
     assert [other for other in OTHER_GAMES if other != own and f"{other} " in message] == []
+
+
+def test_one_verb_table_each_command_verb_reaches_the_table() -> None:
+    """Issue 35, one verb table: every verb the protocol lets change the table has exactly one
+    builder in TABLE_COMMANDS and nothing else does (journal.acknowledge is the journal's, not
+    the table's round, and is answered apart)."""
+    from controller.service.protocol import VERBS, Access
+    from controller.service.wiring.handler import TABLE_COMMANDS
+
+    commands = {verb for verb, spec in VERBS.items() if spec.access is Access.COMMAND}
+    assert set(TABLE_COMMANDS) == commands - {"journal.acknowledge"}
