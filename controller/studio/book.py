@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.studio.errors import StudioRefusal
+
 KEEP_ROUNDS = 4
 """Rounds kept in memory (a settled one holds every wager's result, 2,000 in a studio round);
 an older one is in the journal (``tablectl journal``)."""
@@ -114,6 +116,11 @@ class RoundBook:
                 view = self._rounds.get(number)
                 if view is None:
                     return None
+                if after > len(view.events):  # a cursor this book never gave
+                    raise StudioRefusal(409, "stale_cursor", (
+                        f"round {number}: cursor {after} is past its {len(view.events)} "
+                        "event(s) here (the gateway restarted and rebuilt the round); read "
+                        "again from after=0"))
                 if len(view.events) > after or view.ended:
                     break
                 left = deadline - time.monotonic()

@@ -16,6 +16,7 @@ import json
 import re
 import ssl
 import threading
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -59,6 +60,12 @@ def common_name(certificate: dict[str, Any] | None) -> str | None:
             if key == "commonName":
                 return str(value)
     return None
+
+
+_HTTP_WORDS = {400: "bad_request", 404: "not_found", 405: "method_not_allowed",
+               408: "request_timeout", 411: "length_required", 413: "batch_too_large",
+               414: "uri_too_long", 431: "header_too_large", 505: "http_version"}
+"""The stable word a game server switches on, for the refusals of the HTTP layer itself."""
 
 
 class StudioServer(ThreadingHTTPServer):
@@ -115,6 +122,32 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 (stdlib's name)
         self._serve("GET")
+
+    def send_error(self, code: int, message: str | None = None,
+                   explain: str | None = None) -> None:
+        """What the HTTP layer refuses before a route is reached (a method the API has not, a
+        request line or header too long, a malformed request) answered as every refusal is:
+        JSON ``{ok, code, message}`` (issue 33: these were HTML pages). A method other than GET
+        and POST is ``405`` with ``Allow``, not the stdlib's ``501``."""
+        status = 405 if code == 501 else code
+        word = _HTTP_WORDS.get(status, "bad_request")
+        text = message or explain or HTTPStatus(status).phrase
+        if code == 501:
+            text = f"{self.command} is not a method of this API (GET and POST are)"
+        body = encode_answer({"ok": False, "code": word, "message": text})
+        self.close_connection = True
+        try:
+            self.send_response(status)
+            if status == 405:
+                self.send_header("Allow", "GET, POST")
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            if self.command != "HEAD" and status >= 200 and status not in (204, 304):
+                self.wfile.write(body)
+        except OSError:
+            pass  # the peer is gone: nothing to tell
 
     def do_POST(self) -> None:  # noqa: N802 (stdlib's name)
         self._serve("POST")

@@ -66,8 +66,10 @@ class Studio:
         return self.service.client()
 
     def call(self, method: str, path: str, body: Any = None, *, identity: str = "gs1",
-             pki: Path | None = None, raw: bytes | None = None) -> tuple[int, dict[str, Any]]:
-        """One HTTPS request as ``identity`` (its certificate from ``pki``)."""
+             pki: Path | None = None, raw: bytes | None = None,
+             headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+        """One HTTPS request as ``identity`` (its certificate from ``pki``); the answer must be
+        JSON (a refusal of the HTTP layer too)."""
         pki = pki or self.pki
         context = ssl.create_default_context(cafile=str(self.pki / "ca.pem"))
         if identity:
@@ -78,7 +80,7 @@ class Studio:
             data = raw if raw is not None else (None if body is None
                                                 else json.dumps(body).encode())
             connection.request(method, path, body=data,
-                               headers={"Content-Type": "application/json"})
+                               headers={"Content-Type": "application/json", **(headers or {})})
             response = connection.getresponse()
             return response.status, json.loads(response.read())
         finally:

@@ -31,6 +31,7 @@ def test_every_refusal_code_is_in_the_enum() -> None:
         codes |= set(re.findall(r'StudioRefusal\(\d+, "([a-z_]+)"', path.read_text()))
         codes |= set(re.findall(r'_refuse\(client, \d+, "([a-z_]+)"', path.read_text()))
     codes |= {"refused", "unavailable", "internal"}
+    codes |= set(re.findall(r'\d+: "([a-z_]+)"', (STUDIO / "server.py").read_text()))
     assert codes <= set(DOC["components"]["schemas"]["Refusal"]["properties"]["code"]["enum"])
     assert "key_reused" in codes and "batch_too_large" in codes
 

@@ -169,3 +169,26 @@ def test_each_wager_of_a_batch_is_judged_alone_and_the_answer_is_what_the_table_
                                                              "gs1/fay"]
     assert not [r for r in records if r.event_type == "command_refused"
                 and r.payload.get("command") == "PlaceWagers"]
+
+
+def test_the_http_layers_refusals_are_json(studio: Studio) -> None:
+    """Issue 33, finding 5: a method the API has not (DELETE) and a header over the stdlib's
+    line bound were HTML pages (501, 431); they are JSON refusals a game server can switch on,
+    and the DELETE is 405 naming the methods there are."""
+    status, answer = studio.call("DELETE", "/v1/status")
+    assert (status, answer["ok"], answer["code"]) == (405, False, "method_not_allowed")
+    assert "DELETE" in answer["message"]
+    status, answer = studio.call("GET", "/v1/status", headers={"X-Long": "x" * 70_000})
+    assert (status, answer["code"]) == (431, "header_too_large"), answer
+
+
+def test_a_cursor_past_the_rounds_events_is_refused_not_answered_empty(studio: Studio) -> None:
+    """Issue 33, finding 5: ``after=100`` on a round with a handful of events was answered with
+    no events and no word (a game server would wait for ever); it is 409 ``stale_cursor``
+    saying to read again from 0."""
+    number = _open(studio, "r-cursor")
+    status, answer = studio.call("GET", f"/v1/rounds/{number}/events?after=100&wait=0")
+    assert (status, answer["code"]) == (409, "stale_cursor"), answer
+    assert "after=0" in answer["message"]
+    status, answer = studio.call("GET", f"/v1/rounds/{number}/events?after=0&wait=0")
+    assert status == 200 and answer["events"], answer

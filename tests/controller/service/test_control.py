@@ -492,3 +492,32 @@ def test_an_event_that_is_not_json_is_skipped_and_the_rest_delivered(
         assert server.probe(5.0)
     assert [entry["event_type"] for entry in logs
             if entry["event"] == "event not JSON-able, not published"] == ["Bad"]
+
+
+def test_a_connection_reset_mid_answer_is_a_control_error(tmp_path: Path) -> None:
+    """Issue 33, finding 4: a service killed while a request waits resets the connection; the
+    client raised ``ConnectionResetError``, which the studio gateway answered ``500 internal``.
+    It is a :class:`ControlError` (the gateway's ``503 unavailable``, resend with the same key).
+    A real Unix socket closed with the request unread resets the peer (ECONNRESET)."""
+    import socket as socketlib
+    import threading
+
+    path = tmp_path / "reset.sock"
+    listener = socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+
+    def reset_after_request() -> None:
+        conn, _ = listener.accept()
+        conn.recv(1)  # the request has arrived; the rest of it stays unread
+        conn.close()  # unread data: the kernel resets the peer
+
+    server = threading.Thread(target=reset_after_request)
+    server.start()
+    try:
+        with ControlClient(path, timeout=60) as client, \
+                pytest.raises(ControlError, match="the connection broke"):
+            client.request("round.status")
+    finally:
+        server.join(60)
+        listener.close()
