@@ -1,7 +1,11 @@
-"""The journaled table: the ONE table thread, recording every input before acting on it and
-every output before anyone else sees it.
+"""The journaled table: every input recorded before the table acts on it, every output recorded
+before anyone else sees it.
 
-Recording order (docs/journal.md, "Recording order"), for each input taken from the queue:
+It has no thread of its own: :meth:`JournaledTable.process` runs one input on the calling thread,
+which is the service's table thread (:class:`~controller.service.wiring.tablethread.TableThread`,
+the one loop, which owns the queue) or, synchronously, recovery and the tests.
+
+Recording order (docs/journal.md, "Recording order"), for each input:
 
 1. the input is appended as an ``input_command``/``input_device`` record; an input that decides
    money (:data:`~controller.journal.codec.MONEY_INPUT_TYPES`) is fsynced under the ``money``
@@ -10,7 +14,7 @@ Recording order (docs/journal.md, "Recording order"), for each input taken from 
    only then acknowledged to its device (:mod:`controller.journal.delivery`); a resend of one
    the journal already holds is acknowledged again and recorded as ``device_event_repeated``,
    not acted on twice;
-2. ``table.process(input)`` runs on this thread;
+2. ``table.process(input)`` runs on the same thread;
 3. every round event the table emits is appended as an output record by the first (and only)
    table subscriber, the router; money-deciding outputs are fsynced under the ``money`` policy;
 4. only then does the router hand the event to the other subscribers (settlement displays, the
@@ -29,8 +33,6 @@ and ``tablectl journal replay`` rely on.
 
 from __future__ import annotations
 
-import queue
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -75,7 +77,6 @@ ROUND_BOUNDARY = "round boundary"
 CARRIED_ORIGINS = 64
 """Numbered device events named in each ``session_started``: more than a device holds
 unacknowledged."""
-_STOP = object()
 
 
 class Phase(str, Enum):
@@ -199,9 +200,9 @@ class Router:
 
 
 class JournaledTable:
-    """A :class:`Table` behind a journal. ``put()`` inputs from any thread; ``start()`` the
-    table thread; ``close()`` stops it after the queued inputs. :meth:`process` does one input
-    on the calling thread (tests, recovery)."""
+    """A :class:`Table` behind a journal. :meth:`process` does one input on the calling thread:
+    the service's table thread (:class:`~controller.service.wiring.tablethread.TableThread`),
+    or recovery and tests, synchronously. It owns no thread or queue."""
 
     def __init__(self, writer: JournalWriter, session: Session, *, table: Table | None = None,
                  router: Router | None = None, tracker: RoundTracker | None = None,
@@ -220,7 +221,6 @@ class JournaledTable:
                                                memory=session.memory)
         self.devices: dict[str, dev.DeviceIdentity] = dict(devices or {})
         self.delivery = Delivery(delivered)
-        self.inputs: queue.Queue[object] = queue.Queue()
         self.subscribers: list[Subscriber] = []
         self.failures = 0
         self.unrecorded: list[ev.RoundEvent] = []
@@ -232,7 +232,6 @@ class JournaledTable:
         self.guard: TableGuard | None = None
         """Game-protection monitors (set by the service's wiring, never during replay): they
         see every input in order, and their findings are recorded and handled as inputs."""
-        self._thread: threading.Thread | None = None
 
     # -- construction ------------------------------------------------------------------------
     @classmethod
@@ -263,19 +262,10 @@ class JournaledTable:
         self.tracker.base = session.base
 
     # -- inputs ------------------------------------------------------------------------------
-    def put(self, item: object) -> None:
-        """Thread-safe: queue a command or device event for the table thread."""
-        self.inputs.put(item)
-
-    def identified(self, identity: dev.DeviceIdentity, device: str = "shuffler") -> None:
-        """Thread-safe: a device answered ``identify()``; recorded in order with the inputs and
-        named in the next round's opening record. (The service's table thread has its own
-        queue: its drivers put a :class:`DeviceIdentified` there instead.)"""
-        self.inputs.put(DeviceIdentified(device, identity))
-
     def attach_link(self, device: str, link: dev.EventAcknowledger) -> None:
-        """Before :meth:`start`: ``device``'s driver (built with ``deferred_ack=True``) is
-        acknowledged by this journal once each of its events is recorded.
+        """Before the table thread starts: ``device``'s driver (built with
+        ``deferred_ack=True``) is acknowledged by this journal once each of its events is
+        recorded.
 
         Until the driver reports the device online (after the device has resent everything it
         still holds, docs/protocols.md "RESYNC"), "No more bets" waits for it: a hand the device
@@ -288,7 +278,8 @@ class JournaledTable:
             self.process(dev.DeviceOffline(device, 0.0, reason=RESYNCING))
 
     def subscribe(self, subscriber: Subscriber) -> None:
-        """Add a subscriber (before :meth:`start`); it sees events after they are journaled."""
+        """Add a subscriber (before the table thread starts); it sees events after they are
+        journaled."""
         self.subscribers.append(subscriber)
 
     def process(self, item: object) -> None:
@@ -413,49 +404,6 @@ class JournaledTable:
                 subscriber(event)
             except Exception:  # a broken display must not stop the table
                 log.exception("subscriber failed", subscriber=repr(subscriber))
-
-    # -- thread ------------------------------------------------------------------------------
-    def run(self) -> None:
-        """The table thread: one input at a time until :meth:`close`; nothing kills it."""
-        while True:
-            item = self.inputs.get()
-            if item is _STOP:
-                return
-            try:
-                self.process(item)
-            except JournalError as error:
-                # not recorded -> not acted on; the operator sees the log and the count
-                self.failures += 1
-                log.error("input not journaled; not acted on", input=type(item).__name__,
-                          error=str(error))
-            except Exception:
-                self.failures += 1
-                log.exception("input failed", input=type(item).__name__)
-
-    def start(self) -> JournaledTable:
-        if self._thread is not None:
-            raise RuntimeError("journaled table already started")
-        self._thread = threading.Thread(target=self.run, daemon=True,
-                                        name=f"table-{self.layout.table_id}")
-        self._thread.start()
-        return self
-
-    def close(self, timeout: float = 5.0) -> None:
-        """Stop after the inputs already queued and join the thread (the writer stays open:
-        its owner closes it)."""
-        if self._thread is None:
-            return
-        self.inputs.put(_STOP)
-        self._thread.join(timeout)
-        if self._thread.is_alive():
-            raise RuntimeError("table thread did not stop")
-        self._thread = None
-
-    def __enter__(self) -> JournaledTable:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _record_session(writer: JournalWriter, session: Session, reason: str,

@@ -1,6 +1,7 @@
-"""Crash rig: a controller process (JournaledTable + shuffler driver + automated dealer, players
-and supervisor) that is SIGKILLed mid-round and restarted with recovery, against a simulated
-shuffler that keeps running (the devices have their own power; the controller is what fails).
+"""Crash rig: a controller process (the service's table thread, :class:`TableThread`, around the
+recovered JournaledTable + shuffler driver + automated dealer, players and supervisor) that is
+SIGKILLed mid-round and restarted with recovery, against a simulated shuffler that keeps running
+(the devices have their own power; the controller is what fails).
 
 ``python -m tests.crash.rig controller --dir D --link L --game G --rounds N --seed S`` runs one
 controller life: recover, then play until the journal holds N rounds, then exit 0. It prints
@@ -114,6 +115,7 @@ def _controller(args: argparse.Namespace) -> int:
     from controller.journal import Durability, JournalWriter
     from controller.journal.recorder import Phase
     from controller.journal.recovery import recover
+    from controller.service.wiring.tablethread import TableThread
     from controller.table.layout import TableLayout
     from drivers.errors import DriverError
     from drivers.shuffler import Shuffler
@@ -123,22 +125,24 @@ def _controller(args: argparse.Namespace) -> int:
                         logger_factory=structlog.PrintLoggerFactory(sys.stderr))
     layout = TableLayout.for_game(args.game, table_id="crash")
     writer = JournalWriter(args.dir, table_id="crash", durability=Durability.MONEY)
-    table, report = recover(writer, layout)
+    journaled, report = recover(writer, layout)
+    # the service's own table thread (service/wiring/pipeline.py wires it the same way)
+    table = TableThread(journaled)
     out: queue.Queue[ev.RoundEvent] = queue.Queue()
     table.subscribe(out.put)
     table.subscribe(_announce)
-    due = DecisionsDue.of(table.table.machine)  # before start(): the table thread is not running
+    due = DecisionsDue.of(journaled.table.machine)  # before start(): the thread is not running
     # as the service wires it: the journal acknowledges each event once it holds it, and
     # "No more bets" waits until the shuffler has resent what it held when the last life died
     driver = Shuffler(args.link, table.inputs, backoff=(0.02, 0.1),  # type: ignore[arg-type]
                       deferred_ack=True)
-    table.attach_link("shuffler", driver)
+    journaled.attach_link("shuffler", driver)
     table.start()
     driver.start()
     rng = random.Random(f"{args.seed}:{report.last_seq}")
     dealer = dict(actor="dana", role=cmd.Role.DEALER)
     supervisor = dict(actor="sam", role=cmd.Role.SUPERVISOR)
-    tracker = table.tracker
+    tracker = journaled.tracker
     rules = layout.rules
 
     def take(timeout: float) -> ev.RoundEvent | None:

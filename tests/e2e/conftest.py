@@ -1,9 +1,12 @@
-"""The end-to-end rig: simulated devices served over REAL ptys -> the real drivers -> the Table
-thread (device events and operator commands on its one queue, as the service wires it) ->
-settlement. Every simulator is seeded, so the dealt cards (and so every net) are known exactly.
+"""The end-to-end rig: simulated devices served over REAL ptys -> the real drivers -> the
+service's own table thread (:class:`~controller.service.wiring.tablethread.TableThread` around
+the recovered :class:`~controller.journal.recorder.JournaledTable`, device events and operator
+commands on its one queue, as the service wires it) -> the journal -> settlement. Every simulator
+is seeded, so the dealt cards (and so every net) are known exactly; every journal the rig wrote
+verifies and replays without divergence when the test ends.
 
 Synchronisation is by events only: a test waits (with a timeout) for the round event that shows
-the table has taken what it sent; nothing sleeps.
+the table has taken what it sent, or for the table thread to pass a marker; nothing sleeps.
 """
 
 from __future__ import annotations
@@ -17,11 +20,14 @@ from typing import Any
 import pytest
 
 from controller.games.cards import Card, parse_cards
+from controller.journal import Durability, JournalWriter, iter_records, verify
+from controller.journal.recovery import recover
+from controller.journal.replay import replay_records
+from controller.service.wiring.tablethread import TableThread
 from controller.settlement.model import Result
 from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.layout import TableLayout
-from controller.table.table import Table
 from drivers.shoe import open_shoe
 from drivers.shuffler import Shuffler
 from firmware_sim.beetek import BeeTekShoeSim
@@ -48,11 +54,6 @@ SHUFFLER_DECK = parse_cards(["2H", "6C", "3D", "JH", "4H", "4C", "2D", "6H", "KC
 FRAMED_DECK = parse_cards(["2H", "6C", "3D", "JH", "4H", "4C", "2D", "6H", "KC", "6S", "8C", "TS", "5S", "AC", "7H", "QS"])
 LINE_DECK = parse_cards(["7H", "6S", "6H", "4H", "AD", "7D", "JC", "QS", "TS", "5S", "TD", "2H", "KH", "TH", "7C", "JH", "9S", "8C", "3D", "3S"])
 """Scanner and Bee-Tek shoes share :class:`firmware_sim.shoe_deck.SimShoe`'s seeded shuffle."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Sync(cmd.Command):
-    """A marker the machine refuses ("unknown command"): its refusal shows the queue is drained."""
 
 
 def shuffler_deck(shuffles: int) -> tuple[Card, ...]:
@@ -86,7 +87,14 @@ class Rig:
         self.seen: list[ev.RoundEvent] = []
         self.devices: dict[str, Device] = {}
         self.wager_seq = 0
-        self.table = Table(TableLayout.for_game(game, layout_device), [self.out.put]).start()
+        self.journal = tmp_path / "journal"
+        layout = TableLayout.for_game(game, layout_device)
+        self.writer = JournalWriter(self.journal, table_id=layout.table_id,
+                                    durability=Durability.MONEY)
+        journaled, _report = recover(self.writer, layout)
+        self.table = TableThread(journaled)
+        self.table.subscribe(self.out.put)
+        self.table.start()
         try:
             for kind in devices:
                 self.devices[kind] = self._plug(kind, tmp_path, seed)
@@ -125,6 +133,13 @@ class Rig:
                 device.sim.close()
             device.server.close()
         self.table.close()
+        self.writer.close()
+
+    def check_journal(self) -> None:
+        """What the table did is what its journal says: the chain verifies and a replay of the
+        recorded inputs gives the recorded outputs."""
+        assert verify([self.journal]).ok
+        assert replay_records(iter_records([self.journal])).divergences == []
 
     # devices ------------------------------------------------------------------------------
     @property
@@ -159,10 +174,14 @@ class Rig:
         return self.wait(ev.DeviceNoted, lambda e: e.detail.startswith(detail))
 
     def sync(self) -> None:
-        """Wait until the table has handled everything queued so far: a command the machine
-        does not know is refused, in queue order, whatever the state."""
-        self.table.put(Sync(actor="sync"))
-        self.wait(ev.CommandRefused, lambda e: e.command == "Sync")
+        """Wait until the table thread has handled everything queued so far (the service's
+        liveness marker, :meth:`TableThread.probe`): its events are then on :attr:`out`."""
+        assert self.table.probe(WAIT), f"the table thread did not pass a marker in {WAIT} s"
+
+    @property
+    def state(self) -> str:
+        """The round's state as the table thread last published it (``round.status``)."""
+        return self.table.snapshot.state
 
     def all(self, kind: type) -> list[Any]:
         """Every event of ``kind`` the table has published so far (after a sync)."""
@@ -225,11 +244,8 @@ class Rig:
     def finish(self, choice: cmd.Choice = cmd.Choice.PLAY) -> ev.RoundSettled:
         """Decisions (3CP: every Ante box plays), reveal, settle."""
         self.sync()
-        machine = self.table.machine
-        if machine.state.value == "decisions":
-            for box in machine.ante_positions():
-                if box not in machine.decisions:
-                    self.put(cmd.PlayerDecision(**DEALER, position=box, choice=choice))
+        for box in self.table.snapshot.decisions_due:
+            self.put(cmd.PlayerDecision(**DEALER, position=box, choice=choice))
         if self.game != "live-three-pictures":
             self.put(cmd.RevealDealer(**DEALER))
         self.put(cmd.SettleRound(**DEALER))
@@ -259,6 +275,7 @@ def fixture_rig(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Rig]
     rig = Rig(game, tmp_path, devices, layout)
     yield rig
     rig.close()
+    rig.check_journal()
 
 
 __all__ = [

@@ -58,7 +58,7 @@ def test_face_up_in_the_shuffler_while_bets_are_offered_is_ruled(rig: Rig) -> No
     ruled = rig.wait(ev.IrregularityRuled, lambda e: e.kind == "exposed_card")
     assert (ruled.action, ruled.clause) == FACE_UP_WHILE_BETTING[rig.game]
     rig.sync()
-    state = rig.table.machine.state.value
+    state = rig.state
     assert state == ("betting" if ruled.action == "continue" else "hold")
     if state == "hold":
         rig.put(cmd.SupervisorDecision(**SUPERVISOR, action=A.VOID, reason="card face up"))

@@ -153,7 +153,7 @@ def test_reboot_mid_hand_outcome_established_continues(rig: Rig) -> None:
     assert established.established and established.decided == (("w2", "lose"),)
     ruled = rig.wait(ev.IrregularityRuled, lambda e: e.kind == "interruption")
     assert (ruled.action, ruled.clause) == ("continue", "RWS-NC3P 5.4.1")
-    assert rig.all(ev.RoundVoided) == [] and rig.table.machine.state.value == "dealing"
+    assert rig.all(ev.RoundVoided) == [] and rig.state == "dealing"
 
 
 @pytest.mark.parametrize("rig", SHUFFLER_GAMES, indirect=True)

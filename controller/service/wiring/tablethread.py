@@ -2,8 +2,12 @@
 
 :class:`~controller.journal.recorder.JournaledTable` records every input before the table acts
 on it and every output before anyone sees it; its :meth:`process` runs one input on the calling
-thread. This module owns the thread that calls it, so that the service can put two things on the
-same queue besides inputs, neither of which reaches the table or the journal:
+thread. This module owns the thread that calls it: the ONE table loop (issue 35). Neither the
+table nor the journal has a loop of its own; the service's wiring, the bench, the crash campaign,
+the delivery tests and the end-to-end rig all run a :class:`TableThread` around the recovered
+journaled table (``tests/test_one_table_loop.py`` holds that no other module starts one). The
+service can put two things on the same queue besides inputs, neither of which reaches the table
+or the journal:
 
 * a :class:`Ticket` around an operator command: the thread collects exactly the round events
   that command caused (processing is synchronous) and wakes the control handler, which returns

@@ -3,8 +3,10 @@ holds the record, and recognises the device's resend of one it already holds.
 
 The shuffler is firmware_sim's over a real pty and stays up while "controllers" (a journal, a
 recovered table, a driver with ``deferred_ack=True``) come and go, as a real shuffler keeps its
-own power when the Pi beside it is killed. A controller that dies at a chosen point is one whose
-work stops there: its driver is closed without the step that follows."""
+own power when the Pi beside it is killed. A controller is wired as the service wires it: the
+recovered journaled table run by the service's own table thread (:class:`TableThread`), the
+driver putting its events on that thread's queue. A controller that dies at a chosen point is one
+whose work stops there: its driver is closed without the step that follows."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from controller.journal.errors import JournalIOError
 from controller.journal.recorder import DEVICE_EVENT_REPEATED, JournaledTable
 from controller.journal.recovery import recover
 from controller.journal.replay import replay_records
+from controller.service.wiring.tablethread import TableThread
 from controller.table.layout import TableLayout
 from drivers.events import CardSetDispensed, DeviceEvent, ShuffleDone
 from drivers.shuffler import Shuffler
@@ -66,31 +69,42 @@ def _deal_one_hand(link: str, record: Callable[[DeviceEvent], None]
     return shuffled, hand
 
 
-def _controller(writer: JournalWriter, link: str) -> tuple[JournaledTable, Shuffler]:
-    """A controller's life as the service wires it: recover, attach the driver, start."""
-    table, _report = recover(writer, TableLayout.for_game(GAME, table_id="t1"))
-    driver = Shuffler(link, table.inputs, backoff=(0.02, 0.1),  # type: ignore[arg-type]
+def _wired(writer: JournalWriter, link: str) -> tuple[JournaledTable, TableThread, Shuffler]:
+    """A controller as the service wires it (service/wiring/pipeline.py), nothing started yet:
+    recovered, the service's table thread around it, the driver feeding that thread's queue and
+    attached to the journal, which acknowledges each event once recorded."""
+    journaled, _report = recover(writer, TableLayout.for_game(GAME, table_id="t1"))
+    thread = TableThread(journaled)
+    driver = Shuffler(link, thread.inputs, backoff=(0.02, 0.1),  # type: ignore[arg-type]
                       deferred_ack=True)
-    table.attach_link("shuffler", driver)
-    table.start()
+    journaled.attach_link("shuffler", driver)
+    return journaled, thread, driver
+
+
+def _controller(writer: JournalWriter, link: str
+                ) -> tuple[JournaledTable, TableThread, Shuffler]:
+    """A controller's life: wired, the table thread started, then the driver."""
+    journaled, thread, driver = _wired(writer, link)
+    thread.start()
     driver.start()
     assert driver.connected.wait(WAIT)
-    return table, driver
+    return journaled, thread, driver
 
 
-def _stop(table: JournaledTable, driver: Shuffler) -> None:
+def _stop(thread: TableThread, driver: Shuffler) -> None:
     driver.close()
-    table.close()
+    thread.close()
+    assert not thread.alive
 
 
 def _next_controller_until_drained(writer: JournalWriter, link: str, sim: ShufflerSim
                                    ) -> JournaledTable:
     """The next controller's life, until the shuffler holds nothing unacknowledged."""
-    table, driver = _controller(writer, link)
+    table, thread, driver = _controller(writer, link)
     try:
         assert wait_until(lambda: sim.unacked_events == 0, WAIT)
     finally:
-        _stop(table, driver)
+        _stop(thread, driver)
     return table
 
 
@@ -157,28 +171,25 @@ def test_event_the_journal_refused_is_retried(
         return real_append(event_type, payload, **kw)
 
     mocker.patch.object(writer, "append", side_effect=append_failing_once)
-    table, driver = _controller(writer, link)
+    table, thread, driver = _controller(writer, link)
     try:
         driver.shuffle()
         assert wait_until(lambda: failed and sim.unacked_events == 0, WAIT)
     finally:
-        _stop(table, driver)
+        _stop(thread, driver)
     assert table.failures == 1
     assert [p["type"] for p in _device_inputs(journal_dir)] == ["ShuffleDone"]
 
 
 def _restarted_with_backlog(link: str, writer: JournalWriter
-                            ) -> tuple[JournaledTable, Shuffler, list[Any]]:
-    """A hand dispensed and never recorded (the kill), then the next controller: recovered,
-    the driver attached, a subscriber collecting round events; nothing started yet."""
+                            ) -> tuple[JournaledTable, TableThread, Shuffler, list[Any]]:
+    """A hand dispensed and never recorded (the kill), then the next controller: wired
+    (:func:`_wired`), a subscriber collecting round events; nothing started yet."""
     _deal_one_hand(link, lambda event: None)
-    table, _report = recover(writer, TableLayout.for_game(GAME, table_id="t1"))
-    driver = Shuffler(link, table.inputs, backoff=(0.02, 0.1),  # type: ignore[arg-type]
-                      deferred_ack=True)
-    table.attach_link("shuffler", driver)
+    table, thread, driver = _wired(writer, link)
     seen: list[Any] = []
     table.subscribe(seen.append)
-    return table, driver, seen
+    return table, thread, driver, seen
 
 
 def _online(seen: list[Any]) -> bool:
@@ -192,20 +203,20 @@ def test_backlog_before_the_round_is_ruled_outside_it(
     in progress, not used (RWS-NC3P 5.17), and the next round closes and deals normally."""
     from controller.table import commands as cmd
 
-    table, driver, seen = _restarted_with_backlog(link, open_writer())
+    table, thread, driver, seen = _restarted_with_backlog(link, open_writer())
     dealer = dict(actor="dana", role=cmd.Role.DEALER)
     assert "resend what it holds" in table.table.machine.offline["shuffler"]  # not started yet
-    table.start()
+    thread.start()
     driver.start()
     try:
         assert wait_until(lambda: sim.unacked_events == 0 and _online(seen), WAIT)
-        table.put(cmd.OpenRound(**dealer))
-        table.put(cmd.PlaceWager(**dealer, wager_id="w1", position="1", bet="main",
-                                 amount=1000, player="p1"))
-        table.put(cmd.CloseBets(**dealer))
+        thread.put(cmd.OpenRound(**dealer))
+        thread.put(cmd.PlaceWager(**dealer, wager_id="w1", position="1", bet="main",
+                                  amount=1000, player="p1"))
+        thread.put(cmd.CloseBets(**dealer))
         assert wait_until(lambda: any(type(e).__name__ == "BetsClosed" for e in seen), WAIT)
     finally:
-        _stop(table, driver)
+        _stop(thread, driver)
     kinds = [type(e).__name__ for e in seen]
     ignored = [e for e in seen if type(e).__name__ == "CardIgnored"]
     assert len(ignored) == 3 and {e.clause for e in ignored} == {"RWS-NC3P 5.17"}
@@ -220,19 +231,19 @@ def test_backlog_in_a_round_opened_meanwhile_is_held_for_a_supervisor(
     for a Pit Supervisor as a card drawn during betting (RWS-NC3P 5.17)."""
     from controller.table import commands as cmd
 
-    table, driver, seen = _restarted_with_backlog(link, open_writer())
+    table, thread, driver, seen = _restarted_with_backlog(link, open_writer())
     dealer = dict(actor="dana", role=cmd.Role.DEALER)
-    table.process(cmd.OpenRound(**dealer))
+    table.process(cmd.OpenRound(**dealer))  # before the thread starts: on this thread
     table.process(cmd.PlaceWager(**dealer, wager_id="w1", position="1", bet="main",
                                  amount=1000, player="p1"))
     table.process(cmd.CloseBets(**dealer))
     assert "resend what it holds" in seen[-1].reason
-    table.start()
+    thread.start()
     driver.start()
     try:
         assert wait_until(lambda: sim.unacked_events == 0 and _online(seen), WAIT)
     finally:
-        _stop(table, driver)
+        _stop(thread, driver)
     kinds = [type(e).__name__ for e in seen]
     held = [e for e in seen if type(e).__name__ == "SupervisorRequired"]
     assert held and held[0].clause == "RWS-NC3P 5.17"
