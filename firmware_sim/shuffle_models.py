@@ -28,10 +28,9 @@ the fair machine's output does not depend on its input.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from enum import Enum
 
-RandBelow = Callable[[int], int]
+from controller.games.shuffling import RandBelow, one_pass
 DECK = 52
 
 
@@ -54,17 +53,6 @@ def fisher_yates(deck: list[int], randbelow: RandBelow) -> list[int]:
         j = randbelow(i + 1)
         deck[i], deck[j] = deck[j], deck[i]
     return deck
-
-
-def one_pass(deck: list[int], shelves: int, randbelow: RandBelow) -> list[int]:
-    stacks: list[list[int]] = [[] for _ in range(shelves)]
-    for card in deck:
-        stack = stacks[randbelow(shelves)]
-        if randbelow(2):
-            stack.insert(0, card)
-        else:
-            stack.append(card)
-    return [card for stack in stacks for card in stack]
 
 
 def riffle(deck: list[int], randbelow: RandBelow) -> list[int]:

@@ -4,7 +4,7 @@ A monitor that flags an order fault says the machine is biased; surveillance the
 how much money that bias puts at risk, per bet of the table's game. This module estimates it by
 Monte Carlo, with a seeded :class:`random.Random` passed in (no clock, no I/O, no globals), for
 the machine the monitors test for: the one-pass ``m``-shelf hand-former of Diaconis, Fulman and
-Holmes (2013), ``firmware_sim.shuffle_models.one_pass``, fed as the table feeds it
+Holmes (2013), :func:`controller.games.shuffling.one_pass`, fed as the table feeds it
 (:mod:`.feed`: a new deck, or the cards collected last round on top of the undealt ones, whose
 order nobody saw). ``shelves=None`` is the fair machine (a uniform shuffle): the check against
 the exact enumeration of :mod:`controller.analysis.odds`.
@@ -62,13 +62,13 @@ from controller.games.cards import FULL_DECK
 from controller.games.pictures import PicturesValue
 from controller.games.poker import PokerValue
 from controller.games.rules import Family, GameId, GameRules
+from controller.games.shuffling import one_pass
 from controller.protection.feed import DECK, Feed, input_order
 from controller.settlement import pictures as pictures_bets
 from controller.settlement import poker as poker_bets
 from controller.settlement.model import ProgressiveConfig
 from controller.table.layout import DealingDevice
 from controller.table.procedure import burn_cards, deal_plan
-from firmware_sim.shuffle_models import one_pass
 
 STAKE = 1000
 """Minor units per wager: even, so a 1 to 2 payout is exact (as in ``tablectl odds``)."""

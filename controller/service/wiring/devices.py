@@ -1,15 +1,17 @@
-"""The dealing device the config names: a real driver, or a firmware_sim device on a real pty.
+"""The dealing device the config names: a real driver, or a simulated device on a real pty.
 
 ``device.url = "sim"`` starts the simulator of the configured kind and dialect in this process,
-served over a real pty by :class:`firmware_sim.serve.PtyServer`, and points the *real* driver at
-the pty: every byte still crosses the framing, the link and the driver, exactly as on the table.
-The simulators run with zero shuffle and dispense times and no automatic hand-taking: the
-service's device operator (:mod:`controller.service.operator`) takes the same path as for a real
-device, and the person at the table is :class:`~.simdealer.SimulatedDealer`
-(it lifts each presented hand, and shuffles and draws from a simulated shoe). Idle, the byte server ticks once a
-second, in step with the simulator's heartbeat (``idle_tick``), not 20 times: an idle table must
-not keep the Pi awake. A framed simulator answers the driver's ``RESYNC`` at once (heartbeat,
-backlog, ACK), so READY does not wait for the server's next tick.
+served over a real pty, and points the *real* driver at the pty: every byte still crosses the
+framing, the link and the driver, exactly as on the table. The simulator is found by name in
+the ``tablectl.simulators`` entry points (``firmware_sim`` registers it: the service imports no
+simulator, :mod:`firmware_sim.registry`). The simulators run with zero shuffle and dispense
+times and no automatic hand-taking: the service's device operator
+(:mod:`controller.service.operator`) takes the same path as for a real device, and the person
+at the table is :class:`~.simdealer.SimulatedDealer` (it lifts each presented hand, and
+shuffles and draws from a simulated shoe). Idle, the byte server ticks once a second, in step
+with the simulator's heartbeat, not 20 times: an idle table must not keep the Pi awake. A
+framed simulator answers the driver's ``RESYNC`` at once (heartbeat, backlog, ACK), so READY
+does not wait for the server's next tick.
 
 A framed device (the shuffler, the framed shoe) is asked ``IDENTIFY`` by its driver on every
 link-up and after every reboot; a new identity is recorded (``device_identified``) ahead of
@@ -27,9 +29,9 @@ from __future__ import annotations
 import os
 import queue
 import stat
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import Any
 
 import structlog
@@ -163,63 +165,46 @@ def recorded(name: str, events: queue.Queue[Any]) -> Callable[[DeviceIdentity], 
     return put
 
 
+SIMULATORS = "tablectl.simulators"
+"""The entry-point group where a simulator package registers what opens a simulated device on a
+pty (``firmware_sim`` registers ``pty``: pyproject.toml). The service imports no simulator."""
+
+
+def _pty_simulator() -> Callable[..., Any]:
+    found = entry_points(group=SIMULATORS, name="pty")
+    if not found:
+        raise ServiceError("device.url 'sim': no simulator is installed (the firmware_sim "
+                           f"package registers one in the {SIMULATORS!r} entry points); "
+                           "reinstall tablectl")
+    return next(iter(found)).load()
+
+
 def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> DealingDevice:
-    from firmware_sim.framed import HEARTBEAT_SECONDS, bind_server
-    from firmware_sim.serve import PtyServer
-
-    idle_tick = HEARTBEAT_SECONDS  # idle, the byte server ticks once per heartbeat
-    scratch = tempfile.TemporaryDirectory(prefix="tablectl-sim-")
-    link = os.path.join(scratch.name, name)
-
-    sim: Any
-    if config.kind is DeviceKind.SHUFFLER:
-        from drivers.shuffler import Shuffler
-        from firmware_sim.shuffler import ShufflerSim
-
-        sim = ShufflerSim(config.seed, shuffle_seconds=0.0, dispense_seconds=0.0, take_seconds=None,
-                          shuffle_model=config.shuffle_model)
-        server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick,
-                           tick_on_command=True)
-        bind_server(sim, server)
-        driver: Any = Shuffler(link, events, name=name, backoff=SIM_BACKOFF,
-                               deferred_ack=True, on_identity=recorded(name, events))
-        return DealingDevice(name, config, driver, sim, server, scratch)
-    from drivers.shoe import open_shoe
-
+    """The simulator of the configured kind and dialect on a pty (found by name, see
+    :data:`SIMULATORS`), and the *real* driver on that pty, opened as for a real device."""
     dialect = config.dialect
-    if dialect is ShoeDialect.FRAMED:
-        from firmware_sim.shoe_framed import FramedShoeSim
-
-        sim = FramedShoeSim(config.seed)
-        server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick,
-                           tick_on_command=True)
-        bind_server(sim, server)
-    elif dialect is ShoeDialect.SCANNER:
-        from firmware_sim.scanner import ScannerShoeSim
-
-        sim = ScannerShoeSim(config.seed, deck=config.deck or "generic-code128")
-        server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick,
-                           tick_on_command=True)
-        sim.bind_link(server)
-    elif dialect is ShoeDialect.BEETEK:
-        from firmware_sim.beetek import BeeTekShoeSim
-
-        sim = BeeTekShoeSim(config.seed)
-        server = PtyServer(sim, link=link, name=name, idle_tick=idle_tick,
-                           tick_on_command=True)
-        sim.bind_link(server)
-    else:
-        raise ServiceError(f"device.url 'sim': the {dialect.value if dialect else '?'} dialect "
-                           "has no pty simulator (its simulator is a pyusb backend); use "
-                           "dialect 'scanner' for a simulated barcode shoe")
-    options: dict[str, Any] = {"name": name, "backoff": SIM_BACKOFF,
-                               **_framed(dialect, name, events)}
-    if dialect is ShoeDialect.SCANNER:
-        options["deck"] = config.deck or "generic-code128"
     try:
-        driver = open_shoe(dialect.value, link, events, **options)
+        endpoint = _pty_simulator()(config.kind.value, dialect.value if dialect else None,
+                                    name=name, seed=config.seed, deck=config.deck,
+                                    shuffle_model=config.shuffle_model)
+    except ValueError as error:  # the registry's SimulatorUnavailable
+        raise ServiceError(f"device.url 'sim': {error}") from error
+    try:
+        if config.kind is DeviceKind.SHUFFLER:
+            from drivers.shuffler import Shuffler
+
+            driver: Any = Shuffler(endpoint.link, events, name=name, backoff=SIM_BACKOFF,
+                                   deferred_ack=True, on_identity=recorded(name, events))
+        else:
+            from drivers.shoe import open_shoe
+
+            assert dialect is not None
+            options: dict[str, Any] = {"name": name, "backoff": SIM_BACKOFF,
+                                       **_framed(dialect, name, events)}
+            if dialect is ShoeDialect.SCANNER:
+                options["deck"] = config.deck or "generic-code128"
+            driver = open_shoe(dialect.value, endpoint.link, events, **options)
     except BaseException:
-        server.close()
-        scratch.cleanup()
+        endpoint.close()
         raise
-    return DealingDevice(name, config, driver, sim, server, scratch)
+    return DealingDevice(name, config, driver, endpoint.sim, endpoint.server, endpoint.scratch)
