@@ -26,7 +26,7 @@ from typing import Any
 
 from controller.errors import CardError
 from controller.games.cards import FULL_DECK, Card, parse_card
-from drivers.errors import ConfigError, UnknownBarcode
+from drivers.errors import DriverConfigError, UnknownBarcode
 
 _REQUIRED = ("name", "deck_id", "barcode", "deck_pattern", "card_pattern", "cards")
 
@@ -71,64 +71,69 @@ class DeckMap:
         try:
             raw = json.loads(text)
         except json.JSONDecodeError as error:
-            raise ConfigError(f"deck map {origin}: not valid JSON ({error})") from error
+            raise DriverConfigError(f"deck map {origin}: not valid JSON ({error})") from error
         deck = cls.from_dict(raw, origin=origin)
         return deck.with_deck_id(deck_id) if deck_id is not None else deck
 
     @classmethod
     def from_dict(cls, raw: Any, *, origin: str = "<dict>") -> DeckMap:
-        """Validate ``raw``; every problem is a :class:`ConfigError` naming ``origin``."""
+        """Validate ``raw``; every problem is a :class:`DriverConfigError` naming ``origin``."""
         if not isinstance(raw, dict):
-            raise ConfigError(f"deck map {origin}: top level must be an object")
+            raise DriverConfigError(f"deck map {origin}: top level must be an object")
         missing = [key for key in _REQUIRED if key not in raw]
         if missing:
-            raise ConfigError(f"deck map {origin}: missing key(s) {', '.join(missing)}")
+            raise DriverConfigError(f"deck map {origin}: missing key(s) {', '.join(missing)}")
         for key in _REQUIRED[:5]:
             if not isinstance(raw[key], str) or not raw[key]:
-                raise ConfigError(f"deck map {origin}: {key!r} must be a non-empty string")
+                raise DriverConfigError(f"deck map {origin}: {key!r} must be a non-empty string")
         if raw["barcode"].count("{deck}") != 1 or raw["barcode"].count("{card}") != 1:
-            raise ConfigError(
+            raise DriverConfigError(
                 f"deck map {origin}: 'barcode' must contain {{deck}} and {{card}} once")
         for key in ("deck_pattern", "card_pattern"):
             try:
                 re.compile(raw[key])
             except re.error as error:
-                raise ConfigError(f"deck map {origin}: {key} is not a regex ({error})") from error
+                raise DriverConfigError(f"deck map {origin}: {key} is not a regex "
+                                        f"({error})") from error
         if not isinstance(raw["cards"], dict):
-            raise ConfigError(f"deck map {origin}: 'cards' must map card codes to barcode fields")
+            raise DriverConfigError(f"deck map {origin}: 'cards' must map card codes to "
+                                    "barcode fields")
         fields: dict[Card, str] = {}
         for code, value in raw["cards"].items():
             try:
                 card = parse_card(code)
             except CardError as error:
-                raise ConfigError(f"deck map {origin}: {error}") from error
+                raise DriverConfigError(f"deck map {origin}: {error}") from error
             if card in fields:
-                raise ConfigError(f"deck map {origin}: card {card.code} listed twice")
+                raise DriverConfigError(f"deck map {origin}: card {card.code} listed twice")
             if not isinstance(value, str) or not re.fullmatch(raw["card_pattern"], value):
-                raise ConfigError(f"deck map {origin}: field {value!r} of {card.code} does not "
-                                  f"match card_pattern {raw['card_pattern']!r}")
+                raise DriverConfigError(f"deck map {origin}: field {value!r} of {card.code} "
+                                        f"does not match card_pattern "
+                                        f"{raw['card_pattern']!r}")
             fields[card] = value
         missing_cards = [c.code for c in FULL_DECK if c not in fields]
         if missing_cards:
-            raise ConfigError(f"deck map {origin}: missing card(s) {', '.join(missing_cards)}")
+            raise DriverConfigError(f"deck map {origin}: missing card(s) "
+                                    f"{', '.join(missing_cards)}")
         values = list(fields.values())
         if len(set(values)) != len(values):
             dup = sorted({v for v in values if values.count(v) > 1})
-            raise ConfigError(f"deck map {origin}: barcode field(s) {', '.join(dup)} used twice")
+            raise DriverConfigError(f"deck map {origin}: barcode field(s) {', '.join(dup)} "
+                                    "used twice")
         deck = cls(name=raw["name"], deck_id="", template=raw["barcode"],
                    deck_pattern=raw["deck_pattern"], card_pattern=raw["card_pattern"],
                    fields=tuple(sorted(fields.items())), vendor=str(raw.get("vendor", "")),
                    symbology=str(raw.get("symbology", "")))
         try:
             return deck.with_deck_id(raw["deck_id"])
-        except ConfigError as error:
-            raise ConfigError(f"deck map {origin}: {error}") from error
+        except DriverConfigError as error:
+            raise DriverConfigError(f"deck map {origin}: {error}") from error
 
     def with_deck_id(self, deck_id: str) -> DeckMap:
         """The same vendor map for another physical deck (simulators use it for foreign cards)."""
         if not re.fullmatch(self.deck_pattern, deck_id):
-            raise ConfigError(f"deck id {deck_id!r} does not match deck_pattern "
-                              f"{self.deck_pattern!r} of deck map {self.name!r}")
+            raise DriverConfigError(f"deck id {deck_id!r} does not match deck_pattern "
+                                    f"{self.deck_pattern!r} of deck map {self.name!r}")
         return replace(self, deck_id=deck_id)
 
     # use --------------------------------------------------------------------------------------
@@ -163,11 +168,11 @@ def _read(name_or_path: str | Path) -> tuple[str, str]:
         try:
             return path.read_text(encoding="utf-8"), str(path)
         except OSError as error:
-            raise ConfigError(f"deck map {path}: cannot read ({error.strerror})") from error
+            raise DriverConfigError(f"deck map {path}: cannot read ({error.strerror})") from error
     resource = resources.files("drivers") / "decks" / f"{name_or_path}.json"
     if not resource.is_file():
-        raise ConfigError(f"unknown deck map {str(name_or_path)!r}; shipped maps: "
-                          f"{', '.join(available())}")
+        raise DriverConfigError(f"unknown deck map {str(name_or_path)!r}; shipped maps: "
+                                f"{', '.join(available())}")
     return resource.read_text(encoding="utf-8"), f"drivers/decks/{name_or_path}.json"
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import Enum
 
 
-class ErrorCode(str, Enum):
+class DriverErrorCode(str, Enum):
     """Machine-readable reason carried by every :class:`DriverError`."""
 
     TIMEOUT = "timeout"
@@ -26,7 +26,7 @@ class ErrorCode(str, Enum):
 class DriverError(Exception):
     """Base of every error raised by :mod:`drivers`."""
 
-    def __init__(self, message: str, code: ErrorCode = ErrorCode.PROTOCOL) -> None:
+    def __init__(self, message: str, code: DriverErrorCode = DriverErrorCode.PROTOCOL) -> None:
         super().__init__(message)
         self.code = code
 
@@ -35,35 +35,35 @@ class DriverTimeoutError(DriverError, TimeoutError):
     """The device did not answer in time. The link may still be up."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, ErrorCode.TIMEOUT)
+        super().__init__(message, DriverErrorCode.TIMEOUT)
 
 
 class DeviceDisconnected(DriverError, ConnectionError):
     """The port or USB device went away (unplugged, closed, I/O error)."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, ErrorCode.DISCONNECTED)
+        super().__init__(message, DriverErrorCode.DISCONNECTED)
 
 
 class OpenFailed(DriverError, OSError):
     """The port or USB device could not be opened (absent, busy, no permission)."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, ErrorCode.OPEN_FAILED)
+        super().__init__(message, DriverErrorCode.OPEN_FAILED)
 
 
 class ProtocolError(DriverError):
     """Bytes that do not form a valid frame or message."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, ErrorCode.PROTOCOL)
+        super().__init__(message, DriverErrorCode.PROTOCOL)
 
 
 class CommandRejected(DriverError):
     """The device answered a command with NAK; ``reason`` says why."""
 
     def __init__(self, message: str, reason: object = None) -> None:
-        super().__init__(message, ErrorCode.NAK)
+        super().__init__(message, DriverErrorCode.NAK)
         self.reason = reason
 
 
@@ -71,18 +71,18 @@ class DeviceFault(DriverError):
     """The device reports a fault that stops the requested operation."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, ErrorCode.DEVICE_FAULT)
+        super().__init__(message, DriverErrorCode.DEVICE_FAULT)
 
 
-class ConfigError(DriverError, ValueError):
+class DriverConfigError(DriverError, ValueError):
     """A driver configuration (URL, dialect, deck map) that cannot be used."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, ErrorCode.BAD_CONFIG)
+        super().__init__(message, DriverErrorCode.BAD_CONFIG)
 
 
 class UnknownBarcode(DriverError, ValueError):
     """A barcode that no deck map knows."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, ErrorCode.UNKNOWN_BARCODE)
+        super().__init__(message, DriverErrorCode.UNKNOWN_BARCODE)

@@ -2,7 +2,8 @@
 
 The runner owns the life cycle every driver shares: open the transport, read, hand bytes to the
 dialect's hooks, and when the port disappears close the old handle, report the device offline
-*once*, and reopen with exponential backoff until it comes back. A dialect only writes hooks:
+*once*, and reopen with exponential, jittered backoff (:mod:`drivers.backoff`) until it comes
+back. A dialect only writes hooks:
 
 * ``on_connected()`` - the transport is open (default: emit :class:`DeviceOnline`);
 * ``on_bytes(data)`` - bytes arrived;
@@ -29,7 +30,8 @@ from collections.abc import Callable
 
 import structlog
 
-from drivers.errors import ConfigError, DeviceDisconnected, DriverError
+from drivers.backoff import ExponentialBackoff
+from drivers.errors import DeviceDisconnected, DriverConfigError, DriverError
 from drivers.events import DeviceEvent, DeviceOffline, DeviceOnline, LinkError
 from drivers.transport import Transport
 
@@ -50,11 +52,15 @@ class DeviceRunner(ABC):
                  clock: Callable[[], float] = time.monotonic) -> None:
         first, ceiling = backoff
         if not (0 < first <= ceiling):
-            raise ConfigError(f"backoff must be (first, max) with 0 < first <= max, got {backoff}")
+            raise DriverConfigError(f"backoff must be (first, max) with 0 < first <= max, got "
+                                    f"{backoff}")
         self.name = name
         self.transport = transport
         self.events = events
         self.backoff = (float(first), float(ceiling))
+        self.reopen = ExponentialBackoff(*self.backoff)
+        """The waits before each reopen: doubling from ``first`` to ``max``, jittered so that
+        the readers a hub reset dropped together do not reopen in step (``drivers.backoff``)."""
         self.clock = clock
         self.log = log.bind(device=name, url=getattr(transport, "url", "?"))
         self._write_lock = threading.Lock()
@@ -120,6 +126,7 @@ class DeviceRunner(ABC):
             return
         self._online = True
         self._offline_reported = False
+        self.last_error = ""  # the outage is over: its cause is no longer the device's state
         self.emit(event or DeviceOnline(self.name, self.clock()))
 
     def mark_offline(self, reason: str) -> None:
@@ -165,7 +172,7 @@ class DeviceRunner(ABC):
                 self.log.exception("emit_failed")
 
     def _run(self) -> None:
-        delay = self.backoff[0]
+        retries = self.reopen.retries()
         while not self._stop.is_set():
             try:
                 self.transport.open()
@@ -176,10 +183,9 @@ class DeviceRunner(ABC):
                     self.log.exception("open_failed_unexpectedly", error=repr(error))
                 self.last_error = str(error)
                 self._hook("on_disconnected", str(error))
-                self._stop.wait(delay)
-                delay = min(delay * 2, self.backoff[1])
+                self._stop.wait(retries.failed())  # first, 2x, 4x ... max, jittered
                 continue
-            delay = self.backoff[0]
+            retries.reset()
             self.connected.set()
             self.log.debug("connected")
             self._hook("on_connected")
@@ -192,7 +198,7 @@ class DeviceRunner(ABC):
             self.last_error = reason
             self.log.info("disconnected", reason=reason)
             self._hook("on_disconnected", reason)
-            self._stop.wait(delay)
+            self._stop.wait(self.reopen.delay(1))  # a lost link: reopen after the first wait
 
     def _idle_timeout(self) -> float | None:
         try:

@@ -25,7 +25,7 @@ import structlog
 import usb.core
 import usb.util
 
-from drivers.errors import ConfigError, DeviceDisconnected, DriverTimeoutError, OpenFailed
+from drivers.errors import DeviceDisconnected, DriverConfigError, DriverTimeoutError, OpenFailed
 from drivers.transport import READ_TIMEOUT_SECONDS, Transport
 from drivers.usb_find import find_device
 
@@ -38,7 +38,8 @@ def parse_usb_url(url: str) -> tuple[int, int, str | None]:
     """``usb://VVVV:PPPP[/SERIAL]`` -> (vendor id, product id, serial or None)."""
     match = _USB_URL.match(url.strip())
     if match is None:
-        raise ConfigError(f"not a USB URL: {url!r} (expected usb://VVVV:PPPP[/SERIAL], hex ids)")
+        raise DriverConfigError(f"not a USB URL: {url!r} (expected usb://VVVV:PPPP[/SERIAL], "
+                                "hex ids)")
     return int(match[1], 16), int(match[2], 16), match[3]
 
 

@@ -3,7 +3,10 @@
 The first line on stdout says where to connect (``PTY /dev/pts/N`` or ``TCP host:port``) and is
 flushed at once, so a test or an integrator's script can read it and open the device. The
 simulator then serves until SIGTERM or SIGINT, and exits 0. Lines on stdin drive it, optionally:
-``draw`` (a shoe deals a card), ``take`` (the dealer lifts the shuffler's hand), ``fault SPEC``.
+``draw`` (a shoe deals a card; ``draw burn`` deals it as a burn card, ``draw game`` as a game
+card, whatever the shoe's burn mode: the Bee-Tek's ``[Manual Burn Cards]`` section, the framed
+shoe's CARD burn flag; a scanner marks no burns), ``take`` (the dealer lifts the shuffler's
+hand), ``fault SPEC``.
 End of stdin only ends the commands, not the device: a script's background job or a service
 manager starts it with stdin on /dev/null, and a device does not vanish because nobody types.
 """
@@ -81,18 +84,36 @@ def make_server(listen: str, device: Any, link: str | None) -> PtyServer | TcpSe
     return TcpServer(device, host, int(port))
 
 
+DRAW_AS = {"": None, "burn": True, "game": False}
+"""``draw [burn|game]``: the card's section, or the shoe's own burn mode when not said."""
+
+
+def _draw(device: Any, arg: str) -> None:
+    said = arg.strip().lower()
+    if said not in DRAW_AS:
+        print(f"firmware_sim: draw {arg.strip()!r}: say 'draw', 'draw burn' or 'draw game'",
+              file=sys.stderr, flush=True)
+    elif DRAW_AS[said] is None:
+        device.draw()
+    elif not hasattr(device, "burn"):  # a scanner sends the card only: no burn marker
+        print(f"firmware_sim: this shoe marks no burn cards; 'draw {said}' refused",
+              file=sys.stderr, flush=True)
+    else:
+        device.draw(burn=DRAW_AS[said])
+
+
 def _command(device: Any, line: str) -> None:
     word, _, arg = line.strip().partition(" ")
     if not word:
         return
     if word == "draw" and hasattr(device, "draw"):
-        device.draw()
+        _draw(device, arg)
     elif word == "take" and hasattr(device, "take_hand"):
         device.take_hand()
     elif word == "fault":
         device.inject(parse_fault(arg))
     else:
-        print(f"firmware_sim: unknown command {line.strip()!r} (draw, take, fault SPEC)",
+        print(f"firmware_sim: unknown command {line.strip()!r} (draw [burn|game], take, fault SPEC)",
               file=sys.stderr, flush=True)
 
 

@@ -27,13 +27,14 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("controller", "drivers", "firmware_sim")
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation: the card vocabulary, errors, logging, strict JSON, the installed-files check",
+    ("foundation: the card vocabulary, errors, logging, strict JSON, printable text, the "
+     "installed-files check",
      ("controller", "controller.errors", "controller.games", "controller.strictjson",
       "controller.journald", "controller.logsetup", "controller.selfcheck",
-      "controller.deploy", "controller.deferred", "controller.heap")),
-    ("bytes: transports, USB lookup, bounded windows, driver errors",
+      "controller.deploy", "controller.deferred", "controller.heap", "controller.text")),
+    ("bytes: transports, USB lookup, bounded windows, driver errors, the backoff helper",
      ("drivers", "drivers.errors", "drivers.transport", "drivers.usb_find", "drivers.usb_bulk",
-      "drivers.window")),
+      "drivers.window", "drivers.backoff")),
     ("device events and deck maps", ("drivers.events", "drivers.decks")),
     ("devices: frames, messages, links, the shuffler and the shoes",
      ("drivers.runner", "drivers.framed", "drivers.shuffler", "drivers.shoe")),
@@ -42,7 +43,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
      ("firmware_sim", "firmware_sim.faults", "firmware_sim.shuffle_models",
       "firmware_sim.shoe_deck", "firmware_sim.framed", "firmware_sim.shuffler",
       "firmware_sim.shoe_framed", "firmware_sim.beetek", "firmware_sim.scanner",
-      "firmware_sim.serve", "firmware_sim.usb")),
+      "firmware_sim.serve", "firmware_sim.usb", "firmware_sim.registry")),
     ("settlement", ("controller.settlement",)),
     ("table", ("controller.table",)),
     ("game protection", ("controller.protection",)),
@@ -87,10 +88,13 @@ SERVICE_ROOMS = ("controller.service.clock", "controller.service.control",
                  "controller.service.lifecycle")
 """The service's rooms, lowest first (as in :data:`LAYERS`)."""
 
-CARD_VOCABULARY = frozenset({"controller.games.cards", "controller.errors"})
+CARD_VOCABULARY = frozenset({"controller.games.cards", "controller.errors",
+                             "controller.games.shuffling"})
 """What the drivers and the simulators may take from ``controller``: the card a device event
-carries and the error its parser raises. (It lives in ``controller`` for history; moving it to a
-package of its own would let this rule read "nothing".)"""
+carries, the error its parser raises, and the shuffling machine's arithmetic game protection
+models (one copy, below both: the simulated shuffler is such a machine). (It lives in
+``controller`` for history; moving it to a package of its own would let this rule read
+"nothing".)"""
 
 KNOWN_EXCEPTIONS: Mapping[tuple[str, str], str] = {
     ("firmware_sim.__main__", "controller.logsetup"):
@@ -345,7 +349,8 @@ def test_a_room_is_a_package(graph: ImportGraph) -> None:
                    and module not in graph.packages)
     assert loose == ["controller.__main__", "controller.deferred", "controller.errors",
                      "controller.heap",
-                     "controller.journald", "controller.logsetup", "controller.strictjson"]
+                     "controller.journald", "controller.logsetup", "controller.strictjson",
+                     "controller.text"]
     assert "controller.bench" in graph.packages
 
 
@@ -418,6 +423,24 @@ def test_drivers_and_simulators_take_only_the_card_vocabulary(graph: ImportGraph
                    and edge.imported not in CARD_VOCABULARY]
     unexcused = _unexcused(reaching_up)
     assert not unexcused, "\n".join(unexcused)
+
+
+SIMULATED_TABLE = ("controller.bench", "controller.cli.bench")
+"""The bench: the simulated table itself (a simulated shuffler's faulty models and injected
+faults are what it runs), the one part of ``controller`` that may import ``firmware_sim``."""
+
+
+def test_production_code_imports_no_simulator(graph: ImportGraph) -> None:
+    """Issue 35: the service finds its simulated device by name (the ``tablectl.simulators``
+    entry points, :mod:`firmware_sim.registry`) and game protection's machine model is
+    :mod:`controller.games.shuffling`; nothing of ``controller`` but the bench imports
+    ``firmware_sim``."""
+    reaching = [f"{edge.importer} imports {edge.imported}" for edge in graph.project
+                if edge.importer.split(".")[0] == "controller"
+                and edge.imported.split(".")[0] == "firmware_sim"
+                and not any(edge.importer == room or edge.importer.startswith(room + ".")
+                            for room in SIMULATED_TABLE)]
+    assert not reaching, "\n".join(reaching)
 
 
 def test_controller_opens_no_port_itself(graph: ImportGraph) -> None:

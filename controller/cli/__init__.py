@@ -63,7 +63,8 @@ COMMANDS = (
     Command("deploy-files", "controller.cli.deploy",
             "write the units, example configs and udev rules this release ships"),
     Command("run", "controller.cli.run", "run the table service (systemd runs this)"),
-    Command("round", "controller.cli.client", "open, close, reveal, settle a round; status"),
+    Command("round", "controller.cli.client", "open, close, reveal, settle a round; status; "
+            "events N (a round's events from the journal)"),
     Command("wager", "controller.cli.client",
             "place, batch-place or withdraw wagers, or list this round's wagers"),
     Command("decide", "controller.cli.client", "a player's play or fold (RWS-3CP 3.8)"),

@@ -27,7 +27,7 @@ from typing import Any
 from controller import strictjson
 from controller.cli.argtypes import nonempty_path
 from controller.cli.output import json_text, printable
-from controller.errors import TablectlError
+from controller.errors import RequestError, TablectlError
 from controller.strictjson import StrictJsonError
 from controller.service.control.client import CommandRefused, ControlClient
 from controller.service.config import DEFAULT_CONTROL_SOCKET, bench_runtime_dir, load_config
@@ -53,12 +53,34 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=10.0, help=argparse.SUPPRESS)
 
 
+def _round_number(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a round number (0 or more)")
+    return int(text)
+
+
+def _round_verb(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """``round ACTION``; ``round events N`` alone takes a round number (refused elsewhere, and
+    refused missing there, before anything is sent)."""
+    if args.action == "events":
+        if args.number is None:
+            raise RequestError("round events: give the round number (as `tablectl journal "
+                             "rounds` or the events show it)")
+        return "round.events", {"round": args.number}
+    if args.number is not None:
+        raise RequestError(f"round {args.action} takes no round number")
+    return f"round.{args.action}", {}
+
+
 def register(subparsers: Any) -> None:
-    round_ = subparsers.add_parser("round", help="open, close, reveal, settle a round; status")
+    round_ = subparsers.add_parser("round", help="open, close, reveal, settle a round; status; "
+                                   "events N (a round's events from the journal)")
     round_.add_argument("action", choices=("open", "close", "shuffled", "reveal", "settle",
-                                           "status"))
+                                           "status", "events"))
+    round_.add_argument("number", nargs="?", type=_round_number, metavar="N",
+                        help="the journal round (round events only)")
     _common(round_)
-    round_.set_defaults(func=run, verb=lambda a: (f"round.{a.action}", {}))
+    round_.set_defaults(func=run, verb=_round_verb)
 
     wager = subparsers.add_parser(
         "wager", help="place, batch-place or withdraw wagers, or list this round's wagers")

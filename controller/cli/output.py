@@ -4,28 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
-import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-
-_UNPRINTABLE = frozenset({"Cc", "Cf", "Zl", "Zp"})
-"""Unicode categories escaped on output: control, format (bidi overrides, zero-width) and the
-line/paragraph separators: what can drive a terminal or reorder what it shows."""
-
-
-def _escaped(text: str, escape: Callable[[str], str]) -> str:
-    if text.isprintable():  # the usual case, in C: nothing to look at
-        return text
-    return "".join(escape(ch) if unicodedata.category(ch) in _UNPRINTABLE else ch
-                   for ch in text)
+from controller.text import escape_unprintable
 
 
 def printable(text: str) -> str:
-    """``text`` with every control and format character escaped (``\\x1b``, ``\\u202e``):
-    what the service answers may hold a player's name an older version journaled with a
-    terminal escape in it, and a terminal must show it, not obey it."""
-    return _escaped(text, lambda ch: repr(ch)[1:-1])
+    """``text`` with every unprintable character escaped (``\\x1b``, ``\\u202e``; the one rule,
+    :mod:`controller.text`): what the service answers may hold a player's name an older
+    version journaled with a terminal escape in it, and a terminal must show it, not obey it."""
+    return escape_unprintable(text, lambda ch: repr(ch)[1:-1])
 
 
 def json_text(value: Any, indent: int | None = None) -> str:
@@ -33,8 +22,8 @@ def json_text(value: Any, indent: int | None = None) -> str:
     escapes (JSON escapes only U+0000-U+001F itself; a C1 CSI or a bidi override would reach
     the terminal raw)."""
     # JSON escapes U+0000-U+001F inside strings itself: one left raw is the indent's newline
-    return _escaped(json.dumps(value, ensure_ascii=False, indent=indent),
-                    lambda ch: ch if ch < " " else json.dumps(ch)[1:-1])
+    return escape_unprintable(json.dumps(value, ensure_ascii=False, indent=indent),
+                              lambda ch: ch if ch < " " else json.dumps(ch)[1:-1])
 
 
 def print_json(value: Any) -> None:

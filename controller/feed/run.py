@@ -20,7 +20,6 @@ end of a stream learns that it is behind.
 from __future__ import annotations
 
 import base64
-import json
 import queue
 import sys
 import threading
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from controller import strictjson
 from controller.feed.config import FeedConfig
 from controller.feed.cursor import Cursor, load_cursor, save_cursor
 from controller.feed.errors import BrokerError, CursorError
@@ -171,11 +171,11 @@ class Feed:
 
     def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
         try:
-            request = json.loads(message.payload)
+            request = strictjson.loads(message.payload)  # a key given twice: refused by name
             from_seq = request["from"]
             if isinstance(from_seq, bool) or not isinstance(from_seq, int) or from_seq < 1:
                 raise ValueError("'from' is not a seq")
-        except (ValueError, KeyError, TypeError) as error:
+        except (ValueError, KeyError, TypeError) as error:  # StrictJsonError is a ValueError
             self.events.put(_Refused(f"unreadable resend request on {message.topic}: {error}"))
             return
         self.events.put(_Resend(from_seq))

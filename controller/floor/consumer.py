@@ -13,8 +13,9 @@ The broker's PUBACK to a feed is not the floor's receipt: a broker killed before
 what it acknowledged loses it. So the floor chases every table it knows to be ahead of what it
 applied -- a gap, or a retained status naming a later seq -- and, when that table's records have
 not moved for :data:`RESEND_AFTER_S`, asks its feed on ``.../resend`` to send again from the
-first seq it lacks, asking again with a doubling pause (up to :data:`RESEND_MAX_S`) until it has
-caught up. A table it is behind on is not shown online (``controller.floor.view``).
+first seq it lacks, asking again with a doubling, jittered pause (up to :data:`RESEND_MAX_S`,
+:mod:`drivers.backoff`) until it has caught up. A table it is behind on is not shown online
+(``controller.floor.view``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 
 import structlog
 
+from controller import strictjson
 from controller.feed.config import FloorConfig
 from controller.feed.keys import SIGNATURE_PROPERTY
 from controller.feed.mqtt import make_client, start, stop_on_signals, topic_resend
@@ -39,6 +41,7 @@ from controller.floor.authenticity import public_keys
 from controller.floor.chain import Head, Judged, Verdict, judge
 from controller.floor.machines import Machines, create_schema
 from controller.floor.store import Store
+from drivers.backoff import ExponentialBackoff
 
 log = structlog.get_logger("tablectl.floor")
 
@@ -82,6 +85,8 @@ class Chase:
     wait_s: float = RESEND_AFTER_S
     asks: int = 0
     asked_from: int | None = None
+    unanswered: int = 0
+    """Asks since its records last moved: the pause grows with these, not with ``asks``."""
 
 
 class Floor:
@@ -97,6 +102,8 @@ class Floor:
         self.reported_gaps: set[tuple[str, int]] = set()
         self.keys = public_keys(config.keys)
         self.chases: dict[str, Chase] = {}
+        self.resend_backoff = ExponentialBackoff(RESEND_AFTER_S, RESEND_MAX_S)
+        """The pause between asks to one table (``drivers.backoff``, equal jitter)."""
         self.inbox: queue.Queue[Message] = queue.Queue(maxsize=QUEUE_MAX)
         self.on_judged = on_judged
         self.stop = threading.Event()
@@ -203,12 +210,18 @@ class Floor:
                 continue
             if head.seq != chase.head_seq:
                 chase.head_seq, chase.moved_at, chase.wait_s = head.seq, now, RESEND_AFTER_S
+                chase.unanswered = 0
                 continue
             if now - chase.moved_at < chase.wait_s:
                 continue
             chase.asks += 1
+            chase.unanswered += 1
             chase.asked_from = head.seq + 1
-            chase.moved_at, chase.wait_s = now, min(chase.wait_s * 2, RESEND_MAX_S)
+            # asked n times since the records moved: RESEND_AFTER_S * 2 ** n, at most
+            # RESEND_MAX_S, jittered (never below RESEND_AFTER_S), so the tables a broker
+            # restart left behind together are not all asked again in the same instant
+            chase.moved_at = now
+            chase.wait_s = self.resend_backoff.delay(chase.unanswered + 1)
             log.warning("floor asks a table to resend", table=table, from_seq=head.seq + 1,
                         known_seq=chase.known_seq, asks=chase.asks)
             self.client.publish(topic_resend(chase.site, table),
@@ -218,13 +231,14 @@ class Floor:
     def _status(self, message: Message) -> None:
         table = _table_of(message.topic)
         try:
-            body = json.loads(message.payload)
+            body = strictjson.loads(message.payload)  # a key given twice: refused by name
             online = body["online"]
             if body["table"] != table or not isinstance(online, bool):
                 raise ValueError("status of another table, or no online flag")
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError) as error:  # StrictJsonError is a ValueError
+            problem = f"no {error}" if isinstance(error, KeyError) else str(error)
             self._report(Judged(Verdict.MALFORMED, table, None,
-                                f"unreadable status on {message.topic}"), message)
+                                f"unreadable status on {message.topic}: {problem}"), message)
             return
         self.store.set_status(table, online, message.payload.decode())
         seq = body.get("seq")

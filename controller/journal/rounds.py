@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from controller.journal.codec import OUTPUT_EVENT_TYPES
+from controller.journal.reader import iter_newest_first
 from controller.journal.record import Record
 
 CARD_EVENTS = frozenset({"card_assigned", "cards_assigned"})
@@ -149,6 +152,23 @@ def _results(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"wager": r.get("wager_id"), "outcome": r.get("outcome"), "net": r.get("net"),
              "rule": r.get("rule")} for r in settlement.get("results", [])
             if isinstance(r, Mapping)]
+
+
+def round_outputs(directory: str | Path, round_number: int) -> list[Record]:
+    """The output records (round events) of journal round ``round_number``, in chain order:
+    read from the journal's end, newest first, only lines that name the round, stopping at its
+    ``round_opened`` (its first output), so a recent round costs a few reads, not the journal.
+    Empty: no such round in the journal (never played, or gone with retention)."""
+    found: list[Record] = []
+    for record in iter_newest_first(directory, only=OUTPUT_EVENT_TYPES,
+                                    mentioning=(f'round":"{round_number}',)):
+        if record.round_id != str(round_number):
+            continue
+        found.append(record)
+        if record.event_type == "round_opened":
+            break
+    found.reverse()
+    return found
 
 
 def round_timeline(records: Iterable[Record], round_id: str) -> list[Record]:

@@ -639,11 +639,11 @@ def check_host(config: ServiceConfig) -> None:
     device = config.device
     if device.dialect in _DECK_DIALECTS and device.deck is not None:
         from drivers.decks import DeckMap  # the driver's own loader: one reading of a map
-        from drivers.errors import ConfigError as DeckError
+        from drivers.errors import DriverConfigError
 
         try:
             DeckMap.load(device.deck)
-        except DeckError as error:
+        except DriverConfigError as error:
             raise ConfigError(config.source, "device.deck", str(error)) from error
     group = config.control.socket_group
     if group is not None:

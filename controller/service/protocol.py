@@ -23,7 +23,6 @@ have one. After ``watch`` is accepted the server streams ``{"id": <the watch id>
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -32,6 +31,7 @@ from typing import Any
 
 from controller import strictjson
 from controller.table.commands import IrregularityKind
+from controller.text import is_printable
 
 MAX_LINE_BYTES = 64 * 1024
 MAX_MINOR_UNITS = 2**53 - 1
@@ -122,18 +122,7 @@ RequestId = str | int | None
 
 def _text(value: object) -> bool:
     return isinstance(value, str) and value != "" and len(value) <= MAX_TEXT_CHARS \
-        and _printable(value)
-
-
-def _printable(value: str) -> bool:
-    """No control or format characters: a terminal escape in a player's name must not reach a
-    screen or a log as one (``wager list`` printed them raw). ASCII text, nearly all of it,
-    is judged by ``str.isprintable`` (the same verdict for ASCII: only Cc is unprintable
-    there) instead of a category look-up per character: a batch is 250 wagers of 4 texts."""
-    if value.isascii():
-        return value.isprintable()
-    return not any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp")
-                   for c in value)
+        and is_printable(value)  # a terminal escape in a name must not reach a screen as one
 
 
 def _integer(value: object) -> bool:
@@ -247,6 +236,14 @@ class VerbSpec:
     summary: str
     args: tuple[Arg, ...] = ()
     streams: bool = False
+    reads_journal: bool = False
+    """A read answered from the journal's files, not the table's snapshot: it may wait on the
+    disk, so the socket answers it from a worker thread, as a command (:attr:`waits`)."""
+
+    @property
+    def waits(self) -> bool:
+        """Its answer may wait (for the table thread, or the disk): never on the selector."""
+        return self.access is Access.COMMAND or self.reads_journal
 
     def check_args(self, args: Mapping[str, Any], request_id: RequestId) -> None:
         """Refuse (``bad_args``) a missing, unknown, mistyped or out-of-choice argument."""
@@ -293,6 +290,9 @@ VERBS: Mapping[str, VerbSpec] = MappingProxyType({spec.verb: spec for spec in (
     VerbSpec("round.reveal", Access.COMMAND, "the dealer reveals the dealer's hand"),
     VerbSpec("round.settle", Access.COMMAND, "settle the round (after the reveal)"),
     VerbSpec("round.status", Access.READ, "the table's state, round and devices"),
+    VerbSpec("round.events", Access.READ, "a round's events as watch streamed them, read "
+             "back from the journal (a studio gateway after a restart)",
+             (Arg("round", ArgType.COUNT),), reads_journal=True),
     VerbSpec("wager.place", Access.COMMAND, "place a wager on the layout", (
         Arg("wager_id", ArgType.TEXT), Arg("position", ArgType.TEXT), Arg("bet", ArgType.TEXT),
         Arg("amount", ArgType.INTEGER), Arg("player", ArgType.TEXT, required=False),
@@ -371,6 +371,8 @@ def _acting_for(value: object, request_id: RequestId) -> ActingFor | None:
         raise Refusal(ErrorCode.MALFORMED, "'acting_for' must be an object with name and role",
                       request_id)
     name, role = value["name"], value["role"]
+    # an account name, as the web's accounts file holds it: Python's narrower isprintable
+    # on top of the one rule (controller.text)
     if not _text(name) or len(name) > MAX_PERSON_CHARS or not name.isprintable():
         raise Refusal(ErrorCode.MALFORMED, f"'acting_for' name must be 1-{MAX_PERSON_CHARS} "
                       "printable characters", request_id)
@@ -416,7 +418,7 @@ def decode_request(line: bytes) -> Request:
     if isinstance(request_id, bool) or not isinstance(request_id, (str, int)) \
             or (isinstance(request_id, int) and abs(request_id) > MAX_MINOR_UNITS) \
             or (isinstance(request_id, str) and (len(request_id) > MAX_ID_CHARS
-                                                 or not _printable(request_id))):
+                                                 or not is_printable(request_id))):
         raise Refusal(ErrorCode.MALFORMED, f"missing or bad 'id' (a string of at most "
                                            f"{MAX_ID_CHARS} printable characters, or an "
                                            f"integer of at most {MAX_MINOR_UNITS})")

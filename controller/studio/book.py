@@ -20,7 +20,8 @@ from controller.studio.errors import StudioRefusal
 
 KEEP_ROUNDS = 4
 """Rounds kept in memory (a settled one holds every wager's result, 2,000 in a studio round);
-an older one is in the journal (``tablectl journal``)."""
+an older one is read back from the table's journal when asked for (``round.events``,
+:meth:`controller.studio.gateway.Gateway.events`)."""
 CARD_EVENTS = frozenset({"CardAssigned", "HandComplete"})
 PASSED_AS_IS = frozenset({"RoundOpened", "ShuffleConfirmed", "DealComplete"}) | CARD_EVENTS
 ENDINGS = frozenset({"RoundSettled", "RoundVoided"})

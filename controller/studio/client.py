@@ -20,11 +20,14 @@ from typing import Any
 
 from controller.studio.arithmetic import BETS, net
 from controller.studio.errors import StudioClientError
+from drivers.backoff import ExponentialBackoff
 
 POSITIONS = ("p1", "p2", "p3")
 AMOUNTS = (100, 200, 500, 1000)
 RETRY_SECONDS = 60.0
 """How long a request is retried while the gateway cannot be reached (it restarts)."""
+RETRY_BACKOFF = ExponentialBackoff(0.1, 2.0)
+"""While the gateway restarts: 0.1 s doubling to 2 s, jittered (``drivers.backoff``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +90,7 @@ class Connection:
     def call(self, method: str, path: str, body: dict[str, Any] | None = None,
              timeout: float = 60.0) -> tuple[int, dict[str, Any]]:
         deadline = time.monotonic() + RETRY_SECONDS
-        pause = 0.1
+        retries = RETRY_BACKOFF.retries()
         while True:
             try:
                 if self._http is None:
@@ -102,11 +105,11 @@ class Connection:
                 return response.status, answer
             except (OSError, http.client.HTTPException) as error:
                 self.close()
+                pause = retries.failed()
                 if isinstance(error, ssl.SSLError) or time.monotonic() + pause > deadline:
                     raise StudioClientError(f"studio gateway {self.host}:{self.port}: "
                                             f"{error}") from error
                 time.sleep(pause)  # the gateway restarts: back off, bounded by the deadline
-                pause = min(pause * 2, 2.0)
 
     def close(self) -> None:
         if self._http is not None:

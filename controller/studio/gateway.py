@@ -107,6 +107,9 @@ class Gateway:
         a reconnect, the service may have restarted with another config)."""
         self._settle_wake = threading.Condition()
         self.book = RoundBook(self._noticed)
+        self.archive = RoundBook()
+        """Rounds read back from the table's journal (:meth:`_from_journal`), apart from the
+        live book so reading an old round never pushes the current one out."""
         self._threads = [threading.Thread(target=self._watch, name="studio-watch", daemon=True),
                          threading.Thread(target=self._settler, name="studio-settle",
                                           daemon=True)]
@@ -135,8 +138,9 @@ class Gateway:
     def _adopt(self) -> None:
         """After a restart of the gateway, take up the round it opened last if the table is
         still in it (on a studio table only the gateway opens rounds): its game server may go
-        on placing batches and closing it, the betting window is kept, and the cards dealt
-        so far are filed from ``round.status`` so a reader from cursor 0 misses none."""
+        on placing batches and closing it, the betting window is kept, and the round's events
+        so far are filed from the table's journal (``round.events``: RoundOpened, BetsClosed,
+        the cards...) so a reader from cursor 0 misses none."""
         if self.ledger.last_open is None:
             return
         client, answer = self.ledger.last_open
@@ -151,14 +155,13 @@ class Gateway:
         self._owner[number] = client
         self._current = number
         self.book.ensure(number, "betting" if status.get("state") == "betting" else "closed")
-        hands = status.get("hands") or {}
-        for index in range(3):
-            for position in ("p1", "p2", "p3", "banker"):
-                cards = hands.get(position, [])
-                if index < len(cards):
-                    self.book.add({"type": "CardAssigned", "round": number,
-                                   "position": position, "card": cards[index],
-                                   "index": index})
+        try:  # the round's stream so far, complete from RoundOpened (issue 33, finding 5)
+            so_far = self._request("round.events", {"round": number}, client, "adopt")
+        except (CommandRefused, ControlError) as error:
+            log.warning("studio_adopt_events_failed", round=number, error=str(error))
+            so_far = {}
+        for event in so_far.get("events", ()):
+            self.book.add(event)
         if status.get("state") == "betting":
             left = max(0.0, float(answer["closes_at"]) - time.time())
             timer = threading.Timer(left, self._window_ends, (number,))
@@ -214,11 +217,47 @@ class Gateway:
                          "another game server")
         read = self.book.read(round_number, client, after, wait)
         if read is None:
-            raise StudioRefusal(404, "unknown_round", f"round {round_number}: not kept here "
-                                "(it is in the table's journal)")
+            read = self._from_journal(client, round_number, after)
         state, events = read
         return {"round": round_number, "state": state, "next": after + len(events),
                 "events": events}
+
+    def _from_journal(self, client: str, number: int, after: int
+                      ) -> tuple[str, list[dict[str, Any]]]:
+        """A round no longer (or not yet, after a restart) in memory, read back from the
+        table's journal (``round.events``) for the game server that opened it, and kept in
+        :attr:`archive`: a round settled while the gateway was down, or one of the rounds
+        before the last :data:`~.book.KEEP_ROUNDS`, is readable for as long as the table's
+        journal keeps it (issue 33, finding 3). Its own control connection: the verbs' one is
+        the verbs' (this read takes no lock)."""
+        opener = self.ledger.opener(number)
+        if opener is None:
+            raise StudioRefusal(404, "unknown_round", f"round {number}: not a round this "
+                                "gateway opened (or opened longer ago than its ledger keeps)")
+        if opener != client:
+            self._refuse(client, 403, "not_yours", f"round {number} was opened by another "
+                         "game server")
+        read = self.archive.read(number, client, after, 0)
+        if read is not None:
+            return read
+        control = self._connect(30.0)
+        try:
+            answer = control.request("round.events", {"round": number},
+                                     actor=f"studio events r{number}",
+                                     acting_for={"name": client, "role": "operator"})
+        except CommandRefused as refused:
+            _outcome_known(refused)
+            raise StudioRefusal(404, "unknown_round", f"round {number}: {refused.message}") \
+                from refused
+        finally:
+            control.close()
+        for event in answer.get("events", ()):
+            self.archive.add(event)
+        read = self.archive.read(number, client, after, 0)
+        if read is None:  # the journal gave no event of it
+            raise StudioRefusal(404, "unknown_round", f"round {number}: no events in the "
+                                "table's journal")
+        return read
 
     # -- helpers ----------------------------------------------------------------------------
     def _refuse(self, client: str, status: int, code: str, message: str) -> None:

@@ -73,6 +73,9 @@ class Ledger:
         self.refusals = 0
         self.last_open: tuple[str, dict[str, Any]] | None = None
         """The newest round opened through the gateway: its game server and the answer."""
+        self._opened: OrderedDict[int, str] = OrderedDict()
+        """Round -> the game server that opened it, the newest :data:`KEEP_KEYS` (a round is
+        read back from the table's journal only by the game server that opened it)."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             if path.exists():
@@ -115,6 +118,15 @@ class Ledger:
     def _note_open(self, client: str, answer: dict[str, Any]) -> None:
         if answer.get("ok") and "betting_seconds" in answer:
             self.last_open = (client, answer)
+            if isinstance(answer.get("round"), int):
+                self._opened[answer["round"]] = client
+                while len(self._opened) > KEEP_KEYS:
+                    self._opened.popitem(last=False)
+
+    def opener(self, round_number: int) -> str | None:
+        """The game server that opened ``round_number`` through this gateway, if remembered."""
+        with self._lock:
+            return self._opened.get(round_number)
 
     def record_refusal(self, client: str, code: str, message: str) -> None:
         """A refusal the gateway gave without the table (no certificate, a batch too large, a

@@ -10,13 +10,14 @@ and the socket judges the request again in that person's role.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import TYPE_CHECKING, Any
 
+import structlog
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from controller.web.auth import Session
+from controller import strictjson
+from controller.web.auth import Role, Session
 from controller.web.badge import is_loopback_address
 from controller.web.bodies import declared_too_large, error, read_bounded
 from controller.web.commander import (Actor, TableCommander, acting, attempt_on_record,
@@ -24,6 +25,8 @@ from controller.web.commander import (Actor, TableCommander, acting, attempt_on_
 
 if TYPE_CHECKING:
     from controller.web.app import WebApp
+
+log = structlog.get_logger(__name__)
 
 MAX_COMMAND_BYTES = 16 * 1024
 """A command's JSON body (the socket's own line limit is 64 kB)."""
@@ -50,9 +53,11 @@ class ScreenActions:
         if data is None:
             return error(413, "too_large", f"a request is at most {MAX_COMMAND_BYTES} bytes")
         try:
-            body = json.loads(data or b"{}")
-        except (ValueError, RecursionError):
-            return error(400, "bad_request", "the body is not JSON")
+            body = strictjson.loads(data or b"{}")  # a key given twice is refused by name
+        except strictjson.StrictJsonError as refused:
+            log.warning("web request body refused", path=request.url.path, viewer=viewer.name,
+                        problem=str(refused))
+            return error(400, "bad_request", f"the body is not JSON: {refused}")
         if not isinstance(body, dict):
             return error(400, "bad_request", "the body is a JSON object")
         return viewer, body
@@ -133,6 +138,18 @@ class ScreenActions:
         presence = self.app.presence.arrive(viewer.id, account.name)
         return JSONResponse({"ok": True, "supervisor": presence.name,
                              "expires_in": round(self.app.presence.idle_seconds)})
+
+    def supervisor_names(self, viewer: Session) -> list[str]:
+        """The accounts a supervisor may log in as at this screen by name and PIN, for the
+        dialog to offer as buttons (no name typed at the kiosk). Only for a viewer of the
+        dealer's screen (a dealer or supervisor session, or the kiosk's local one): the names
+        are the people the pit sends to this table, not a secret; their PINs stay one, and
+        the PIN throttle (3 free tries per name) is unchanged. ``GET /dealer/state`` carries
+        them as ``supervisors``."""
+        if viewer.role not in (Role.DEALER, Role.SUPERVISOR):
+            return []
+        return sorted(account.name for account in self.app.auth.accounts.values()
+                      if account.role is Role.SUPERVISOR and account.pin_hash)
 
     async def supervisor_logout(self, request: Request) -> Response:
         found = await self._json_action(request)

@@ -329,6 +329,7 @@ class WebApp:
             return JSONResponse({"error": "log in"}, status_code=401)
         return JSONResponse({**self.broadcast.latest,
                              "supervisor": self.presence.describe(viewer.id),
+                             "supervisors": self.actions.supervisor_names(viewer),
                              "badge": self._badge_state(request)})
 
     def _badge_state(self, request: Request) -> dict[str, object] | None:

@@ -6,8 +6,9 @@ the web process reads (written by ``tablectl web passwd``, ``--pin`` for a super
 (argon2-cffi). Sessions are random tokens held in memory only (a restart
 logs everyone out), bounded in age, and in number per account (:data:`MAX_SESSIONS_PER_ACCOUNT`,
 the account's own oldest goes): one account logging in again and again never logs out another.
-Failed tries back off per account name and per client address (:mod:`.throttle`), for
-passwords and PINs apart.
+Failed tries back off per account name, per client address and per name at an address
+(:class:`.throttle.LoginThrottle`), for passwords and PINs apart: a shared kiosk's real users
+get in while a guesser there waits.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 
 import structlog
 
-from controller.web.throttle import Backoff, Throttle
+from controller.web.throttle import Backoff, LoginThrottle
 from drivers.shoe.codes import printable
 
 from controller.web.errors import AccountsError
@@ -187,15 +188,17 @@ class Authenticator:
         self._sessions: dict[str, Session] = {}
         self._local: Session | None = None
         self._lock = threading.Lock()
-        self.names = Throttle(_backoff(FREE_FAILURES), "login names")
-        self.addresses = Throttle(_backoff(FREE_ADDRESS_FAILURES), "login addresses")
-        self.pin_names = Throttle(_backoff(FREE_PIN_FAILURES), "PIN names")
-        self.pin_addresses = Throttle(_backoff(FREE_ADDRESS_FAILURES), "PIN addresses")
+        self.logins = LoginThrottle(_backoff(FREE_FAILURES), _backoff(FREE_ADDRESS_FAILURES),
+                                    "login")
+        self.pins = LoginThrottle(_backoff(FREE_PIN_FAILURES), _backoff(FREE_ADDRESS_FAILURES),
+                                  "PIN")
+        self.pin_names = self.pins.names
+        self.pin_addresses = self.pins.addresses
 
     def login(self, name: str, password: str, address: str = "") -> str | None:
         """A session token, or None (wrong name or password, throttled by name or by address,
         or no room for a session: the same answer, so the throttle is no oracle)."""
-        account = self._check(name, password, address, self.names, self.addresses,
+        account = self._check(name, password, address, self.logins,
                               lambda a: a.password_hash)
         if account is None:
             return None
@@ -205,7 +208,7 @@ class Authenticator:
     def check_pin(self, name: str, pin: str, address: str = "") -> Account | None:
         """The supervisor whose PIN this is, or None (same throttling as :meth:`login`, with
         its own tables: a PIN is short, so fewer free tries)."""
-        account = self._check(name, pin, address, self.pin_names, self.pin_addresses,
+        account = self._check(name, pin, address, self.pins,
                               lambda a: a.pin_hash if a.role is Role.SUPERVISOR else None)
         return account
 
@@ -233,13 +236,12 @@ class Authenticator:
         self.pin_names.succeeded(key)
         return found
 
-    def _check(self, name: str, secret: str, address: str, names: Throttle,
-               addresses: Throttle, digest_of: Callable[[Account], str | None]
-               ) -> Account | None:
-        if names.wait(name) > 0 or addresses.wait(address) > 0:
-            return None
+    def _check(self, name: str, secret: str, address: str, throttle: LoginThrottle,
+               digest_of: Callable[[Account], str | None]) -> Account | None:
         account = self.accounts.get(name)
         digest = digest_of(account) if account is not None else None
+        if throttle.wait(name, address, known=digest is not None) > 0:
+            return None
         try:
             # A missing account (or PIN) costs the same hash as a wrong one: no name oracle.
             _HASHER.verify(digest or _dummy_hash(), secret)
@@ -247,11 +249,10 @@ class Authenticator:
         except (VerifyMismatchError, VerificationError, InvalidHashError):
             good = False
         if not good:
-            names.failed(name)
-            addresses.failed(address)
+            throttle.failed(name, address)
             return None
-        names.succeeded(name)  # the address keeps its count: one good account must not
-        return account         # reset the tries made from there under other names
+        throttle.succeeded(name, address)  # the address keeps its count (LoginThrottle)
+        return account
 
     def local(self, role: Role) -> Session:
         """The one session of every loopback viewer when no accounts are configured (the

@@ -146,7 +146,7 @@ class BadgeReader(DeviceRunner):
 
 def open_badge_reader(url: str, deliver: Callable[[str], bool], *, backend: Any = None,
                       **options: Any) -> BadgeReader:
-    """The reader at ``usb:VID:PID[:SERIAL]`` (not started); a bad url is ``ConfigError``."""
+    """The reader at ``usb:VID:PID[:SERIAL]`` (not started); a bad url is ``DriverConfigError``."""
     vendor_id, product_id, serial = parse_usb_url(url)
     return BadgeReader(deliver, vendor_id=vendor_id, product_id=product_id, serial=serial,
                        backend=backend, **options)

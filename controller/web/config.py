@@ -23,7 +23,7 @@ from controller.web.dealer import DEFAULT_CHIPS
 from controller.web.errors import WebConfigError
 from controller.web.localtime import LocalZone
 from controller.web.video import VideoLink
-from drivers.errors import ConfigError
+from drivers.errors import DriverConfigError
 from drivers.shoe.hid import parse_usb_url
 
 DEFAULT_PORT = 8640
@@ -236,6 +236,6 @@ def _badge_reader(value: Any) -> str | None:
         return None
     try:
         parse_usb_url(value)
-    except ConfigError as error:
+    except DriverConfigError as error:
         raise WebConfigError(f"web.badge_reader: {error}") from error
     return value

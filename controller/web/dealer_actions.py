@@ -25,6 +25,9 @@ class Need(str, Enum):
     REASON = "reason"
     CARDS = "cards"
     POSITIONS = "positions"
+    HANDS = "hands"
+    """A reconstruction: the boxes' hands from the cards seen this round (RWS-NC3P 5.9,
+    5.5.4); with none the table refuses any box left short of three cards."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +66,6 @@ _SIMPLE: Mapping[tuple[str, ...], tuple[str, str]] = {
     ("options", "close"): ("options.close", "Close the options"),
     ("deck", "replace"): ("deck.replace", "A fresh deck is in"),
     ("supervisor", "continue"): ("supervisor.continue", "Continue the round"),
-    ("supervisor", "reconstruct"): ("supervisor.reconstruct", "Reconstruct the hands"),
     ("supervisor", "clear-fault"): ("supervisor.clear-fault", "The device is fixed"),
 }
 _WITH_REASON: Mapping[tuple[str, ...], tuple[str, str]] = {
@@ -126,6 +128,9 @@ def button_for(words: Sequence[str], role: str) -> Button | None:
         answer = rest[0]
         return Button(ANSWER_WORDS.get(answer, answer.replace("_", " ").capitalize()),
                       "supervisor.answer", {"answer": answer}, supervisor=True)
+    if head == ("supervisor", "reconstruct"):
+        return Button("Reconstruct the hands", "supervisor.reconstruct", needs=(Need.HANDS,),
+                      supervisor=True)
     if head == ("supervisor", "order"):
         return Button("Set the order of the cards", "supervisor.order", needs=(Need.CARDS,),
                       supervisor=True)
@@ -163,3 +168,25 @@ def box_choices(waits: Iterable[Mapping[str, Any]], group: str) -> dict[str, tup
                         choice not in found.setdefault(position, []):
                     found[position].append(choice)
     return {position: tuple(choices) for position, choices in found.items()}
+
+
+def report_choices(waits: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The dealer's reports the waits offer (``tablectl report exposed_card --position POS
+    --source dealer``, one wait per kind, in the table's order): each kind once, with
+    whether the dealer picks a box (``POS``), the box the table names, and the source. An
+    empty list when the waits offer none: the screen then shows no Report button."""
+    found: dict[str, dict[str, Any]] = {}
+    for wait in waits:
+        for words in commands_in(str(wait.get("way_out") or "")):
+            if words[0] != "report" or len(words) < 2 or _PLACEHOLDER.match(words[1]):
+                continue
+            kind = words[1].replace("-", "_")
+            options = dict(zip(words[2::2], words[3::2]))
+            position = options.get("--position")
+            found.setdefault(kind, {
+                "kind": kind,
+                "pick_box": position is not None and bool(_PLACEHOLDER.match(position)),
+                "position": None if position is None or _PLACEHOLDER.match(position)
+                else position,
+                "source": options.get("--source")})
+    return list(found.values())

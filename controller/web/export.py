@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from controller import strictjson
 from controller.journal.damage import check_line
 from controller.journal.reader import iter_entries
 from controller.journal.record import Record
@@ -126,9 +127,9 @@ class ExportCheck:
 def parse_export(data: bytes) -> list[Record]:
     """The export's records, each line checked on its own (canonical form, hash)."""
     try:
-        document = json.loads(data)
-    except ValueError as error:
-        raise ExportError(f"not an export: not JSON ({error})") from error
+        document = strictjson.loads(data)  # "records" given twice: which list was checked?
+    except strictjson.StrictJsonError as error:
+        raise ExportError(f"not an export: not JSON ({error})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ExportError(f"not an export: no \"format\": \"{FORMAT}\"")
     lines = document.get("records")

@@ -7,7 +7,8 @@ go through ``POST /dealer/command``), and the table never waits for it (the serv
 watcher that falls behind). What the status does not carry (a fold, an option, the results)
 it keeps from the events as :class:`controller.web.dealer.RoundNotes`.
 When the service is not there the view says so and the thread retries with a bounded backoff
-(0.2 s doubling to 5 s); a repeated failure is logged once, with its count when it ends.
+(0.2 s doubling to 5 s, jittered: :mod:`drivers.backoff`); a repeated failure is logged once,
+with its count when it ends.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 import structlog
 
 from controller.service.control.client import CommandRefused, ControlClient
+from drivers.backoff import ExponentialBackoff
 from controller.service.protocol import ErrorCode
 from controller.service.errors import ControlError
 from controller.errors import TablectlError
@@ -30,6 +32,9 @@ from controller.web.dealer import DEFAULT_CHIPS, RoundNotes, dealer_view
 log = structlog.get_logger(__name__)
 BACKOFF_FIRST = 0.2
 BACKOFF_MAX = 5.0
+RECONNECT = ExponentialBackoff(BACKOFF_FIRST, BACKOFF_MAX)
+"""Waits between tries to follow the table, jittered: every screen a service restart dropped
+does not come back in the same instant (``drivers.backoff``)."""
 STATUS_TIMEOUT = 2.0
 MAX_SUBSCRIBERS = 256
 """Every open page together (each is a queue of at most QUEUE_DEPTH views and a coroutine)."""
@@ -137,19 +142,21 @@ class TableFollower:
         self._thread.join(timeout=5)
 
     def _run(self) -> None:
-        pause = BACKOFF_FIRST
+        retries = RECONNECT.retries()
         while not self._stop.is_set():
             try:
                 self._follow()
-                pause = BACKOFF_FIRST
+                retries.reset()
+                pause = RECONNECT.delay(1)  # the watch ended: follow again after the first wait
             except (ControlError, TablectlError, OSError) as error:
                 self._failed(str(error))
+                pause = retries.failed()
             except Exception as error:  # noqa: BLE001 (a bug must not stop the screen)
                 log.exception("following the table failed")
                 self._failed(f"internal error: {error}")
+                pause = retries.failed()
             if self._stop.wait(pause):
                 break
-            pause = min(pause * 2, BACKOFF_MAX)
 
     def _failed(self, problem: str) -> None:
         self._failures += 1

@@ -1,7 +1,8 @@
-"""A bounded table of failed tries that an attacker cannot flush.
+"""A bounded table of failed tries that an attacker cannot flush, and the login's use of three.
 
-Login (password) and the supervisor's PIN each keep two of these, one keyed by account name
-and one by client address, and a try waits for both. The table is bounded, but a locked key is
+Login (password) and the supervisor's PIN each keep a :class:`LoginThrottle`: three of these
+tables, keyed by account name, by client address, and by the two together; which of them a try
+waits for is said there. The table is bounded, but a locked key is
 never evicted to make room: an earlier version dropped the oldest names when full, so 1,100
 failures under other names unlocked a name being guessed. Here a full table first forgets keys
 that are quiet and unlocked; if every key is still locked, a key it does not hold is refused
@@ -13,11 +14,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import structlog
 
 log = structlog.get_logger(__name__)
+
+NEVER_LOCKED = 2**31
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +85,11 @@ class Throttle:
         with self._lock:
             self._strikes.pop(key, None)
 
+    def has(self, key: str) -> bool:
+        """Whether ``key`` has failures on record (locked or not)."""
+        with self._lock:
+            return key in self._strikes
+
     def __len__(self) -> int:
         return len(self._strikes)
 
@@ -103,3 +111,53 @@ class Throttle:
             log.warning("login throttle full: every entry locked; new keys wait",
                         table=self.what, capacity=self.backoff.capacity)
         return False
+
+
+class LoginThrottle:
+    """One secret's throttle (the login's password, the supervisor's PIN): per name, per
+    address, and per name *at* an address, so a kiosk that many people share is not locked by
+    one guesser while guessing stays slow (docs/web.md, "Login throttle").
+
+    * A **name** waits by its own table whatever the address (``names``: its ``free``
+      failures, then 2 s doubling to 5 min): guessing one account is slow from anywhere.
+    * An **address** past its free failures is *hot*: from it, a name that is no account, and
+      a name that has failed from this address, wait by the address's table too. A spray of
+      names from one address is slowed as before.
+    * From a hot address, an account that has **not** failed from it waits by its name only:
+      the real dealer at a kiosk an attacker has sprayed gets in at once. Each account can so be
+      guessed once per address outside the address's wait, after which it waits as well: a
+      spray costs the attacker at most one try per account, never one per name.
+    * Success clears the name and its pair; the address keeps its count (one good login must
+      not reset the tries made from there under other names).
+    """
+
+    def __init__(self, names: Backoff, addresses: Backoff, what: str,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.names = Throttle(names, f"{what} names", clock)
+        self.addresses = Throttle(addresses, f"{what} addresses", clock)
+        self.pairs = Throttle(replace(addresses, free=NEVER_LOCKED), f"{what} names at addresses",
+                              clock)
+        """Only remembers which name failed where (never locked, so never refused: when full
+        it forgets the quietest pair, which gives that name one more try from that address)."""
+
+    @staticmethod
+    def _pair(name: str, address: str) -> str:
+        return f"{address}\n{name}"
+
+    def wait(self, name: str, address: str, known: bool) -> float:
+        """Seconds before ``name`` may try from ``address`` (0: now). ``known``: the name is an
+        account that holds this kind of secret."""
+        waits = [self.names.wait(name)]
+        pair = self._pair(name, address)
+        if not known or self.pairs.has(pair):
+            waits.append(self.addresses.wait(address))
+        return max(waits)
+
+    def failed(self, name: str, address: str) -> None:
+        self.names.failed(name)
+        self.addresses.failed(address)
+        self.pairs.failed(self._pair(name, address))
+
+    def succeeded(self, name: str, address: str) -> None:
+        self.names.succeeded(name)
+        self.pairs.succeeded(self._pair(name, address))

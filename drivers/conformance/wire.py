@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from drivers.backoff import ExponentialBackoff
 from drivers.errors import DeviceDisconnected, DriverError, ProtocolError
 from drivers.framed.codec import REPLIES, decode_message, encode_message
 from drivers.framed.event_messages import EventMessage
@@ -103,7 +104,8 @@ class Wire:
         self.auto_ack = True
         self.boot_id: int | None = None
         self.reconnects = 0
-        self._reopen_delay = POLL_SECONDS
+        self._reopen = ExponentialBackoff(POLL_SECONDS, REOPEN_MAX_SECONDS).retries()
+        """Waits between reopens of a port that went away (``drivers.backoff``)."""
         self._cursor = 0
         """Index of the first received item no :meth:`wait` or :meth:`listen` has looked at."""
         self._seq = secrets.randbelow(255)
@@ -143,10 +145,9 @@ class Wire:
                 self.transport.limit_read_timeout(POLL_SECONDS)
             except DriverError:
                 # not back yet: wait, longer each time (the caller's deadline bounds the loop)
-                time.sleep(self._reopen_delay)
-                self._reopen_delay = min(self._reopen_delay * 2, REOPEN_MAX_SECONDS)
+                time.sleep(self._reopen.failed())
                 return []
-            self._reopen_delay = POLL_SECONDS
+            self._reopen.reset()
             self._buf.clear()
             self.reconnects += 1
         try:

@@ -32,6 +32,7 @@ from collections.abc import Callable
 
 import structlog
 
+from drivers.backoff import ExponentialBackoff
 from drivers.errors import CommandRejected, DeviceDisconnected, DriverError
 from drivers.events import DeviceEvent, DeviceIdentity
 
@@ -66,6 +67,8 @@ class LinkIdentifier:
         self._on_identity = on_identity
         self.attempts = attempts
         self.backoff = backoff
+        self.waits = ExponentialBackoff(*backoff)
+        """Between tries: doubling from ``backoff[0]``, jittered (``drivers.backoff``)."""
         self.reported: DeviceIdentity | None = None
         """The identity last handed on: the same machine again is not recorded again."""
         self.failures = 0
@@ -141,12 +144,11 @@ class LinkIdentifier:
             self.completed += 1
 
     def _ask(self) -> tuple[DeviceIdentity | None, str]:
-        delay, ceiling = self.backoff
         error = "not asked"
         for attempt in range(self.attempts):
-            if attempt and self._stop.wait(delay):
+            # before try n (n >= 2): first * 2 ** (n - 1), at most the cap, jittered
+            if attempt and self._stop.wait(self.waits.delay(attempt + 1)):
                 return None, "closed"
-            delay = min(delay * 2, ceiling)
             try:
                 return self._identify(), ""
             except DeviceDisconnected as lost:  # asked again when the link is back

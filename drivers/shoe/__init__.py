@@ -12,7 +12,7 @@ import queue
 from enum import Enum
 from typing import Any
 
-from drivers.errors import ConfigError
+from drivers.errors import DriverConfigError
 from drivers.events import DeviceEvent
 
 
@@ -25,12 +25,13 @@ class ShoeDialect(str, Enum):
 
 def open_shoe(dialect: ShoeDialect | str, url: str, events: queue.Queue[DeviceEvent],
               **options: Any) -> Any:
-    """Build (not start) the shoe driver for ``dialect``; ConfigError names a bad dialect."""
+    """Build (not start) the shoe driver for ``dialect``; DriverConfigError names a bad dialect."""
     try:
         kind = ShoeDialect(dialect)
     except ValueError as error:
         known = ", ".join(d.value for d in ShoeDialect)
-        raise ConfigError(f"unknown shoe dialect {dialect!r}; known dialects: {known}") from error
+        raise DriverConfigError(f"unknown shoe dialect {dialect!r}; known dialects: "
+                                f"{known}") from error
     if kind in (ShoeDialect.SCANNER, ShoeDialect.HID):
         deck = options.get("deck", "generic-code128")
         if not hasattr(deck, "lookup"):

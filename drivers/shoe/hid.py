@@ -28,7 +28,7 @@ import usb.core
 import usb.util
 
 from drivers.decks import DeckMap
-from drivers.errors import ConfigError, DeviceDisconnected, OpenFailed, ProtocolError
+from drivers.errors import DeviceDisconnected, DriverConfigError, OpenFailed, ProtocolError
 from drivers.events import DeviceEvent
 from drivers.runner import DeviceRunner
 from drivers.shoe.codes import Garbage, ScannedCode
@@ -62,11 +62,11 @@ def parse_usb_url(url: str) -> tuple[int, int, str | None]:
         return parse_bulk_url(url)
     parts = url.split(":")
     if len(parts) not in (3, 4) or parts[0] != "usb":
-        raise ConfigError(f"USB url must be usb:VID:PID[:SERIAL] (hex ids), got {url!r}")
+        raise DriverConfigError(f"USB url must be usb:VID:PID[:SERIAL] (hex ids), got {url!r}")
     try:
         vid, pid = int(parts[1], 16), int(parts[2], 16)
     except ValueError as error:
-        raise ConfigError(f"USB url {url!r}: vendor and product ids must be hex") from error
+        raise DriverConfigError(f"USB url {url!r}: vendor and product ids must be hex") from error
     return vid, pid, (parts[3] or None) if len(parts) == 4 else None
 
 

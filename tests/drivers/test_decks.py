@@ -9,7 +9,7 @@ import pytest
 
 from controller.games.cards import FULL_DECK, parse_card
 from drivers.decks import DeckMap, ForeignDeckBarcode, available
-from drivers.errors import ConfigError, UnknownBarcode
+from drivers.errors import DriverConfigError, UnknownBarcode
 
 
 @pytest.fixture(name="raw_map")
@@ -78,11 +78,11 @@ def test_load_by_path(tmp_path, raw_map):
     (lambda m: m["cards"].update({"AS": "x1"}), "card_pattern"),
 ])
 def test_malformed_maps_name_file_and_problem(tmp_path, raw_map, mutate, problem):
-    """Every malformed map is a ConfigError that names the file and the problem."""
+    """Every malformed map is a DriverConfigError that names the file and the problem."""
     mutate(raw_map)
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(raw_map))
-    with pytest.raises(ConfigError, match="broken.json") as caught:
+    with pytest.raises(DriverConfigError, match="broken.json") as caught:
         DeckMap.load(path)
     assert problem in str(caught.value)
 
@@ -91,7 +91,7 @@ def test_not_json_and_unknown_name(tmp_path):
     """Invalid JSON and an unknown map name are clear ConfigErrors."""
     path = tmp_path / "bad.json"
     path.write_text("{")
-    with pytest.raises(ConfigError, match="bad.json: not valid JSON"):
+    with pytest.raises(DriverConfigError, match="bad.json: not valid JSON"):
         DeckMap.load(path)
-    with pytest.raises(ConfigError, match="unknown deck map 'nope'.*generic-code128"):
+    with pytest.raises(DriverConfigError, match="unknown deck map 'nope'.*generic-code128"):
         DeckMap.load("nope")

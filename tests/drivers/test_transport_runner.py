@@ -192,9 +192,9 @@ def test_close_is_idempotent(runner: Recorder) -> None:
 
 def test_bad_backoff_is_config_error(events: queue.Queue[DeviceEvent]) -> None:
     """A backoff whose first delay exceeds the ceiling is refused with a clear error."""
-    from drivers.errors import ConfigError
+    from drivers.errors import DriverConfigError
 
-    with pytest.raises(ConfigError, match="backoff"):
+    with pytest.raises(DriverConfigError, match="backoff"):
         Recorder("x", SerialTransport("loop://"), events, backoff=(2.0, 0.1))
 
 

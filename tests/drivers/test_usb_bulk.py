@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from drivers.errors import ConfigError, OpenFailed
+from drivers.errors import DriverConfigError, OpenFailed
 from drivers.events import (
     CardSetDispensed, DeviceEvent, DeviceOffline, DeviceOnline, HandTaken, ShuffleDone,
 )
@@ -81,7 +81,7 @@ def test_absent_device_open_failed() -> None:
 
 
 def test_usb_url() -> None:
-    """usb://VVVV:PPPP[/SERIAL] parses; anything else is a ConfigError naming the format."""
+    """usb://VVVV:PPPP[/SERIAL] parses; anything else is a DriverConfigError naming the format."""
     assert parse_usb_url("usb://1209:5348/SN1") == (0x1209, 0x5348, "SN1")
-    with pytest.raises(ConfigError, match="usb://VVVV:PPPP"):
+    with pytest.raises(DriverConfigError, match="usb://VVVV:PPPP"):
         parse_usb_url("usb:1209")

@@ -27,7 +27,7 @@ from controller.web.auth import Authenticator, Role, add_account, load_accounts
 from controller.web.badge import BadgeReader, BadgeWaiters, open_badge_reader
 from controller.web.config import load_web_config
 from controller.web.errors import AccountsError, WebConfigError
-from drivers.errors import ConfigError
+from drivers.errors import DriverConfigError
 from drivers.shoe.hid_codec import REPORT_SIZE
 from firmware_sim.usb.backend import SimUsbBackend
 from firmware_sim.usb.hid_scanner import HidScannerSim
@@ -275,7 +275,7 @@ def test_badge_reader_config(tmp_path: Path) -> None:
             (f'accounts = "{accounts}"\nbadge_needs_pin = "yes"\n', "web.badge_needs_pin")):
         with pytest.raises(WebConfigError, match=message):
             load(body)
-    with pytest.raises(ConfigError):
+    with pytest.raises(DriverConfigError):
         open_badge_reader("usb:nothex:1", Reads().deliver)
 
 

@@ -156,6 +156,20 @@ def test_export_reverifies_and_a_changed_export_does_not(journal: Path, index: J
     assert not verify_export(b"{not json", {}).ok
 
 
+def test_an_export_with_a_key_given_twice_does_not_verify(journal: Path, index: JournalIndex
+                                                          ) -> None:
+    """Issue 35: an export is read strictly (controller.strictjson). One whose ``records``
+    are given twice (a changed list, then the genuine one the plain reader kept) is not an
+    export: the reviewer could be shown one list and the check made on the other."""
+    document = build_export(read_round(index, None, "9"), {"round": "9"}, {})
+    genuine = json.dumps(document["records"])
+    forged = json.dumps([document["records"][0].replace('"T1"', '"T2"')])
+    head = json.dumps({k: v for k, v in document.items() if k != "records"})
+    data = (head[:-1] + f', "records": {forged}, "records": {genuine}}}').encode()
+    check = verify_export(data, journal_hashes(journal, export_seqs(data)))
+    assert not check.ok and "'records' appears twice" in (check.problem or "")
+
+
 def test_a_batchs_wagers_accepted_record_is_searched_wager_by_wager(tmp_path: Path) -> None:
     """A studio batch is one ``wagers_accepted`` record (issue 28); the index still counts
     each wager and finds the round by each wager's player, box and amount, as it does for

@@ -226,3 +226,21 @@ def test_no_page_runs_sqlite_on_the_event_loop(tmp_path: Path) -> None:
                      "/console/verify", "/console/export?since=2000-01-01&until=2100-01-01"):
             assert client.get(path).status_code == 200, path
     assert on_loop == [], on_loop
+
+
+def test_the_dealer_screen_lists_the_supervisors_to_choose_from(tmp_path: Path) -> None:
+    """Issue 36, finding 5: the supervisor logs in at the screen by choosing a name, not typing
+    it: ``/dealer/state`` lists the supervisors with a PIN to a dealer's screen (a supervisor
+    without a PIN cannot answer there, a dealer is not one) and to nobody else."""
+    path = tmp_path / "accounts"
+    add_account(path, "sam", Role.SUPERVISOR, "correct horse", pin="246813")
+    add_account(path, "nopin", Role.SUPERVISOR, "correct horse")
+    add_account(path, "dana", Role.DEALER, "correct horse")
+    journal = tmp_path / "journal"
+    write_synthetic_journal(journal, 1)
+    for role, expected in ((Role.DEALER, ["sam"]), (Role.SURVEILLANCE, [])):
+        app = WebApp(journal_dir=journal, index_path=tmp_path / f"{role.value}.sqlite",
+                     socket_path=None, key=None, auth=Authenticator(load_accounts(path)),
+                     local_role=role, poll=3600)
+        with TestClient(app.asgi, base_url=LOOPBACK) as client:
+            assert client.get("/dealer/state").json()["supervisors"] == expected

@@ -18,9 +18,13 @@ from typing import Any
 from controller.errors import TablectlError
 from controller.service.errors import ControlError
 from controller.service.protocol import ErrorCode, encode
+from drivers.backoff import ExponentialBackoff
 
 
 CONNECT_RETRY_SECONDS = 1.0
+CONNECT_BACKOFF = ExponentialBackoff(0.01, 0.5)
+"""The pause before connecting again to a full listen queue: 10 ms doubling to 0.5 s, jittered
+so that the burst of peers that filled it does not come back in step (``drivers.backoff``)."""
 
 
 class CommandRefused(TablectlError):
@@ -68,17 +72,17 @@ class ControlClient:
         """Connect; a full listen queue (EAGAIN: the service is taking a burst of peers) is
         retried with a doubling pause for up to the timeout (a second without one)."""
         deadline = time.monotonic() + (self.timeout or CONNECT_RETRY_SECONDS)
-        pause = 0.01
+        retries = CONNECT_BACKOFF.retries()
         while True:
             try:
                 sock.connect(str(self.path))
                 return
             except BlockingIOError:
+                pause = retries.failed()
                 if time.monotonic() + pause > deadline:
                     raise ControlError(f"control socket {self.path}: busy: the service's "
                                        "queue of new connections is full") from None
                 time.sleep(pause)  # back off before the next try; bounded by the deadline
-                pause = min(pause * 2, 0.5)
 
     def close(self) -> None:
         if self._sock is not None:
@@ -124,6 +128,10 @@ class ControlClient:
             except TimeoutError:
                 raise ControlError(f"control socket {self.path}: no answer within "
                                    f"{self.timeout} s") from None
+            except OSError as error:  # reset: the service died mid-answer (SIGKILL, a crash)
+                self._eof = True
+                raise ControlError(f"control socket {self.path}: the connection broke: "
+                                   f"{error.strerror or error}") from error
             if not chunk:
                 self._eof = True
                 raise ControlError(f"control socket {self.path}: the service closed the "

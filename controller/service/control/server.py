@@ -10,12 +10,12 @@ One thread (``control-server``) owns every connection through a selector, so a s
 client can stall nobody. The table is plugged in as a ``handler(request, peer) -> result``. A
 read (``Access.READ``: status, lists, from the table's last published snapshot) is answered on
 that thread; a command (``Access.COMMAND``), whose handler waits for the table thread and so for
-the journal's fsync of money records, runs on one of a few ``control-command`` worker threads and
-is answered when the table answers, so no connection waits behind another's command on a slow
-disk (issue 35: a second connection's ``round.status`` took up to 1.5 s behind 500 ms fsyncs).
-Each connection has at most one command in flight; its later lines wait in its buffer and
-are answered in the order sent.
-:meth:`ControlServer.publish` may be called from any thread and streams an event to every
+the journal's fsync of money records, and a read of the journal's files (``round.events``) run
+on one of a few ``control-command`` worker threads (``VerbSpec.waits``), each answered when
+done, so no connection waits behind another's command on a slow disk (issue 35: a second
+connection's ``round.status`` took up to 1.5 s behind 500 ms fsyncs). Each connection has at
+most one such request in flight; its later lines wait in its buffer and are answered in the
+order sent. :meth:`ControlServer.publish` may be called from any thread and streams an event to every
 ``watch`` connection. What one peer may cost (slots, unsent output, idle time, descriptors at
 the open-file limit) is bounded by :mod:`.connections`; :meth:`ControlServer.probe` lets the
 watchdog check that this loop still goes round.
@@ -65,7 +65,6 @@ from controller.service.control.connections import (
 from controller.service.policy import ConnectionLimits
 from controller.service.protocol import (
     MAX_LINE_BYTES,
-    Access,
     ErrorCode,
     Refusal,
     Request,
@@ -433,7 +432,7 @@ class ControlServer:
             log.exception("control request failed", peer=peer.describe())
             return error_reply(request_id, ErrorCode.INTERNAL,
                                "internal error; the service log has the details")
-        if request.spec.access is Access.COMMAND and self._workers is not None:
+        if request.spec.waits and self._workers is not None:
             try:
                 self._workers.submit(self._command, conn, request, peer)
             except RuntimeError:  # stopping: the pool takes no more

@@ -16,11 +16,17 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from drivers.backoff import ExponentialBackoff, Jitter
+
 EXIT_TEMPFAIL = os.EX_TEMPFAIL
 """75: a resource that may come back (sysexits.h ``EX_TEMPFAIL``); the unit retries it."""
 FIRST_SECONDS = 5.0
 MAX_SECONDS = 60.0
 COUNT_NAME = "start-failures"
+START_WAITS = ExponentialBackoff(FIRST_SECONDS, MAX_SECONDS, jitter=Jitter.NONE)
+"""The one backoff helper (``drivers.backoff``), not jittered: the waits are counted against the
+unit's start limit (a shorter one would let ``StartLimitBurst=`` starts fall in one interval),
+and one table's service has no peers to fall out of step with."""
 
 
 class StartBackoff:
@@ -53,7 +59,7 @@ class StartBackoff:
                 self.path.write_text(f"{count + 1}\n", encoding="ascii")
             except OSError:
                 pass  # no count kept: the wait stays the first, never a crash
-        return min(FIRST_SECONDS * 2 ** min(count, 16), MAX_SECONDS)
+        return START_WAITS.delay(count + 1)
 
     def reset(self) -> None:
         if self.path is not None:

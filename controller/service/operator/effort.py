@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import structlog
 
 from controller.service.operator.states import BACKOFF_CAP, BACKOFF_FIRST, MAX_FAILURES
+from drivers.backoff import ExponentialBackoff, Jitter
 
 log = structlog.get_logger(__name__)
 
@@ -21,8 +22,10 @@ log = structlog.get_logger(__name__)
 def backoff_delay(failures: int, *, first: float = BACKOFF_FIRST,
                   cap: float = BACKOFF_CAP) -> float:
     """Seconds to wait after the ``failures``-th failure in a row (1-based): first, 2x, 4x ...
-    up to ``cap``."""
-    return min(cap, first * 2 ** max(0, failures - 1))
+    up to ``cap`` (``drivers.backoff``). Not jittered: the operator is a machine whose time is
+    given to it, so its deadlines are exact and replayable, and it is one device's only
+    client (nothing to fall out of step with)."""
+    return ExponentialBackoff(first, cap, jitter=Jitter.NONE).delay(failures)
 
 
 @dataclass(slots=True)

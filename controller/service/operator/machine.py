@@ -335,6 +335,13 @@ def event_device(event: ev.RoundEvent) -> str:
     return str(getattr(event, "device", ""))
 
 
+def offline_way_out(name: str) -> tuple[str, str, str]:
+    """What an offline device waits for, the way out, and whose it is (the shuffler's and the
+    shoe's alike)."""
+    return (f"the {name} to come back online (cable, power)",
+            "reconnect the device | tablectl supervisor void REASON", "supervisor")
+
+
 def _way_out(m: DeviceMachine) -> tuple[str, str, str]:
     name, state = m.name, m.state
     if m.deck_lost:
@@ -356,8 +363,7 @@ def _way_out(m: DeviceMachine) -> tuple[str, str, str]:
         return (f"a supervisor to clear {active} on the {name}",
                 "tablectl supervisor clear-fault", "supervisor")
     if state is Op.OFFLINE:
-        return (f"the {name} to come back online (cable, power)",
-                "reconnect the device | tablectl supervisor void REASON", "supervisor")
+        return offline_way_out(name)
     if state is Op.BACKING_OFF:
         return (f"a retry of {m.streak.command or 'the device'} after a failure "
                 f"({m.streak.count} so far)", "none needed (automatic)", "")
@@ -371,4 +377,4 @@ def _way_out(m: DeviceMachine) -> tuple[str, str, str]:
     return ("the table", "the round's next verb", "dealer")
 
 
-__all__ = ["DeviceMachine"]
+__all__ = ["DeviceMachine", "offline_way_out"]

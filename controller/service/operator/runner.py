@@ -29,9 +29,9 @@ import structlog
 
 from controller.journal.recorder import Phase
 from controller.service.operator.clearing import ClearWatch, clear_refusal
-from controller.service.operator.machine import DeviceMachine
+from controller.service.operator.machine import DeviceMachine, offline_way_out
 from controller.service.operator.roundview import RoundView
-from controller.service.operator.states import Action
+from controller.service.operator.states import Action, Op
 from controller.table import events as ev
 from drivers import events as dev
 from drivers.errors import DriverError
@@ -153,15 +153,31 @@ class DeviceOperator:
 
     # status ---------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        """The device side for ``round.status``: its state, what it waits for, the way out."""
+        """The device side for ``round.status``: its state, what it waits for, the way out.
+
+        Offline is the driver's word, read now: the machine learns it from the
+        ``DeviceOffline`` the table took in, a moment later, and a shoe has no machine. So an
+        unplugged device is offline here at once and until it is back (issue 36: an unplugged
+        shoe said "the dealer draws"), save a hold or a lost deck, whose way out still stands.
+        """
+        online = bool(getattr(self.device.driver, "online", False))
         if self.shoe:
+            if not online:
+                waits_for, way_out, role = offline_way_out(self.name)
+                return {"state": Op.OFFLINE.value, "waits_for": waits_for, "way_out": way_out,
+                        "role": role}
             return {"state": "dealer_draws", "waits_for": "the dealer to draw",
                     "way_out": "none (the dealer draws)", "role": "dealer"}
         machine = self.machine
+        state = machine.state
         waits_for, way_out, role = machine.way_out()
-        return {"state": machine.state.value,
+        if not online and state is not Op.HELD and not machine.deck_lost:
+            state = Op.OFFLINE
+            waits_for, way_out, role = offline_way_out(self.name)
+        return {"state": state.value,
                 "hold": machine.hold_reason.value if machine.hold_reason else None,
                 "faults": sorted(f.value for f in machine.faults),
                 "waits_for": waits_for, "way_out": way_out, "role": role,
-                "failures": machine.streak.count, "cards_left": machine.cards_left,
+                "failures": machine.streak.count,
+                "cards_left": machine.cards_left if online else None,
                 "deck_lost": machine.deck_lost}

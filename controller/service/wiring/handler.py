@@ -24,7 +24,8 @@ from typing import Any, Protocol
 
 from controller.errors import TablectlError
 from controller.games.cards import parse_card
-from controller.journal.codec import encode_output
+from controller.journal.codec import ROUND_EVENT_TYPES, encode_output
+from controller.journal.rounds import round_outputs
 from controller.service.control.server import Peer
 from controller.service.wiring.liveness import offered_to
 from controller.service.operator.clearing import CLEAR_SECONDS, ClearWatch
@@ -117,6 +118,8 @@ class TableHandler:
             snap = self.table.snapshot
             return {"round": snap.round, "state": snap.state,
                     "wagers": snap.to_json()["wagers"]}
+        if verb == "round.events":
+            return self._round_events(request, peer)
         if verb == "journal.acknowledge":
             return self._acknowledge(request, peer)
         if verb == "round.open" and (reason := self.open_refusal()) is not None:
@@ -190,6 +193,26 @@ class TableHandler:
             raise Refusal(ErrorCode.REFUSED, f"{request.verb}: the device still reports "
                           f"{', '.join(outcome.faults)} after CLEAR_FAULT: fix its cause "
                           "(close the door, free the jam), then clear-fault again", request.id)
+
+    def _round_events(self, request: Request, peer: Peer) -> Mapping[str, Any]:
+        """``round.events``: a round's events as ``watch`` streamed them (type, then the
+        journal record's payload; face-down cards withheld from a role that may not see them),
+        read back from the journal on a worker thread (``VerbSpec.reads_journal``). What a
+        studio gateway rebuilds a round from after a restart: its stream complete from
+        ``RoundOpened``, and the results of a round settled while it was down."""
+        number = int(request.args["round"])
+        records = round_outputs(self.table.journaled.writer.directory, number)
+        if not records:
+            raise Refusal(ErrorCode.REFUSED, f"round.events: round {number} is not in the "
+                          "journal (not played yet, or older than the journal keeps)",
+                          request.id)
+        events = [{"type": ROUND_EVENT_TYPES[record.event_type].__name__,
+                   **{k: v for k, v in record.payload.items() if k != "provenance"}}
+                  for record in records]
+        if not peer.role.sees_face_down:
+            rules = self.table.journaled.table.machine.rules
+            events = [redact_event(event, rules) or event for event in events]
+        return {"round": number, "events": events}
 
     def _acknowledge(self, request: Request, peer: Peer) -> Mapping[str, Any]:
         """``journal.acknowledge``: a supervisor's only (docs/journal.md, "Start-up check")."""

@@ -10,6 +10,13 @@
 
 const SUITS = { C: ["\u2663", "black"], D: ["\u2666", "red"], H: ["\u2665", "red"], S: ["\u2660", "black"] };
 const REASONS = ["Card exposed", "Deck count wrong", "Device fault", "Dealing error", "Player dispute"];
+// A reason chosen with one tap, per verb (any reason can still be typed on the screen's keys)
+const PRESETS = {
+  "supervisor.clock-override": ["Clock checked against the pit clock", "Time server unreachable", "After a power cut"],
+  "journal.acknowledge": ["Damage seen and reported", "Disk replaced"],
+};
+// The screen's own keyboard (the kiosk has none): one-shot shift, backspace, space
+const KEY_ROWS = ["1234567890\u232b", "qwertyuiop-", "asdfghjkl.,", "\u21e7zxcvbnm "];
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -45,6 +52,28 @@ function money(v) {
 }
 
 function byId(id) { return document.getElementById(id); }
+
+function keyboard(container, input) {
+  let upper = false;
+  const draw = () => container.replaceChildren(...KEY_ROWS.map((row) => {
+    const line = el("div", "key-row");
+    for (const ch of row) {
+      const typed = upper ? ch.toUpperCase() : ch;
+      const label = ch === " " ? "space" : ch === "\u21e7" ? "\u21e7" : typed;
+      const b = el("button", "key" + (ch === " " ? " space" : "") + (ch === "\u21e7" && upper ? " chosen" : ""), label);
+      b.type = "button";
+      b.dataset.key = label;
+      b.addEventListener("click", () => {
+        if (ch === "\u21e7") { upper = !upper; draw(); return; }
+        input.value = ch === "\u232b" ? input.value.slice(0, -1) : input.value + typed;
+        if (upper && ch !== "\u232b") { upper = false; draw(); }
+      });
+      line.append(b);
+    }
+    return line;
+  }));
+  draw();
+}
 
 function show(id, text) {
   const node = byId(id);
@@ -125,8 +154,30 @@ function askSupervisor(why, then) {
   byId("supervisor-name").value = "";
   byId("supervisor-pin").value = "";
   show("supervisor-problem", "");
+  // the accounts that may supervise, when the server names them: a tap, no typing
+  const names = (state.supervisors || []).map((name) => {
+    const b = el("button", "choose", name);
+    b.type = "button";
+    b.dataset.name = name;
+    b.addEventListener("click", () => {
+      byId("supervisor-name").value = name;
+      for (const other of byId("supervisor-names").children) other.classList.toggle("chosen", other === b);
+      padFor("pin");
+    });
+    return b;
+  });
+  byId("supervisor-names").replaceChildren(...names);
+  byId("supervisor-names").hidden = !names.length;
   byId("supervisor-login").showModal();
-  byId("supervisor-name").focus();
+  padFor("pin");
+}
+
+// one pad at a time fits the 800x480 screen: the PIN's digits, or the name's keys while the
+// name field is tapped (where the server names no supervisors to choose from)
+function padFor(which) {
+  byId("name-keys").hidden = which !== "name";
+  byId("pin-pad").hidden = which !== "pin";
+  byId(which === "name" ? "supervisor-name" : "supervisor-pin").focus();
 }
 
 async function supervisorLogin(event) {
@@ -193,6 +244,7 @@ function ask(title, what, presets, value, then) {
     return b;
   }));
   byId("ask").showModal();
+  byId("ask-input").focus();
 }
 
 async function askSubmit(event) {
@@ -213,11 +265,215 @@ function argsFor(button, value) {
   return args;
 }
 
+// -- pickers: the card pad of an order, a reconstruction from the cards seen -------------------
+// Both check what they send as the table will (the table judges it again): an order gives the
+// number of cards due; a reconstruction leaves every box it touches three cards, each card once,
+// only cards seen this round (RWS-NC3P 5.9, 5.5.4).
+
+const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K"];
+const SUIT_ROWS = ["S", "H", "D", "C"];
+let pickThen = null;
+
+function openPick(title, what, draw, then) {
+  pickThen = then;
+  byId("pick-title").textContent = title;
+  byId("pick-what").textContent = what;
+  show("pick-problem", "");
+  byId("pick").dataset.kind = draw.kind;
+  byId("pick-undo").onclick = () => { draw.undo(); draw.render(); };
+  draw.render();
+  byId("pick").showModal();
+}
+
+function seenCards(view) {
+  const seen = [];
+  for (const box of view.boxes) for (const c of box.cards) if (c) seen.push(c);
+  for (const c of view.burn || []) if (c) seen.push(c);
+  if (view.dealer) for (const c of view.dealer.cards) if (c) seen.push(c);
+  return seen;
+}
+
+function cardPad(view, due) {
+  const chosen = [];
+  const seen = new Set(seenCards(view));
+  const draw = {
+    kind: "cards",
+    undo: () => chosen.pop(),
+    render: () => {
+      byId("pick-chosen").replaceChildren(...chosen.map(cardNode));
+      byId("pick-body").replaceChildren(...SUIT_ROWS.map((suit) => {
+        const row = el("div", "card-row");
+        for (const rank of RANKS) {
+          const code = rank + suit;
+          const b = el("button", "card-key " + SUITS[suit][1], (rank === "T" ? "10" : rank) + SUITS[suit][0]);
+          b.type = "button";
+          b.dataset.card = code;
+          b.disabled = seen.has(code) || chosen.includes(code) || (due && due.count !== null && chosen.length >= due.count);
+          b.addEventListener("click", () => { chosen.push(code); draw.render(); });
+          row.append(b);
+        }
+        return row;
+      }));
+      byId("pick-submit").disabled = !chosen.length || (due && due.count !== null && chosen.length !== due.count);
+    },
+    value: () => {
+      if (!chosen.length) return [null, "Tap the cards in the order drawn"];
+      if (due && due.count !== null && chosen.length !== due.count) return [null, due.label + " is due " + due.count + " card(s)"];
+      return [{ cards: chosen.slice() }, null];
+    },
+  };
+  return draw;
+}
+
+function reconstruction(view) {
+  // the boxes' recorded hands, the cards seen this round; a card tapped, then where it goes
+  const rows = view.boxes.filter((b) => !b.empty).map((b) => ({ position: b.position, label: b.label, cards: b.cards.filter(Boolean), was: b.cards.filter(Boolean).join(" ") }));
+  const aside = [];
+  for (const c of seenCards(view)) if (!rows.some((r) => r.cards.includes(c))) aside.push(c);
+  let picked = null;
+  const history = [];
+  const where = (code) => rows.find((r) => r.cards.includes(code)) || null;
+  const moveTo = (target) => {
+    if (!picked) return;
+    const from = where(picked);
+    history.push(rows.map((r) => r.cards.slice()).concat([aside.slice()]));
+    if (from) from.cards.splice(from.cards.indexOf(picked), 1); else aside.splice(aside.indexOf(picked), 1);
+    (target ? target.cards : aside).push(picked);
+    picked = null;
+    draw.render();
+  };
+  const cardButton = (code) => {
+    const b = el("button", "held-card" + (picked === code ? " chosen" : ""));
+    b.type = "button";
+    b.dataset.card = code;
+    b.append(cardNode(code));
+    b.addEventListener("click", (event) => { event.stopPropagation(); picked = picked === code ? null : code; draw.render(); });
+    return b;
+  };
+  const draw = {
+    kind: "hands",
+    undo: () => {
+      const last = history.pop();
+      if (!last) return;
+      rows.forEach((r, i) => { r.cards = last[i]; });
+      aside.splice(0, aside.length, ...last[rows.length]);
+      picked = null;
+    },
+    render: () => {
+      byId("pick-chosen").replaceChildren();
+      const lines = rows.map((r) => {
+        const line = el("div", "hand-row" + (r.cards.length === 3 ? " full" : ""));
+        line.dataset.position = r.position;
+        const to = el("button", "to", r.label + " (" + r.cards.length + ")");
+        to.type = "button";
+        to.dataset.box = r.position;
+        to.addEventListener("click", () => moveTo(r));
+        line.append(to, ...r.cards.map(cardButton));
+        return line;
+      });
+      const tray = el("div", "hand-row aside");
+      const put = el("button", "to", "Set aside");
+      put.type = "button";
+      put.dataset.box = "aside";
+      put.addEventListener("click", () => moveTo(null));
+      tray.append(put, ...aside.map(cardButton));
+      byId("pick-body").replaceChildren(...lines, tray);
+      byId("pick-submit").disabled = false;
+    },
+    value: () => {
+      const short = rows.filter((r) => r.cards.length && r.cards.length !== 3);
+      if (short.length) return [null, short.map((r) => r.label + " has " + r.cards.length + " card(s)").join(", ") + ": a hand is three cards" + (seenCards(view).length < 3 * rows.filter((r) => r.cards.length || r.was).length ? " (too few cards seen this round: the hands cannot be reconstructed)" : "")];
+      const emptied = rows.filter((r) => !r.cards.length && r.was);
+      if (emptied.length) return [null, emptied.map((r) => r.label).join(", ") + " would have no hand"];
+      const hands = {};
+      for (const r of rows) if (r.cards.join(" ") !== r.was) hands[r.position] = r.cards.slice();
+      return [Object.keys(hands).length ? { hands } : {}, null];
+    },
+  };
+  return draw;
+}
+
+// the dealer's reports the table offers now (view.reports, from waits): what, then which box
+function reportPicker(view) {
+  let kind = null;
+  let box = null;
+  const draw = {
+    kind: "report",
+    undo: () => { if (box !== null) box = null; else kind = null; },
+    render: () => {
+      byId("pick-chosen").replaceChildren();
+      const kinds = el("div", "buttons report-kinds");
+      kinds.append(...view.reports.map((r) => {
+        const b = el("button", "choose" + (kind === r ? " chosen" : ""), r.words);
+        b.type = "button";
+        b.dataset.kind = r.kind;
+        b.addEventListener("click", () => { kind = r; box = r.position; draw.render(); });
+        return b;
+      }));
+      const boxes = el("div", "buttons report-boxes");
+      if (kind && kind.boxes.length) {
+        boxes.append(el("span", "label", "Which box?"), ...kind.boxes.map((x) => {
+          const b = el("button", "choose" + (box === x.position ? " chosen" : ""), x.label);
+          b.type = "button";
+          b.dataset.box = x.position;
+          b.addEventListener("click", () => { box = x.position; draw.render(); });
+          return b;
+        }));
+      }
+      byId("pick-body").replaceChildren(kinds, boxes);
+      byId("pick-submit").disabled = !kind || (kind.pick_box && box === null);
+    },
+    value: () => {
+      if (!kind) return [null, "What happened?"];
+      if (kind.pick_box && box === null) return [null, "Which box?"];
+      const args = { kind: kind.kind };
+      if (box !== null && box !== undefined) args.position = box;
+      if (kind.source) args.source = kind.source;
+      return [args, null];
+    },
+  };
+  return draw;
+}
+
+function openReport() {
+  const view = state.view;
+  if (!view || !view.reports || !view.reports.length) return;
+  const draw = reportPicker(view);
+  openPick("Report an irregularity", "What the dealer saw: the table rules it by the game's clause", draw, async () => {
+    const [args, problem] = draw.value();
+    if (problem) { show("pick-problem", problem); return false; }
+    byId("pick").close();
+    return command("irregularity.report", args);
+  });
+}
+
+function choose(button) {
+  const view = state.view;
+  const due = view && view.hold ? view.hold.due || null : null;
+  const draw = button.needs.includes("hands") ? reconstruction(view) : cardPad(view, due);
+  const what = draw.kind === "hands"
+    ? "Tap a card, then the box it belongs to. The dealer's hand stays as dealt."
+    : due ? due.label + ": " + (due.count !== null ? due.count + " card" + (due.count === 1 ? "" : "s") : "the cards drawn together") + ", in the order drawn"
+      : "The cards in the order drawn";
+  openPick(button.label, what, draw, async () => {
+    const [args, problem] = draw.value();
+    if (problem) { show("pick-problem", problem); return false; }
+    byId("pick").close();
+    return command(button.verb, Object.assign({}, button.args, args), button);
+  });
+}
+
+async function pickSubmit(event) {
+  event.preventDefault();
+  if (pickThen) await pickThen();
+}
+
 function press(button) {
   const send = async () => {
+    if (button.needs.includes("hands") || button.needs.includes("cards")) return choose(button);
     if (!button.needs.length) return command(button.verb, button.args, button);
     const need = button.needs[0];
-    const words = { reason: ["Reason", REASONS], cards: ["Cards in the order drawn (e.g. QD 10H 4S)", []],
+    const words = { reason: ["Reason", PRESETS[button.verb] || REASONS], cards: ["Cards in the order drawn (e.g. QD 10H 4S)", []],
                     positions: ["The two boxes (e.g. 1 3)", []] }[need] || [need, []];
     return ask(button.label, words[0], words[1], "", (value) => command(button.verb, argsFor(button, value), button));
   };
@@ -388,7 +644,12 @@ function render(view) {
   show("problem", view.problem);
   show("round-note", view.void_clause ? "Void under " + view.void_clause + ": every wager is returned" : "");
   byId("actions").replaceChildren(...view.actions.map((b) => buttonNode(b, "big primary")));
-  byId("void-row").replaceChildren(...(view.void && !view.hold ? [buttonNode(view.void, "small")] : []));
+  const report = el("button", "small report", "Report");
+  report.type = "button";
+  report.id = "report";
+  report.addEventListener("click", openReport);
+  byId("void-row").replaceChildren(...(view.reports && view.reports.length && !view.hold ? [report] : []),
+    ...(view.void && !view.hold ? [buttonNode(view.void, "small")] : []));
   renderTable(view);
   if (view.betting && state.box !== null) renderWager(view); else closeWager(false);
   document.body.dataset.state = view.state;
@@ -520,6 +781,10 @@ function setUpDealer(dealer) {
   byId("wager-clear").addEventListener("click", () => { state.pending = 0; renderPending(state.view); });
   byId("wager-place").addEventListener("click", placeWager);
   byId("supervisor-form").addEventListener("submit", supervisorLogin);
+  keyboard(byId("name-keys"), byId("supervisor-name"));
+  keyboard(byId("ask-keys"), byId("ask-input"));
+  byId("supervisor-name").addEventListener("click", () => padFor("name"));
+  byId("supervisor-pin").addEventListener("click", () => padFor("pin"));
   byId("supervisor-badge").addEventListener("click", supervisorBadge);
   byId("supervisor-cancel").addEventListener("click", () => { afterLogin = null; byId("supervisor-login").close(); });
   byId("supervisor-logout").addEventListener("click", async () => {
@@ -536,12 +801,15 @@ function setUpDealer(dealer) {
     return b;
   }));
   byId("ask-form").addEventListener("submit", askSubmit);
+  byId("pick-form").addEventListener("submit", pickSubmit);
+  byId("pick-cancel").addEventListener("click", () => { pickThen = null; byId("pick").close(); });
   byId("ask-cancel").addEventListener("click", () => { askThen = null; byId("ask").close(); });
   follow(dealer.dataset.live);
   // who is logged in as supervisor at this screen: the state carries it, the stream may not
   fetch("/dealer/state", { credentials: "same-origin" }).then((r) => r.ok ? r.json() : null).then((view) => {
     if (view && state.view && "supervisor" in view) { state.view.supervisor = view.supervisor; renderSupervisor(state.view); }
     state.badge = (view && view.badge) || null;
+    state.supervisors = (view && Array.isArray(view.supervisors)) ? view.supervisors : null;
     byId("supervisor-badge").hidden = !state.badge;
   }).catch(() => {});
 }

@@ -28,6 +28,7 @@ COMMANDS: dict[str, list[str]] = {
     "round.reveal": ["round", "reveal"],
     "round.settle": ["round", "settle"],
     "round.status": ["round", "status"],
+    "round.events": ["round", "events", "7"],
     "wager.place": ["wager", "place", "3", "main", "500", "--id", "w1", "--player", "p7",
                     "--seated"],
     "wager.place-batch": ["wager", "place-batch",

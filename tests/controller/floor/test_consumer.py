@@ -13,6 +13,7 @@ from controller.feed.config import Broker, FloorConfig
 from controller.floor.chain import Judged, Verdict
 from controller.floor.consumer import Floor, Message
 from controller.floor.view import floor_view, view_lines
+from drivers.backoff import ExponentialBackoff
 from tests.controller.floor.conftest import SIGN_KEY, sign_line
 
 TOPIC = "tablectl/site1/T1/events"
@@ -80,8 +81,10 @@ def test_a_table_the_floor_is_behind_on_is_asked_to_resend_and_never_shown_onlin
     BEHIND by 4, not online; once its records have not moved for RESEND_AFTER_S the floor asks
     T1 to send again from 3, and again after a doubled pause; when 3..6 arrive it applies them
     in order and T1 is online again."""
-    from controller.floor.consumer import RESEND_AFTER_S
+    from controller.floor.consumer import RESEND_AFTER_S, RESEND_MAX_S
 
+    # the pauses at the top of their jitter (drivers.backoff): exactly doubling
+    floor.resend_backoff = ExponentialBackoff(RESEND_AFTER_S, RESEND_MAX_S, random=lambda: 1.0)
     for index in (0, 1, 4):
         _send(floor, lines[index])
     _send(floor, _status(6), "tablectl/site1/T1/status")
@@ -129,3 +132,44 @@ def test_a_forged_record_changes_nothing_and_the_genuine_one_applies(
                         (Verdict.APPLY, 3)]
     assert floor.store.applied_hash("T1", 2) == json.loads(lines[1])["hash"]
     assert [p["kind"] for p in floor_view(floor.store)["problems"]] == ["forged"]
+
+
+def test_a_status_with_a_key_given_twice_is_reported_not_applied(floor: Floor) -> None:
+    """Issue 35: a status is read strictly (controller.strictjson): ``"online"`` given twice
+    (true, then false) is not resolved to the last one silently; the status is reported as
+    malformed, naming the key, and the table's status is left as it was."""
+    _send(floor, b'{"table": "T1", "online": true, "round": null, "state": null, '
+                 b'"online": false}', "tablectl/site1/T1/status")
+    view = floor_view(floor.store)
+    assert "T1" not in view["tables"] or view["tables"]["T1"]["online"] is not False
+    problems = view["problems"]
+    assert [p["kind"] for p in problems] == ["malformed"]
+    judged: list[Judged] = floor.judged  # type: ignore[attr-defined]
+    assert judged[-1].verdict is Verdict.MALFORMED and "'online' appears twice" in \
+        judged[-1].detail
+
+
+def test_the_pause_between_asks_is_jittered_bounded_and_starts_again_when_records_move(
+        floor: Floor, lines: list[bytes]) -> None:
+    """Issue 35: after each ask the pause doubles from RESEND_AFTER_S (up to RESEND_MAX_S),
+    spread by equal jitter so tables left behind together are not asked in step, never below
+    RESEND_AFTER_S; when the table's records move, the pause starts again from the first."""
+    from controller.floor.consumer import RESEND_AFTER_S, RESEND_MAX_S
+
+    floor.resend_backoff = ExponentialBackoff(RESEND_AFTER_S, RESEND_MAX_S,
+                                              random=lambda: 0.0)  # the bottom of the jitter
+    for index in (0, 4):
+        _send(floor, lines[index])
+    _send(floor, _status(6), "tablectl/site1/T1/status")
+    chase = floor.chases["T1"]
+    waits = []
+    for _ in range(8):
+        floor.chase(chase.moved_at + chase.wait_s)
+        waits.append(chase.wait_s)
+    assert waits == [min(RESEND_MAX_S, RESEND_AFTER_S * 2 ** n) / 2 for n in range(1, 9)]
+    assert all(RESEND_AFTER_S <= wait <= RESEND_MAX_S for wait in waits)
+    _send(floor, lines[1])  # seq 2 arrives: the records moved
+    floor.chase(chase.moved_at + chase.wait_s)
+    assert (chase.wait_s, chase.unanswered) == (RESEND_AFTER_S, 0)
+    floor.chase(chase.moved_at + RESEND_AFTER_S)
+    assert (chase.asks, chase.wait_s) == (9, RESEND_AFTER_S)  # 2 * 3 s at the bottom: 3 s

@@ -28,7 +28,7 @@ def _line(message: object) -> bytes:
 
 def test_verb_list() -> None:
     """The verbs of issue 6, and the commands no device produces (deck, irregularity, options,
-    withdrawal); only watch/status/list are reads."""
+    withdrawal); only watch/status/list/events are reads."""
     assert set(VERBS) == {"round.open", "round.close", "round.status", "wager.place",
                           "wager.list", "decide", "supervisor.void", "supervisor.reconstruct",
                           "supervisor.order", "supervisor.swap", "watch", "round.shuffled",
@@ -36,9 +36,9 @@ def test_verb_list() -> None:
                           "deck.replace", "deck.counted", "irregularity.report",
                           "options.close", "wager.withdraw", "supervisor.clear-fault",
                           "journal.acknowledge", "supervisor.answer", "supervisor.clock-override",
-                          "wager.place-batch"}
+                          "wager.place-batch", "round.events"}
     reads = {verb for verb, spec in VERBS.items() if spec.access is Access.READ}
-    assert reads == {"watch", "round.status", "wager.list"}
+    assert reads == {"watch", "round.status", "wager.list", "round.events"}
 
 
 @pytest.mark.parametrize(("role", "read", "command"), [

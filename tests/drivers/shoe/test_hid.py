@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.decks import DeckMap
-from drivers.errors import ConfigError
+from drivers.errors import DriverConfigError
 from drivers.events import (
     CardRead,
     DeviceOffline,
@@ -265,8 +265,8 @@ def test_open_shoe_hid_url(backend, sim):
 
 @pytest.mark.parametrize("url", ["usb:1209", "tty:1209:5ca1", "usb:xyz:5ca1"])
 def test_bad_usb_urls(url):
-    """A malformed usb: URL is a ConfigError that shows the expected form."""
-    with pytest.raises(ConfigError, match="usb"):
+    """A malformed usb: URL is a DriverConfigError that shows the expected form."""
+    with pytest.raises(DriverConfigError, match="usb"):
         parse_usb_url(url)
 
 

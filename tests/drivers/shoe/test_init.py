@@ -6,7 +6,7 @@ import queue
 
 import pytest
 
-from drivers.errors import ConfigError
+from drivers.errors import DriverConfigError
 from drivers.shoe import ShoeDialect, open_shoe
 from drivers.shoe.beetek import BeeTekShoe
 from drivers.shoe.scanner import ScannerShoe
@@ -31,6 +31,6 @@ def test_serial_dialects_build_unstarted_drivers(events):
 
 
 def test_unknown_dialect_is_named(events):
-    """An unknown dialect is a ConfigError naming it and listing the known ones."""
-    with pytest.raises(ConfigError, match="unknown shoe dialect 'magnetic'.*framed, scanner"):
+    """An unknown dialect is a DriverConfigError naming it and listing the known ones."""
+    with pytest.raises(DriverConfigError, match="unknown shoe dialect 'magnetic'.*framed, scanner"):
         open_shoe("magnetic", "loop://", events)
