@@ -33,6 +33,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -133,20 +135,7 @@ def run(rounds: int, wagers: int, batch: int) -> dict[str, Any]:
         (tmp / "tablectl.toml").write_text(_service_toml(tmp))
         port = free_port()
         (tmp / "studio.toml").write_text(_studio_toml(tmp, pki, port, batch))
-        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        notify.bind(str(tmp / "notify"))
-        env = {**os.environ, "NOTIFY_SOCKET": str(tmp / "notify")}
-        service = subprocess.Popen([*python, "run", "--config", str(tmp / "tablectl.toml")],
-                                   cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
-        gateway = None
-        try:
-            _wait_ready(notify)
-            gateway = subprocess.Popen([*python, "studio", "--config",
-                                        str(tmp / "studio.toml")], cwd=ROOT,
-                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                       text=True)
-            assert gateway.stdout is not None and \
-                gateway.stdout.readline().startswith("listening")
+        with studio_processes(tmp) as (service, gateway):
             started = time.monotonic()
             cpu_before = {name: _cpu_seconds(process.pid)
                           for name, process in (("service", service), ("gateway", gateway))}
@@ -180,16 +169,39 @@ def run(rounds: int, wagers: int, batch: int) -> dict[str, Any]:
                 "load_average": [round(x, 2) for x in os.getloadavg()],
                 "client_stderr": client.stderr[-500:],
             }
-        finally:
-            for process in (gateway, service):
-                if process is not None and process.poll() is None:
-                    process.send_signal(signal.SIGTERM)
-                    try:
-                        process.wait(timeout=60)
-                    except subprocess.TimeoutExpired:
-                        process.kill()  # the figures are taken; do not lose them to a stop
-                        process.wait(timeout=60)
-            notify.close()
+
+
+@contextmanager
+def studio_processes(tmp: Path
+                     ) -> Iterator[tuple[subprocess.Popen[Any], subprocess.Popen[str]]]:
+    """The table service (``tmp/tablectl.toml``, READY on its notify socket) and the gateway
+    (``tmp/studio.toml``, "listening") as processes, stopped with SIGTERM afterwards (killed
+    if a stop hangs: the figures are taken, do not lose them to a stop)."""
+    python = [sys.executable, "-m", "controller"]
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(tmp / "notify"))
+    env = {**os.environ, "NOTIFY_SOCKET": str(tmp / "notify")}
+    service = subprocess.Popen([*python, "run", "--config", str(tmp / "tablectl.toml")],
+                               cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    gateway = None
+    try:
+        _wait_ready(notify)
+        gateway = subprocess.Popen([*python, "studio", "--config", str(tmp / "studio.toml")],
+                                   cwd=ROOT, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, text=True)
+        assert gateway.stdout is not None and \
+            gateway.stdout.readline().startswith("listening")
+        yield service, gateway
+    finally:
+        for process in (gateway, service):
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(timeout=60)
+        notify.close()
 
 
 def main() -> int:

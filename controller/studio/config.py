@@ -18,10 +18,12 @@ from controller.studio.errors import StudioConfigError
 DEFAULT_MAX_BATCH = 500
 MAX_BATCH_CEILING = 5000
 DEFAULT_BETTING_SECONDS = 15
+DEFAULT_MAX_PENDING = 4096
+DEFAULT_MAX_PENDING_PER_ADDRESS = 128
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,48}$")
 _KEYS = frozenset({"listen", "port", "certificate", "private_key", "client_ca", "clients",
                    "control_socket", "ledger", "max_batch", "max_connections",
-                   "max_betting_seconds"})
+                   "max_betting_seconds", "max_pending", "max_pending_per_address"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +45,14 @@ class StudioConfig:
     (a JSON line each, fsync'ed before the answer leaves)."""
     max_batch: int = DEFAULT_MAX_BATCH
     max_connections: int = 16
+    """Certified connections served at once, each on its own thread; each listed game server
+    keeps at least ``max_connections // len(clients)`` of them (server.py, ``Slots``)."""
     max_betting_seconds: int = 120
+    max_pending: int = DEFAULT_MAX_PENDING
+    """TLS handshakes under way at once (a socket each, no thread, no slot); at the bound the
+    oldest is dropped for the newest. Capped at start by the process's open-file limit."""
+    max_pending_per_address: int = DEFAULT_MAX_PENDING_PER_ADDRESS
+    """The same, from one peer address: its own oldest is dropped for its newest."""
 
 
 def load_studio_config(path: str | Path) -> StudioConfig:
@@ -89,6 +98,9 @@ def parse_studio(section: dict[str, Any], base: Path) -> StudioConfig:
         max_batch=_integer(section, "max_batch", DEFAULT_MAX_BATCH, 1, MAX_BATCH_CEILING),
         max_connections=_integer(section, "max_connections", 16, 1, 256),
         max_betting_seconds=_integer(section, "max_betting_seconds", 120, 1, 3600),
+        max_pending=_integer(section, "max_pending", DEFAULT_MAX_PENDING, 16, 65536),
+        max_pending_per_address=_integer(section, "max_pending_per_address",
+                                         DEFAULT_MAX_PENDING_PER_ADDRESS, 1, 65536),
     )
 
 

@@ -114,8 +114,23 @@ function say(text, good) {
   node.className = "answer " + (good ? "good" : "bad");
 }
 
-async function command(verb, args, button) {
-  if (state.sending) return false;
+// Commands leave one at a time, in the order tapped: a tap while another command is on its
+// way waits its turn instead of being lost (a dealer taps Play on box 1, then at once on box 3;
+// dropping the second left the round waiting for a decision the dealer had given). The same
+// command tapped again while it waits or is sent is one command, not two.
+let commandChain = Promise.resolve();
+const commandsWaiting = new Set();
+
+function command(verb, args, button) {
+  const key = verb + " " + JSON.stringify(args || {});
+  if (commandsWaiting.has(key)) return Promise.resolve(false);
+  commandsWaiting.add(key);
+  const run = commandChain.then(() => sendCommand(verb, args, button));
+  commandChain = run.catch(() => false);
+  return run.finally(() => commandsWaiting.delete(key));
+}
+
+async function sendCommand(verb, args, button) {
   state.sending = true;
   document.body.classList.add("sending");
   try {
@@ -132,7 +147,6 @@ async function command(verb, args, button) {
     if (button && button.supervisor && answer.error && answer.error.code === "role") {
       // the supervisor's presence ended (idle, or logged out elsewhere): ask again, then send
       if (state.view) { state.view.supervisor = null; renderSupervisor(state.view); }
-      state.sending = false;
       askSupervisor("\u201c" + button.label + "\u201d needs a supervisor", () => command(verb, args));
       return false;
     }
