@@ -117,6 +117,8 @@ def test_an_idle_simulated_device_wakes_once_a_heartbeat(sim_shuffler: DealingDe
     reader_rate = (_wakeups("device-shuffler") - reader_before) / seconds
     gaps = [later - earlier for earlier, later in itertools.pairwise(beats)]
     assert all(HEARTBEAT_SECONDS * 0.9 <= gap < HEARTBEAT_SECONDS * 1.5 for gap in gaps), gaps
-    assert sim_rate <= 3.0, sim_rate  # 20 a second with the fixed 50 ms tick
+    # 20 a second with the fixed 50 ms tick; idle it is the heartbeat's 1, and on a loaded
+    # machine the GIL's hand-offs add voluntary switches (3.3 seen with the suite beside it)
+    assert sim_rate <= 6.0, sim_rate
     assert reader_rate <= 6.0, reader_rate  # 20 a second with a 50 ms read timeout
     assert driver.online
