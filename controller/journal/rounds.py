@@ -160,6 +160,8 @@ def round_outputs(directory: str | Path, round_number: int) -> list[Record]:
     ``round_opened`` (its first output), so a recent round costs a few reads, not the journal.
     Empty: no such round in the journal (never played, or gone with retention)."""
     found: list[Record] = []
+    # the reader quotes each word it looks for: this one becomes the record's own
+    # "round":"N" (its round id), so only the round's lines are parsed
     for record in iter_newest_first(directory, only=OUTPUT_EVENT_TYPES,
                                     mentioning=(f'round":"{round_number}',)):
         if record.round_id != str(round_number):

@@ -33,6 +33,12 @@ from controller import strictjson
 from controller.table.commands import IrregularityKind
 from controller.text import is_printable
 
+DEVICE_STATUS = "DeviceStatus"
+"""The one ``watch`` line that is not a round event: ``{"type": "DeviceStatus", "device": ...}``
+when the device side of ``round.status`` changed (a fault raised or cleared after the round
+event that caused it). It carries no round and is not journaled; a reader of the status
+reads it again."""
+
 MAX_LINE_BYTES = 64 * 1024
 MAX_MINOR_UNITS = 2**53 - 1
 """The largest amount of money, in minor units, anywhere on the wire or in the journal: JSON

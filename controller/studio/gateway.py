@@ -108,6 +108,7 @@ class Gateway:
         self._settle_wake = threading.Condition()
         self.book = RoundBook(self._noticed)
         self.archive = RoundBook()
+        self._archive_fill = threading.Lock()
         """Rounds read back from the table's journal (:meth:`_from_journal`), apart from the
         live book so reading an old round never pushes the current one out."""
         self._threads = [threading.Thread(target=self._watch, name="studio-watch", daemon=True),
@@ -251,8 +252,10 @@ class Gateway:
                 from refused
         finally:
             control.close()
-        for event in answer.get("events", ()):
-            self.archive.add(event)
+        with self._archive_fill:  # two readers of one old round file its events once
+            if self.archive.view(number) is None:
+                for event in answer.get("events", ()):
+                    self.archive.add(event)
         read = self.archive.read(number, client, after, 0)
         if read is None:  # the journal gave no event of it
             raise StudioRefusal(404, "unknown_round", f"round {number}: no events in the "

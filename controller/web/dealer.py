@@ -81,6 +81,8 @@ class RoundNotes:
     def noted(self, event: Mapping[str, Any]) -> RoundNotes:
         """These notes with one ``watch`` event folded in (an event of another round starts
         the notes of that round)."""
+        if "round" not in event:  # a DeviceStatus line: the device's, no round's
+            return self
         notes = self if event.get("round") == self.round else RoundNotes(event.get("round"))
         kind = event.get("type")
         if kind == "DecisionMade":

@@ -127,7 +127,9 @@ class TableFollower:
         self._stop = threading.Event()
         self._watcher: ControlClient | None = None
         self._notes = RoundNotes()
-        self._showing = threading.Lock()
+        self._order = threading.Lock()
+        self._tickets = 0
+        self._published = 0
         self._status_as: list[dict[str, str]] = list(STATUS_AS)
         self._failures = 0
         self._thread = threading.Thread(target=self._run, name="web-follow", daemon=True)
@@ -178,7 +180,7 @@ class TableFollower:
                 for event in events:
                     if self._stop.is_set():
                         return
-                    self._note(event)
+                    self._note(event)  # a DeviceStatus line notes nothing, shows afresh
                     self._show()
             finally:
                 self._watcher = None
@@ -191,13 +193,21 @@ class TableFollower:
 
     def _show(self) -> None:
         """A fresh connection per status: one idle between events would be closed by the
-        service's idle limit (docs/service.md), and a Unix connect costs microseconds. One
-        reader at a time, each publishing what it read: the last view published is from the
-        last status read (:meth:`refresh` reads from another thread)."""
-        with self._showing:
-            with self._client(self.socket_path, timeout=STATUS_TIMEOUT) as status:
-                answer = self._status(status)
-            self.broadcast.publish(dealer_view(answer, notes=self._notes, chips=self.chips))
+        service's idle limit (docs/service.md), and a Unix connect costs microseconds. Two
+        threads read (the follower, and :meth:`refresh`): each read takes a ticket first and
+        publishes only if no later read has published, so the screen never goes back to an
+        older status; no lock is held while the socket answers."""
+        with self._order:
+            self._tickets += 1
+            ticket = self._tickets
+        with self._client(self.socket_path, timeout=STATUS_TIMEOUT) as status:
+            answer = self._status(status)
+        view = dealer_view(answer, notes=self._notes, chips=self.chips)
+        with self._order:
+            if ticket < self._published:
+                return  # a read that began later is on the screen already
+            self._published = ticket
+            self.broadcast.publish(view)
 
     def refresh(self) -> None:
         """Read the status again now: after a command from this screen is answered. What the

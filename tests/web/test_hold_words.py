@@ -17,7 +17,7 @@ from controller.web.dealer import RoundNotes, dealer_view
 from controller.web.dealer_words import box_words, card_words, held_words, hold_subject
 from firmware_sim.faults import FaultKind, FaultSpec
 from tests.controller.service.document_sim import DocumentShuffler
-from tests.controller.service.operator_rig import Rig
+from tests.controller.service.operator_rig import Rig, running
 
 
 def test_the_exposed_card_hold_names_the_card_and_the_box() -> None:
@@ -65,13 +65,8 @@ def _json(event: Mapping[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(name="rig")
 def fixture_rig(tmp_path: Path) -> Iterator[Rig]:
-    rig = Rig(tmp_path, "rws-three-card-poker", sim=DocumentShuffler())
-    rig.start()
-    try:
-        rig.wait("DeviceNoted", where=lambda e: e["detail"] == "DeviceOnline")
+    with running(Rig(tmp_path, "rws-three-card-poker", sim=DocumentShuffler())) as rig:
         yield rig
-    finally:
-        rig.close()
 
 
 def test_a_real_exposed_card_hold_in_words(rig: Rig) -> None:

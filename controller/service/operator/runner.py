@@ -48,8 +48,16 @@ class DeviceOperator:
     :meth:`start`; :meth:`close`. ``clock`` is a seam for the tests."""
 
     def __init__(self, device: Any, put: Callable[[object], None], *, live: bool = False,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 on_change: Callable[[], None] = lambda: None) -> None:
         self.device = device
+        self.on_change = on_change
+        """Called on the operator's thread when :meth:`status` changed (it must not block: the
+        wiring publishes a ``DeviceStatus`` line to the watchers). The device side changes
+        after the round event that caused it (a fault raised, then cleared), with no round
+        event of its own: a screen that reads the status on round events alone kept the old
+        one (issue 36)."""
+        self._told: dict[str, Any] | None = None
         self.put = put
         self.live = live
         self.clock = clock
@@ -123,8 +131,15 @@ class DeviceOperator:
                         machine.device(source, now)
                     machine.round_events(events, now)
                 self._act()
+                self._tell_if_changed()
             except Exception:  # never let one bad moment stop the dealing
                 log.exception("device operator failed", device=machine.name)
+
+    def _tell_if_changed(self) -> None:
+        status = self.status()
+        if status != self._told:
+            self._told = status
+            self.on_change()
 
     def _act(self) -> None:
         for _ in range(MAX_ACTIONS_PER_WAKE):

@@ -40,6 +40,7 @@ from controller.selfcheck import status as selfcheck_status
 from controller.selfcheck.status import check_and_record
 from controller.service.config import DeviceKind, ServiceConfig, SoftwareVerify
 from controller.service.clock.watch import ClockMonitor
+from controller.service.protocol import DEVICE_STATUS
 from controller.service.wiring.devices import DealingDevice, check_device_path, open_device
 from controller.service.errors import ResourceUnavailableError, ServiceError
 from controller.service.wiring.floodgate import Floodgate
@@ -198,7 +199,10 @@ class Wiring:
         if self.device.acknowledger is not None:  # before the table thread runs
             journaled.attach_link(self.device.name, self.device.acknowledger)
         live = config.device.kind is DeviceKind.LIVE
-        self.operator = DeviceOperator(self.device, self.table.put, live=live)
+        device_name = self.device.name
+        self.operator = DeviceOperator(
+            self.device, self.table.put, live=live,
+            on_change=lambda: self.publish({"type": DEVICE_STATUS, "device": device_name}))
         if journaled.tracker.open:
             self.operator.resume(journaled.table.machine.number, journaled.tracker.phase,
                                  journaled.tracker.resumes_to,

@@ -14,6 +14,7 @@ import pytest
 from benchmarks.web import write_synthetic_journal
 from controller.cli import EXIT_USAGE, build_parser, main
 from controller.games.catalog import GAMES
+from tests.stderr import one_error_line
 
 
 @pytest.fixture(name="cwd")
@@ -23,14 +24,6 @@ def cwd_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cwd.mkdir()
     monkeypatch.chdir(cwd)
     return cwd
-
-
-def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    return lines[0]
 
 
 def _exit_code(argv: list[str]) -> int | str | None:
@@ -44,7 +37,7 @@ def _exit_code(argv: list[str]) -> int | str | None:
 def _refused(argv: list[str], option: str, capsys: pytest.CaptureFixture[str]) -> str:
     """``argv`` ends in exit 2 with one line that names ``option``; that line."""
     assert _exit_code(argv) == EXIT_USAGE
-    line = _one_line(capsys)
+    line = one_error_line(capsys)
     assert option in line, line
     return line
 
@@ -101,7 +94,7 @@ def test_other_path_options_refuse_an_empty_path(argv: list[str], option: str,
     with pytest.raises(SystemExit) as stopped:
         build_parser(argv[0]).parse_args(argv)
     assert stopped.value.code == EXIT_USAGE
-    line = _one_line(capsys)
+    line = one_error_line(capsys)
     assert f"argument {option}:" in line and "path" in line, line
 
 

@@ -14,14 +14,7 @@ from benchmarks.web import write_synthetic_journal
 from controller.cli import EXIT_INTERNAL, EXIT_USAGE, main
 from controller.web.app import WebApp
 from controller.web.auth import Authenticator, Role
-
-
-def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    return lines[0]
+from tests.stderr import one_error_line
 
 
 def test_settle_file_nested_too_deeply(tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -29,7 +22,7 @@ def test_settle_file_nested_too_deeply(tmp_path: Path, capsys: pytest.CaptureFix
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000)
     assert main(["settle", str(deep)]) == EXIT_USAGE
-    assert "nested too deeply" in _one_line(capsys)
+    assert "nested too deeply" in one_error_line(capsys)
 
 
 def test_settle_file_with_a_key_twice_is_refused(tmp_path: Path,
@@ -38,7 +31,7 @@ def test_settle_file_with_a_key_twice_is_refused(tmp_path: Path,
     twice = tmp_path / "twice.json"
     twice.write_text('{"game": "rws-three-card-poker", "game": "mbs-three-pictures"}')
     assert main(["settle", str(twice)]) == EXIT_USAGE
-    assert "'game' appears twice" in _one_line(capsys)
+    assert "'game' appears twice" in one_error_line(capsys)
 
 
 def test_journal_verify_given_the_directory_listing(tmp_path: Path,
@@ -60,14 +53,14 @@ def test_integrity_report_to_an_unwritable_place(tmp_path: Path,
     journal = tmp_path / "journal"
     write_synthetic_journal(journal, rounds=3)
     assert main(["integrity", "report", str(journal), "--out", "/proc/x"]) == EXIT_USAGE
-    assert "/proc/x" in _one_line(capsys)
+    assert "/proc/x" in one_error_line(capsys)
 
 
 def test_web_index_that_cannot_be_opened(tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["web", "--journal", str(tmp_path), "--index", "/proc/nope.sqlite",
                  "--local-role", "surveillance", "--port", "0"]) == EXIT_USAGE
-    assert "the index /proc/nope.sqlite" in _one_line(capsys)
+    assert "the index /proc/nope.sqlite" in one_error_line(capsys)
 
 
 def test_web_without_its_extra_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -79,7 +72,7 @@ def test_web_without_its_extra_names_the_extra(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setitem(sys.modules, "starlette", None)
     assert main(["web", "--journal", str(tmp_path), "--local-role", "surveillance"]) \
         == EXIT_USAGE
-    assert "pip install 'tablectl[web]'" in _one_line(capsys)
+    assert "pip install 'tablectl[web]'" in one_error_line(capsys)
 
 
 def test_a_bug_is_one_line_not_a_traceback(tmp_path: Path, mocker: object,
@@ -88,7 +81,7 @@ def test_a_bug_is_one_line_not_a_traceback(tmp_path: Path, mocker: object,
     mocker.patch("controller.cli.games.run", side_effect=RuntimeError("boom"))  # type: ignore[attr-defined]
     parser_main = main(["games"])
     assert parser_main == EXIT_INTERNAL
-    assert "internal error: RuntimeError: boom" in _one_line(capsys)
+    assert "internal error: RuntimeError: boom" in one_error_line(capsys)
 
 
 @pytest.mark.parametrize("amount", ["100000000000000000000000000", "1e26", "\u00b2", "-5"])

@@ -11,6 +11,7 @@ import pytest
 
 from benchmarks.web import write_synthetic_journal
 from controller.cli import EXIT_USAGE, main
+from tests.stderr import one_error_line
 
 
 @pytest.fixture(name="journal")
@@ -18,14 +19,6 @@ def fixture_journal(tmp_path: Path) -> Path:
     directory = tmp_path / "journal"
     write_synthetic_journal(directory, rounds=3)
     return directory
-
-
-def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    return lines[0]
 
 
 @pytest.mark.parametrize("content", [bytes(100_000), b"\0" * 4000 + b"\n" * 50,
@@ -38,7 +31,7 @@ def test_a_file_that_is_not_a_journal_is_named(tmp_path: Path, content: bytes,
     other.write_bytes(content)
     out = tmp_path / "report"
     assert main(["integrity", "report", str(other), "--out", str(out)]) == EXIT_USAGE
-    line = _one_line(capsys)
+    line = one_error_line(capsys)
     assert "no journal records" in line and str(other) in line
     assert not out.exists()
 
@@ -50,7 +43,7 @@ def test_only_the_paths_without_records_are_named(tmp_path: Path, journal: Path,
     zeros.write_bytes(bytes(8192))
     assert main(["integrity", "report", str(journal), str(zeros),
                  "--out", str(tmp_path / "report")]) == EXIT_USAGE
-    line = _one_line(capsys)
+    line = one_error_line(capsys)
     assert str(zeros) in line and str(journal) not in line
 
 
@@ -72,4 +65,4 @@ def test_the_bookkeeping_alone_is_not_a_journal(journal: Path, tmp_path: Path,
     head = journal / "journal.head"
     assert main(["integrity", "report", str(head),
                  "--out", str(tmp_path / "report")]) == EXIT_USAGE
-    assert str(head) in _one_line(capsys)
+    assert str(head) in one_error_line(capsys)

@@ -13,6 +13,7 @@ import pytest
 from controller.cli import EXIT_USAGE, main
 from tests.controller.cli.test_selfcheck import LOCK, write_key_pair
 from tests.controller.journal.smalldisk import fill, small_disk
+from tests.stderr import one_error_line
 
 EARLIER = b'{"an": "earlier manifest"}\n'
 EARLIER_SIGNATURE = bytes(range(64))
@@ -22,14 +23,6 @@ EARLIER_SIGNATURE = bytes(range(64))
 def fixture_disk(tmp_path: Path) -> Iterator[Path]:
     with small_disk(tmp_path / "disk") as disk:
         yield disk
-
-
-def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    return lines[0]
 
 
 def test_a_full_disk_leaves_the_earlier_manifest_and_signature(
@@ -44,7 +37,7 @@ def test_a_full_disk_leaves_the_earlier_manifest_and_signature(
     filler = fill(disk)
     assert main(["selfcheck", "--build-manifest", str(manifest), "--lock", str(LOCK),
                  "--sign-key", str(private)]) == EXIT_USAGE
-    line = _one_line(capsys)
+    line = one_error_line(capsys)
     assert str(manifest) in line and "No space left on device" in line
     assert manifest.read_bytes() == EARLIER
     assert Path(f"{manifest}.sig").read_bytes() == EARLIER_SIGNATURE

@@ -17,6 +17,7 @@ from controller.feed.config import Broker, FloorConfig
 from controller.floor.consumer import Floor, Message
 from controller.floor.store import Store, StoreError
 from tests.controller.floor.conftest import SIGN_KEY, sign_line
+from tests.stderr import one_error_line
 
 
 def _config(tmp_path: Path, database: Path) -> Path:
@@ -30,14 +31,6 @@ def _floor_config(database: Path) -> FloorConfig:
     broker = Broker("127.0.0.1", 1883, False, None, None, None, None, None, 15)
     public = SIGN_KEY.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
     return FloorConfig("<test>", "site1", str(database), broker, "test-floor", {"T1": public})
-
-
-def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    return lines[0]
 
 
 def _digest(path: Path) -> str:
@@ -66,7 +59,7 @@ def test_status_refuses_a_file_that_is_not_a_database_and_leaves_it(
     text = tmp_path / "notes.txt"
     text.write_bytes(b"x")
     assert main(["floor", "status", "--config", str(_config(tmp_path, text))]) == EXIT_USAGE
-    line = _one_line(capsys)
+    line = one_error_line(capsys)
     assert str(text) in line and "not a floor database" in line
     assert text.read_bytes() == b"x"
 
@@ -77,7 +70,7 @@ def test_status_refuses_a_missing_database_and_creates_none(
     and shown as an empty floor)."""
     typo = tmp_path / "flor.sqlite3"
     assert main(["floor", "status", "--config", str(_config(tmp_path, typo))]) == EXIT_USAGE
-    line = _one_line(capsys)
+    line = one_error_line(capsys)
     assert str(typo) in line and "no such file" in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["floor.toml"]
 
@@ -92,7 +85,7 @@ def test_status_refuses_another_programs_sqlite_database(
     connection.close()
     before = _digest(other)
     assert main(["floor", "status", "--config", str(_config(tmp_path, other))]) == EXIT_USAGE
-    line = _one_line(capsys)
+    line = one_error_line(capsys)
     assert str(other) in line and "not a floor database" in line
     assert _digest(other) == before
 
@@ -116,7 +109,7 @@ def test_status_names_the_tables_an_older_floor_database_lacks(
     Store(str(database)).close()  # the store's own tables only
     assert main(["floor", "status", "--config",
                  str(_config(tmp_path, database))]) == EXIT_USAGE
-    line = _one_line(capsys)
+    line = one_error_line(capsys)
     assert "machines" in line and "tablectl floor" in line
     with sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True) as connection:
         names = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}

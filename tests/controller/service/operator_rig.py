@@ -12,6 +12,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -158,3 +159,20 @@ class Rig:
 
 def vars_of(event: object) -> dict[str, Any]:
     return {name: getattr(event, name) for name in getattr(event, "__dataclass_fields__", {})}
+
+
+ONLINE_SECONDS = 60.0
+"""Generous: a bound for the device's DeviceOnline on a loaded machine, not a measure."""
+
+
+@contextmanager
+def running(rig: Rig) -> Iterator[Rig]:
+    """``rig`` started and its device online (the table took its ``DeviceOnline``), closed
+    after: what a test of the wired service starts from."""
+    rig.start()
+    try:
+        rig.wait("DeviceNoted", where=lambda e: e["detail"] == "DeviceOnline",
+                 timeout=ONLINE_SECONDS)
+        yield rig
+    finally:
+        rig.close()

@@ -17,31 +17,23 @@ from typing import Any
 import pytest
 
 from controller.cli.client import describe
+from controller.service.protocol import DEVICE_STATUS
 from controller.web.dealer import dealer_view
-from tests.controller.service.operator_rig import Rig
+from tests.controller.service.operator_rig import Rig, running
 from tests.controller.service.test_live_burns import ShoeRig
 
 
 @pytest.fixture(name="rig")
 def fixture_rig(tmp_path: Path) -> Iterator[Rig]:
-    rig = Rig(tmp_path).start()
-    try:
-        rig.wait("DeviceNoted", where=lambda e: e["detail"] == "DeviceOnline")
+    with running(Rig(tmp_path)) as rig:
         rig.until(lambda: rig.operator()["state"] == "idle", what="the shuffler idle")
         yield rig
-    finally:
-        rig.close()
 
 
 @pytest.fixture(name="shoe")
 def fixture_shoe(tmp_path: Path) -> Iterator[ShoeRig]:
-    rig = ShoeRig(tmp_path, "beetek")
-    rig.start()
-    try:
-        rig.wait("DeviceNoted", where=lambda e: e["detail"] == "DeviceOnline")
+    with running(ShoeRig(tmp_path, "beetek")) as rig:
         yield rig
-    finally:
-        rig.close()
 
 
 def _everywhere_offline(rig: Rig, name: str) -> None:
@@ -118,3 +110,23 @@ def test_an_unplugged_shoe_is_offline_not_waiting_for_the_dealer(shoe: ShoeRig) 
     shoe.wait("DeviceNoted", where=lambda e: e["detail"] == "DeviceOnline")
     operator: Mapping[str, Any] = shoe.operator()
     assert operator["state"] == "dealer_draws" and shoe.status()["device"]["online"] is True
+
+
+def test_the_watchers_are_told_when_the_device_side_changes(rig: Rig) -> None:
+    """The device operator takes a device event after the table has published the round event
+    it caused, so a screen that read ``round.status`` on that event could keep the device's old
+    state (a jam's fault missing from its hold, no clear-fault button: the dealer's screen
+    test failed so on a loaded machine). The watchers are sent a ``DeviceStatus`` line each
+    time the device side of the status changes: here when the jam's fault is raised, and the
+    status read after that line shows it."""
+    from firmware_sim.faults import FaultKind, FaultSpec
+
+    told = sum(1 for e in rig.published if e.get("type") == DEVICE_STATUS)
+    rig.sim.inject(FaultSpec(FaultKind.JAM))
+    rig.until(lambda: "jam" in rig.operator()["faults"], what="the jam on the operator",
+              timeout=60)
+    rig.until(lambda: sum(1 for e in rig.published if e.get("type") == DEVICE_STATUS) > told,
+              what="a DeviceStatus line after the jam", timeout=60)
+    line = next(e for e in reversed(rig.published) if e.get("type") == DEVICE_STATUS)
+    assert line == {"type": DEVICE_STATUS, "device": "shuffler"}
+    assert "jam" in rig.status()["device"]["operator"]["faults"]
