@@ -83,8 +83,6 @@ class ScreenActions:
                 await asyncio.to_thread(self.commander.send, verb, clipped(args), dealer)
             return error(403 if actor.code == "role" else 400, actor.code, actor.message)
         answer = await asyncio.to_thread(self.commander.send, verb, args, actor)
-        if self.app.follower is not None:  # the screen shows what the command left
-            await asyncio.to_thread(self.app.follower.refresh)
         if answer.ok:
             return JSONResponse({"ok": True, "result": answer.result})
         return error(403 if answer.code == "forbidden" else 200, answer.code, answer.message)

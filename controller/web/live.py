@@ -127,9 +127,6 @@ class TableFollower:
         self._stop = threading.Event()
         self._watcher: ControlClient | None = None
         self._notes = RoundNotes()
-        self._order = threading.Lock()
-        self._tickets = 0
-        self._published = 0
         self._status_as: list[dict[str, str]] = list(STATUS_AS)
         self._failures = 0
         self._thread = threading.Thread(target=self._run, name="web-follow", daemon=True)
@@ -193,32 +190,10 @@ class TableFollower:
 
     def _show(self) -> None:
         """A fresh connection per status: one idle between events would be closed by the
-        service's idle limit (docs/service.md), and a Unix connect costs microseconds. Two
-        threads read (the follower, and :meth:`refresh`): each read takes a ticket first and
-        publishes only if no later read has published, so the screen never goes back to an
-        older status; no lock is held while the socket answers."""
-        with self._order:
-            self._tickets += 1
-            ticket = self._tickets
+        service's idle limit (docs/service.md), and a Unix connect costs microseconds."""
         with self._client(self.socket_path, timeout=STATUS_TIMEOUT) as status:
             answer = self._status(status)
-        view = dealer_view(answer, notes=self._notes, chips=self.chips)
-        with self._order:
-            if ticket < self._published:
-                return  # a read that began later is on the screen already
-            self._published = ticket
-            self.broadcast.publish(view)
-
-    def refresh(self) -> None:
-        """Read the status again now: after a command from this screen is answered. What the
-        device operator took in after the round event that announced it (a fault the device
-        cleared, answered to ``supervisor.clear-fault`` once the operator has it) comes with
-        no round event of its own, so a view read on the event alone could stay stale until
-        the next one. Failures are the follower's to report."""
-        try:
-            self._show()
-        except (ControlError, TablectlError, OSError) as error:
-            log.debug("refresh after a command failed", error=str(error))
+        self.broadcast.publish(dealer_view(answer, notes=self._notes, chips=self.chips))
 
     def _status(self, client: ControlClient) -> dict[str, Any]:
         """``round.status`` for the first person the socket lets this process act for; when it
