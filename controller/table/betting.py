@@ -7,7 +7,7 @@ the layout, so a refused wager leaves the round exactly as it was.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from controller.errors import WagerError
 from controller.games.rules import GameId, LimitPolicy
@@ -30,6 +30,43 @@ _NO_MORE_BETS = {GameId.RWS_NC3P: "RWS-NC3P 5.8", GameId.MBS_3P: "MBS-3P 5.5",
 _NO_WITHDRAW = {GameId.RWS_NC3P: "RWS-NC3P 5.8", GameId.MBS_3P: "MBS-3P 5.6",
                 GameId.MBS_R3P: "MBS-R3P 5.3", GameId.RWS_3CP: "RWS-3CP 5.2",
                 GameId.LIVE_3P: "LIVE-3P Game Play"}
+
+
+@dataclass(slots=True)
+class WagerBook:
+    """The round's wagers, the ones taken out of play by a player's option, and the players'
+    play-or-fold decisions: written only here, a new book each round. Betting places, cuts
+    (the box maximum, RWS-NC3P 5.1) and takes back wagers; the options withdraw them and the
+    decisions add the Play wagers (RWS-3CP 3.8.2), each by asking the book."""
+
+    wagers: dict[str, Wager] = field(default_factory=dict)
+    withdrawn: dict[str, str] = field(default_factory=dict)
+    """Wager id -> the clause under which the player withdrew it (returned at settlement)."""
+    decisions: dict[str, cmd.Choice] = field(default_factory=dict)
+
+    def put(self, wager: Wager) -> None:
+        self.wagers[wager.id] = wager
+
+    def cut(self, wager: Wager, keep: int) -> None:
+        """The box maximum cuts ``wager`` back to ``keep`` (0: off the layout)."""
+        if keep:
+            self.wagers[wager.id] = replace(wager, amount=keep)
+        else:
+            del self.wagers[wager.id]
+
+    def take_back(self, wager_id: str) -> None:
+        """Withdrawn while bets are open: as if never placed."""
+        del self.wagers[wager_id]
+
+    def withdraw(self, wager_id: str, clause: str) -> None:
+        """Taken out of play by the player's option; returned at settlement under ``clause``."""
+        self.withdrawn[wager_id] = clause
+
+    def decide(self, position: str, choice: cmd.Choice, plays: tuple[Wager, ...]) -> None:
+        """A player's decision at ``position``, with the Play wagers it places."""
+        for wager in plays:
+            self.wagers[wager.id] = wager
+        self.decisions[position] = choice
 
 
 class BettingMixin(RoundCore):
@@ -70,7 +107,7 @@ class BettingMixin(RoundCore):
                 self._announce(accepted)
                 for reduction in others:
                     self._reduce(reduction)
-            self.wagers[wager.id] = wager
+            self.book.put(wager)
             accepted.append(wager)
             if len(others) < len(reductions):  # its own excess returned: after its acceptance
                 self._announce(accepted)
@@ -90,7 +127,7 @@ class BettingMixin(RoundCore):
         for reduction in reductions:
             if reduction.wager.id != wager.id:
                 self._reduce(reduction)
-        self.wagers[wager.id] = wager
+        self.book.put(wager)
         self.emit(ev.WagerAccepted(round=self.number, wager=wager))
         for reduction in own:
             self._reduce(reduction)
@@ -138,10 +175,7 @@ class BettingMixin(RoundCore):
 
     def _reduce(self, reduction: Reduction) -> None:
         wager = reduction.wager
-        if reduction.keep:
-            self.wagers[wager.id] = replace(wager, amount=reduction.keep)
-        else:
-            del self.wagers[wager.id]
+        self.book.cut(wager, reduction.keep)
         self.emit(ev.WagerReduced(round=self.number, wager_id=wager.id, player=wager.player,
                                   amount=reduction.keep, returned=wager.amount - reduction.keep,
                                   clause=BOX_MAXIMUM_CLAUSE, reason=reduction.reason))
@@ -159,7 +193,7 @@ class BettingMixin(RoundCore):
             raise Refused(f"wager {wager.id} carries the {needing[0].bet} wager "
                           f"{needing[0].id} ({self.rules.bet(needing[0].bet).requires_clause}); "
                           f"withdraw that first")
-        del self.wagers[wager.id]
+        self.book.take_back(wager.id)
         self.emit(ev.WagerWithdrawn(round=self.number, wager_id=wager.id, player=wager.player))
 
     def _cmd_CloseBets(self, command: cmd.CloseBets) -> None:
@@ -170,8 +204,8 @@ class BettingMixin(RoundCore):
             raise Refused(f"dealing device offline: {devices}; bets stay open until it returns "
                           f"(a round closed now could not be dealt)")
         receiving = receiving_boxes(self.rules, self.layout.boxes, self.wagers.values())
-        self.deal = Deal(deal_plan(self.rules, self.layout.device, receiving),
-                         burn_cards(self.layout.device), self.rules.dealer)
+        self.cards.start(Deal(deal_plan(self.rules, self.layout.device, receiving),
+                              burn_cards(self.layout.device), self.rules.dealer))
         self.close_bets()
         self.emit(ev.BetsClosed(round=self.number, wagers=tuple(self.wagers.values()),
                                 receiving=receiving))
@@ -191,17 +225,17 @@ class BettingMixin(RoundCore):
             raise Refused(f"dealing is blocked until the deck is replaced or counted: "
                           f"{self.deck_blocked}")
         if self.state in NO_ROUND:
-            self._shuffle_pending = True
+            self.deck.shuffled_for_next()
             self.emit(ev.ShuffleConfirmed(round=self.number + 1, source=source))
         elif self.state is S.BETTING:
-            self.shuffled = True
+            self.deck.shuffled_now()
             self.emit(ev.ShuffleConfirmed(round=self.number, source=source))
         elif self.state is S.CLOSED:
-            self.shuffled = True
+            self.deck.shuffled_now()
             self.confirm_shuffle()
             self.emit(ev.ShuffleConfirmed(round=self.number, source=source))
         else:
-            self._shuffle_pending = True  # a shuffle for the next round (two-deck shufflers)
+            self.deck.shuffled_for_next()  # a shuffle for the next round (two-deck shufflers)
             self.emit(ev.ShuffleConfirmed(round=self.number + 1, source=source))
 
     def _cmd_ReplaceDeck(self, command: cmd.ReplaceDeck) -> None:
@@ -216,12 +250,12 @@ class BettingMixin(RoundCore):
     def _release(self, by: str) -> None:
         if self.deck_blocked is None:
             raise Refused("dealing is not blocked")
-        self.deck_blocked = None
+        self.deck.release()
         self.emit(ev.DeckReleased(round=self.number, by=by))
 
     def _deck_count_wrong(self, detail: str) -> None:
         clause = rule(self.rules, Kind.DECK_COUNT, self._context()).clause
-        self.deck_blocked = detail
+        self.deck.block(detail)
         self.emit(ev.DeckBlocked(round=self.number, reason=detail, clause=clause))
         # During betting nothing is dealt from the deck yet: blocking it is enough, and the
         # round deals once the deck is replaced or counted.

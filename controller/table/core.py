@@ -1,20 +1,26 @@
-"""The round machine's data, its guard conditions and its output, shared by every part of it.
+"""What every input handler of the round may read: the round's parts and its read-only views
+of them, the guard conditions, and the output.
 
-:class:`RoundCore` is the base of the mixins that :class:`~controller.table.machine.RoundMachine`
-is composed of (betting, card intake, rulings, holds, settlement). It owns the round's data and
-the pure predicates ``transitions`` evaluates as conditions, and it declares, without defining,
-the triggers ``transitions`` binds on the model and the handlers the mixins call on one another,
-so each mixin reads as if it were the whole machine.
+The round's state lives in parts (the wager book, the cards, the deck, the holds, the options,
+the money, the devices, the clock gate), each an object that alone writes its fields
+(``tests/controller/table/test_ownership.py``); :class:`~controller.table.machine.RoundMachine`
+builds them and is the only code that assigns the round's own attributes. :class:`RoundCore`
+declares those attributes, gives read-only views of the parts under the names the service and
+the tests read (``wagers``, ``deal``, ``deck_blocked``, ...; a view has no setter, so a handler
+cannot assign through it), holds the pure predicates ``transitions`` evaluates as conditions,
+and declares, without defining, the triggers ``transitions`` binds on the model and the
+handlers the concerns call on one another.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import structlog
 
 from controller.games.cards import Card
-from controller.games.rules import Family
+from controller.games.rules import Family, GameRules
 from controller.settlement import Settlement, TableMemory, Wager
 from controller.table import commands as cmd
 from controller.table import events as ev
@@ -26,6 +32,16 @@ from controller.table.options import Offer
 from controller.table.states import NO_ROUND, Hold, Kind, RoundState, S
 from drivers import events as dev
 
+if TYPE_CHECKING:  # the parts' modules hold handlers built on this class
+    from controller.table.betting import WagerBook
+    from controller.table.cards import RoundCards
+    from controller.table.clockgate import ClockGate
+    from controller.table.deck import Deck
+    from controller.table.holds import Holds
+    from controller.table.intake import Devices
+    from controller.table.options import Options
+    from controller.table.settling import Money
+
 log = structlog.get_logger("controller.table")
 
 SettledHands = tuple[tuple[str, tuple[Card, ...]], ...]
@@ -33,9 +49,22 @@ SettledHands = tuple[tuple[str, tuple[Card, ...]], ...]
 
 
 class RoundCore:
-    """One table's round data. Not thread-safe by design: only the table thread calls it."""
+    """What a handler of the round reads. Not thread-safe by design: only the table thread
+    calls it."""
 
+    # the model's own fields, written only by :class:`~controller.table.machine.RoundMachine`
     state: RoundState
+    layout: TableLayout
+    rules: GameRules
+    number: int
+    clock_gate: ClockGate
+    deck: Deck
+    book: WagerBook
+    devices: Devices
+    cards: RoundCards
+    holds: Holds
+    options: Options
+    money: Money
 
     # triggers bound by ``transitions`` (RoundMachine.__init__); each returns True when queued
     open_round: Callable[[], bool]
@@ -50,10 +79,10 @@ class RoundCore:
     settle_round: Callable[[], bool]
     hold: Callable[[], bool]
     offer_options: Callable[[], bool]
-    resume: Callable[[], bool]
+    resume: Callable[[RoundState], bool]
     void: Callable[[], bool]
 
-    # handlers one mixin provides to the others
+    # handlers one concern provides to the others
     _device: Callable[[dev.DeviceEvent], None]  # intake
     _assigned: Callable[[list[Delivery]], None]  # intake
     _maybe_finish_deal: Callable[[], None]  # intake
@@ -73,53 +102,90 @@ class RoundCore:
     _decide_correction: Callable[[Hold, cmd.SupervisorDecision], None]  # settling
     _settlement: Callable[..., tuple[Settlement, SettledHands]]  # settling
 
-    def __init__(self, layout: TableLayout, emit: Callable[[ev.RoundEvent], None],
-                 memory: TableMemory = TableMemory()) -> None:
-        self.layout = layout
-        self.rules = layout.rules
-        self.memory = memory
-        self._emit_to = emit
-        self.number = 0
-        self.deck_blocked: str | None = None
-        self.offline: dict[str, str] = {}
+    # -- read-only views of the parts (what the service and the tests read) ------------------
+    @property
+    def offline(self) -> Mapping[str, str]:
         """Devices reported offline and not yet back: "No more bets" waits for them."""
-        self.clock_block: str | None = None
-        """Why the ``[clock]`` policy refuses new rounds (:mod:`.clockgate`); ``None`` if not."""
-        self.clock_override: str | None = None
-        """Who let rounds open despite :attr:`clock_block`, and why."""
-        self._shuffle_pending = False
-        self._face_up_pending = 0
-        """Cards the shuffler found face up while shuffling between rounds (its exposed-card
-        fault bit with no round open): ruled when the next round opens, which they belong to."""
-        self._echoes: set[tuple[str, Kind]] = set()
-        """(device, kind) already reported by a card event: the fault the same device raises
-        right after it (shuffler exposed or duplicate bit, Bee-Tek E3/E5 alarm after the card)
-        is the same event. Kept across rounds (the echo may arrive after a void and the next
-        "Place your bets") until the device's next card event."""
-        self._settled_from: TableMemory | None = None
-        self._corrected = False
-        self._reset_round()
+        return self.devices.offline
 
-    # -- round data -------------------------------------------------------------------------
-    def _reset_round(self) -> None:
-        self.wagers: dict[str, Wager] = {}
-        self.withdrawn: dict[str, str] = {}
-        self.removed: dict[str, str] = {}
-        self.decisions: dict[str, cmd.Choice] = {}
-        self.deal: Deal | None = None
-        self.shuffled = False
-        self.exposed = 0
-        self.exposed_in_deal = 0
-        self.hold_info: Hold | None = None
-        self.offer: Offer | None = None
-        self.offers = 0
+    @property
+    def deal(self) -> Deal | None:
+        return self.cards.deal
+
+    @property
+    def removed(self) -> Mapping[str, str]:
+        return self.cards.removed
+
+    @property
+    def exposed(self) -> int:
+        return self.cards.exposed
+
+    @property
+    def exposed_in_deal(self) -> int:
+        return self.cards.exposed_in_deal
+
+    @property
+    def swapped(self) -> bool:
+        return self.cards.swapped
+
+    @property
+    def hold_info(self) -> Hold | None:
+        return self.holds.held
+
+    @property
+    def source(self) -> RoundState:
+        return self.holds.source
+
+    @property
+    def buffer(self) -> Sequence[dev.DeviceEvent]:
+        return self.holds.buffer
+
+    @property
+    def offer(self) -> Offer | None:
+        return self.options.offer
+
+    @property
+    def offers(self) -> int:
         """Announcements of options this round (numbers each :class:`Offer`)."""
-        self.buffer: list[dev.DeviceEvent] = []
-        self.source: RoundState = S.IDLE
-        self.swapped = False
-        self.last_settlement: Settlement | None = None
-        self._settled_from = None
-        self._corrected = False
+        return self.options.announcements
+
+    @property
+    def memory(self) -> TableMemory:
+        return self.money.memory
+
+    @property
+    def last_settlement(self) -> Settlement | None:
+        return self.money.last_settlement
+
+    @property
+    def wagers(self) -> Mapping[str, Wager]:
+        return self.book.wagers
+
+    @property
+    def withdrawn(self) -> Mapping[str, str]:
+        return self.book.withdrawn
+
+    @property
+    def decisions(self) -> Mapping[str, cmd.Choice]:
+        return self.book.decisions
+
+    @property
+    def deck_blocked(self) -> str | None:
+        return self.deck.blocked
+
+    @property
+    def shuffled(self) -> bool:
+        return self.deck.shuffled
+
+    @property
+    def clock_block(self) -> str | None:
+        """Why the ``[clock]`` policy refuses new rounds (:mod:`.clockgate`); ``None`` if not."""
+        return self.clock_gate.block
+
+    @property
+    def clock_override(self) -> str | None:
+        """Who let rounds open despite :attr:`clock_block`, and why."""
+        return self.clock_gate.override
 
     # -- conditions (pure predicates) ------------------------------------------------------
     def is_shuffled(self) -> bool:
@@ -143,12 +209,8 @@ class RoundCore:
     def can_settle(self) -> bool:
         return self.deal is not None and self.deal.complete
 
-    def _resumes_to(self, target: RoundState) -> Callable[[], bool]:
-        return lambda *args, **kwargs: self.source is target
-
     def _remember_source(self, *args: object, **kwargs: object) -> None:
-        if self.state not in (S.HOLD, S.OPTIONS):
-            self.source = self.state
+        self.holds.remember(self.state)
 
     def only_memory_carries_over(self) -> bool:
         """Between rounds, nothing but :attr:`memory` ties the next round to the earlier ones:
@@ -157,8 +219,8 @@ class RoundCore:
         exactly what this one would, which is what lets the journal start a new session here
         (and recovery replay only from it)."""
         return (self.state in NO_ROUND and self.deck_blocked is None and not self.offline
-                and not self._shuffle_pending and not self._echoes
-                and not self._face_up_pending and self.clock_block is None)
+                and not self.deck.next_round and not self.devices.echoes
+                and not self.devices.face_up_pending and self.clock_block is None)
 
     def bets_still_open(self) -> bool:
         """No round, or a round still taking bets: nothing has been dealt or decided, so a

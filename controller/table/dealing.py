@@ -75,6 +75,16 @@ class Deal:
     def mark_seen(self, cards: Iterable[Card]) -> None:
         self.seen.update(cards)
 
+    def ignore(self, card: Card) -> None:
+        """A card after the game, ignored by the rules: seen, and kept apart from the hands."""
+        self.seen.add(card)
+        self.ignored.append(card)
+
+    def hold_out(self, card: Card) -> None:
+        """A short burn (LIVE-3P T&C 1): seen, held out of the hands until reconstructed."""
+        self.seen.add(card)
+        self.unmarked.append(card)
+
     def burn(self, card: Card) -> int:
         self.burns.append(card)
         return len(self.burns) - 1

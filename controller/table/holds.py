@@ -8,6 +8,7 @@ and the device events buffered meanwhile are replayed in arrival order.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, field
 
 from controller.errors import RequestError
 from controller.games.cards import Card
@@ -19,7 +20,7 @@ from controller.table.dealing import Deal, Delivery
 from controller.table.events import PlayerAtBox
 from controller.table.irregularities import Action, Source, general
 from controller.table.options import PER_PLAYER_WITHDRAWAL, players_at_boxes
-from controller.table.states import IN_ROUND, RESUMABLE, Hold, Kind, Refused, S
+from controller.table.states import IN_ROUND, RESUMABLE, Hold, Kind, Refused, RoundState, S
 from drivers import events as dev
 
 Act = cmd.SupervisorAction
@@ -30,6 +31,47 @@ _ANSWERS: dict[Act, tuple[Kind, dict[str, object]]] = {
 }
 """A supervisor's answer to the fact a ruling asked for: the irregularity is ruled again with
 that fact (RWS-NC3P 5.10 vs 5.7; a jam that stops the round is a 5.4 interruption)."""
+
+
+@dataclass(slots=True)
+class Holds:
+    """A round's hold, written only here: what the supervisor is asked to decide, the state
+    the round was held (or offered the options) in, and the device events that arrived
+    meanwhile, replayed in arrival order on resuming. A new one each round."""
+
+    held: Hold | None = None
+    source: RoundState = RoundState.IDLE
+    """The state the round resumes to (``resume(source)``)."""
+    buffer: list[dev.DeviceEvent] = field(default_factory=list)
+
+    def hold(self, hold: Hold) -> None:
+        self.held = hold
+
+    def decided(self) -> None:
+        self.held = None
+
+    def remember(self, state: RoundState) -> None:
+        """The round leaves ``state`` for a hold or the options (not one for the other)."""
+        if state not in (RoundState.HOLD, RoundState.OPTIONS):
+            self.source = state
+
+    def keep(self, event: dev.DeviceEvent) -> None:
+        """A card event while held: replayed on resuming."""
+        self.buffer.append(event)
+
+    def take(self, taken: list[dev.DeviceEvent]) -> None:
+        """Cards a supervisor ordered out of the buffer: dealt now, not replayed."""
+        self.buffer = [e for e in self.buffer if e not in taken]
+
+    def release(self) -> list[dev.DeviceEvent]:
+        """The events kept while held, in arrival order, handed back for replay."""
+        pending, self.buffer = self.buffer, []
+        return pending
+
+    def end(self) -> None:
+        """The round is voided: no hold remains and nothing kept is replayed."""
+        self.held = None
+        self.buffer = []
 
 
 class HoldsMixin(RoundCore):
@@ -78,12 +120,12 @@ class HoldsMixin(RoundCore):
         if action is cmd.SupervisorAction.ORDER:
             ordered = self._ordered_cards(command.cards, from_buffer=hold.kind is not Kind.NO_READ)
         if action is cmd.SupervisorAction.RECONSTRUCT:
-            self.deal = self._reconstructed(hold, command)
+            self.cards.reconstructed(self._reconstructed(hold, command))
         elif action is cmd.SupervisorAction.CONTINUE:
             self._refuse_short_hands(hold, action, self.deal)
         self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor, action=action.value,
                                        clause=hold.ruling.clause, reason=command.reason))
-        self.hold_info = None
+        self.holds.decided()
         if action is cmd.SupervisorAction.VOID:
             # a clause that voids unless the cards are reconstructed voids as the text says;
             # any other void offered is the supervisor's own decision
@@ -104,11 +146,11 @@ class HoldsMixin(RoundCore):
             if declined is Action.VOID:
                 self._void(hold.ruling.note, hold.ruling.clause)
                 return
-            self.resume()
+            self.resume(self.source)
             self._remove_hand(hold.position or "", hold.ruling.clause)
             self._after_resume()
             return
-        self.resume()
+        self.resume(self.source)
         if burnt:
             self._burnt_on_reconstruction(burnt)
         self._assigned(rebuilt)
@@ -129,7 +171,7 @@ class HoldsMixin(RoundCore):
         self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor,
                                        action=command.action.value, clause=clause,
                                        reason=command.reason))
-        self.hold_info = None
+        self.holds.decided()
         # A supervisor's own void: after the reveal it keeps the bets already decided
         # (rules-coverage interpretation 34).
         self._void(command.reason, clause, discretionary=True)
@@ -195,8 +237,8 @@ class HoldsMixin(RoundCore):
         self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor,
                                        action=command.action.value, clause=hold.ruling.clause,
                                        reason=command.reason))
-        self.hold_info = None
-        self.resume()
+        self.holds.decided()
+        self.resume(self.source)
         self._irregularity(kind, position=hold.position,
                            detail=f"{hold.kind.value}: {command.action.value}", **facts)
         if self.state in RESUMABLE:
@@ -215,7 +257,7 @@ class HoldsMixin(RoundCore):
             if missing:
                 raise Refused(f"order names cards not drawn: {', '.join(missing)}")
             taken = [e for e in buffered if e.card in cards]
-            self.buffer = [e for e in self.buffer if e not in taken]
+            self.holds.take(taken)
         # cards entered in the order drawn complete the burns still due before the deal
         burns_due = self.deal.burn_target - len(self.deal.burns) if self.deal else 0
         return [dev.CardRead(device="supervisor", card=card, burn=index < burns_due)
@@ -226,7 +268,7 @@ class HoldsMixin(RoundCore):
         (after the players' options, when a hold interrupted them)."""
         if self._options_outlive_hold():
             return
-        pending, self.buffer = self.buffer, []
+        pending = self.holds.release()
         for event in pending:
             self._device(event)
         self._maybe_finish_deal()
@@ -260,7 +302,7 @@ class HoldsMixin(RoundCore):
                   and (every_box or w.position == who.position)]
         returned_by = "RWS-NC3P 5.7.3" if self.rules.id is GameId.RWS_NC3P else clause
         for wager in chosen:
-            self.withdrawn[wager.id] = returned_by
+            self.book.withdraw(wager.id, returned_by)
         if self.rules.id is GameId.RWS_NC3P and \
                 not any(w.position == who.position for w in self.active_wagers()):
             self._remove_hand(who.position, returned_by)
@@ -296,8 +338,8 @@ class HoldsMixin(RoundCore):
                 positions.index(position) if position in positions else 0)
 
     def _close_options(self) -> None:
-        self.offer = None
-        self.resume()
+        self.options.close()
+        self.resume(self.source)
         self._after_resume()
 
     def _options_outlive_hold(self) -> bool:
@@ -309,10 +351,9 @@ class HoldsMixin(RoundCore):
         offer.keep_only(players_at_boxes(self.active_wagers(), self.rules.positions,
                                          self.removed))
         if offer.done:
-            self.offer = None
+            self.options.close()
             return False
-        self.offers += 1
-        offer.number = self.offers
+        self.options.renew()
         self.offer_options()
         self._announce_options(True)
         return True

@@ -8,6 +8,8 @@ twice. While the round is held, card events are buffered and replayed on resumpt
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from controller.games.cards import Card
 from controller.table import events as ev
 from controller.table.core import RoundCore
@@ -34,15 +36,61 @@ _FAULT_KINDS = {dev.Fault.FOREIGN_CARD: Kind.FOREIGN_CARD,
                 dev.Fault.JAM: Kind.JAMMED}
 
 
+@dataclass(slots=True)
+class Devices:
+    """What the round knows of its devices between inputs, written only here: which are
+    offline, which fault of which device only echoes a card event already counted, and cards
+    found face up while shuffling between rounds. Kept across rounds."""
+
+    offline: dict[str, str] = field(default_factory=dict)
+    """Devices reported offline and not yet back: "No more bets" waits for them."""
+    echoes: set[tuple[str, Kind]] = field(default_factory=set)
+    """(device, kind) already reported by a card event: the fault the same device raises
+    right after it (shuffler exposed or duplicate bit, Bee-Tek E3/E5 alarm after the card)
+    is the same event. Kept across rounds (the echo may arrive after a void and the next
+    "Place your bets") until the device's next card event."""
+    face_up_pending: int = 0
+    """Cards the shuffler found face up while shuffling between rounds (its exposed-card
+    fault bit with no round open): ruled when the next round opens, which they belong to."""
+
+    def card_event(self, device: str) -> None:
+        """The device's next card event: its earlier echoes are spent."""
+        self.echoes = {echo for echo in self.echoes if echo[0] != device}
+
+    def will_echo(self, device: str, kind: Kind) -> None:
+        self.echoes.add((device, kind))
+
+    def echoed(self, device: str, kind: Kind) -> bool:
+        """True (and the echo spent) when this fault only echoes a counted card event."""
+        if (device, kind) not in self.echoes:
+            return False
+        self.echoes.discard((device, kind))
+        return True
+
+    def went_offline(self, device: str, reason: str) -> None:
+        self.offline[device] = reason
+
+    def came_back(self, device: str) -> None:
+        self.offline.pop(device, None)
+
+    def found_face_up(self) -> None:
+        self.face_up_pending += 1
+
+    def take_face_up(self) -> int:
+        """The cards found face up since the last round, now ruled in the one opening."""
+        found, self.face_up_pending = self.face_up_pending, 0
+        return found
+
+
 class IntakeMixin(RoundCore):
     """Device events and card intake: what each card or fault does to the round."""
 
     def _device(self, event: dev.DeviceEvent) -> None:
         if isinstance(event, (dev.CardRead, dev.CardSetDispensed, dev.NoRead, dev.DoubleFeed)):
-            self._echoes = {echo for echo in self._echoes if echo[0] != event.device}
+            self.devices.card_event(event.device)
         if isinstance(event, (dev.CardRead, dev.CardSetDispensed, dev.NoRead, dev.DoubleFeed)) \
                 and self.state in (S.HOLD, S.OPTIONS):
-            self.buffer.append(event)
+            self.holds.keep(event)
             return
         if isinstance(event, dev.CardRead):
             self._card_read(event)
@@ -51,7 +99,7 @@ class IntakeMixin(RoundCore):
         elif isinstance(event, dev.ShuffleDone):
             if event.counted != event.expected:
                 # the shuffler may raise its count fault after this report: the same count
-                self._echoes.add((event.device, Kind.DECK_COUNT))
+                self.devices.will_echo(event.device, Kind.DECK_COUNT)
                 self._deck_count_wrong(f"{event.device} counted {event.counted} cards, expected "
                                        f"{event.expected}")
             else:
@@ -64,7 +112,7 @@ class IntakeMixin(RoundCore):
             self._in_round_irregularity(event, Kind.FOREIGN_CARD,
                                         f"foreign card {event.barcode} {event.deck_id or ''}")
         elif isinstance(event, dev.NoRead):
-            self._echoes.add((event.device, Kind.NO_READ))
+            self.devices.will_echo(event.device, Kind.NO_READ)
             self._in_round_irregularity(event, Kind.NO_READ, "card not identified")
         elif isinstance(event, dev.DoubleFeed):
             self._in_round_irregularity(event, Kind.SIMULTANEOUS_DRAW, "two cards drawn together")
@@ -72,22 +120,20 @@ class IntakeMixin(RoundCore):
             kind = _FAULT_KINDS.get(event.fault)
             if kind is Kind.DECK_COUNT and self.deck_blocked is not None:
                 # the shuffler's fault bit echoes the count it already reported in ShuffleDone
-                self._echoes.discard((event.device, kind))
+                self.devices.echoed(event.device, kind)  # spent: the next count fault is new
                 self._note(event, f"fault {event.fault.value} {event.detail} (deck already "
                            f"blocked)")
-            elif kind is Kind.DECK_COUNT and (event.device, kind) in self._echoes:
+            elif kind is Kind.DECK_COUNT and self.devices.echoed(event.device, kind):
                 # ... and when it arrives after the deck was replaced and the next round opened,
                 # it is still that count, not a new one: the new round is untouched
-                self._echoes.discard((event.device, kind))
                 self._note(event, f"fault {event.fault.value} {event.detail} (already counted)")
             elif kind is Kind.DECK_COUNT:
                 self._deck_count_wrong(f"{event.device}: {event.fault.value} {event.detail}")
-            elif kind is not None and (event.device, kind) in self._echoes:
+            elif kind is not None and self.devices.echoed(event.device, kind):
                 # the device flagged the card (or reported the no-read) AND raises the fault
-                self._echoes.discard((event.device, kind))
                 self._note(event, f"fault {event.fault.value} {event.detail} (already counted)")
             elif kind is Kind.EXPOSED_CARD and self.state in NO_ROUND:
-                self._face_up_pending += 1
+                self.devices.found_face_up()
                 self._note(event, f"fault {event.fault.value} {event.detail}: found while "
                            f"shuffling between rounds; ruled when the next round opens")
             elif kind is Kind.EXPOSED_CARD and self.state in RESUMABLE:
@@ -102,12 +148,12 @@ class IntakeMixin(RoundCore):
             else:
                 self._note(event, f"fault {event.fault.value} {event.detail}")
         elif isinstance(event, dev.DeviceOffline):
-            self.offline[event.device] = event.reason or "offline"
+            self.devices.went_offline(event.device, event.reason or "offline")
             self._interruption(event, Kind.INTERRUPTION)
         elif isinstance(event, dev.DeviceRebooted):
             self._rebooted(event)
         elif isinstance(event, dev.DeviceOnline):
-            self.offline.pop(event.device, None)
+            self.devices.came_back(event.device)
             self._note(event, type(event).__name__)
         else:
             self._note(event, type(event).__name__)
@@ -131,8 +177,8 @@ class IntakeMixin(RoundCore):
         lost = self.layout.device is DealingDevice.SHUFFLER and \
             self.state not in (S.BURN, S.DEALING, S.DECISIONS, S.DEALT, S.REVEALED, S.HOLD,
                                S.OPTIONS)
-        if lost and (self.shuffled or self._shuffle_pending):
-            self.shuffled = self._shuffle_pending = False
+        if lost and (self.shuffled or self.deck.next_round):
+            self.deck.shuffle_lost()
             if self.state is S.SHUFFLED:
                 self.lose_shuffle()  # nothing dealt yet: back to waiting for a shuffle
             self._note(event, "DeviceRebooted: the shuffle before it is lost; shuffle again",
@@ -180,7 +226,7 @@ class IntakeMixin(RoundCore):
         deal.mark_seen((card,))
         self._assigned([deal.deliver_card(card)])
         if event.exposed:
-            self._echoes.add((event.device, Kind.EXPOSED_CARD))
+            self.devices.will_echo(event.device, Kind.EXPOSED_CARD)
             self._exposure(Source.DEVICE, detail=card.code, first_card=first)
         self._maybe_finish_deal()
 
@@ -192,8 +238,7 @@ class IntakeMixin(RoundCore):
         ``reconstruct`` makes it the missing burn."""
         deal = self.deal
         assert deal is not None
-        deal.mark_seen((card,))
-        deal.unmarked.append(card)
+        deal.hold_out(card)
         self._irregularity(Kind.BURN_ERROR, detail=f"short burn: {card.code} came unmarked "
                            f"from the shoe's game section after {len(deal.burns)} of "
                            f"{deal.burn_target} burn cards")
@@ -208,7 +253,7 @@ class IntakeMixin(RoundCore):
         deliveries = deal.deliver_set(event.cards)
         self._assigned(deliveries)
         if event.exposed:
-            self._echoes.add((event.device, Kind.EXPOSED_CARD))
+            self.devices.will_echo(event.device, Kind.EXPOSED_CARD)
             self._exposure(Source.DEVICE, cards=len(event.exposed), first_card=first,
                            detail="exposed in set: " + " ".join(c.code for c in event.exposed))
             if self.state not in (S.DEALING, S.BURN):
@@ -231,8 +276,7 @@ class IntakeMixin(RoundCore):
             if ruling.action is Action.IGNORE:
                 for card in cards:
                     if self.deal is not None and state not in NO_ROUND:
-                        self.deal.mark_seen((card,))
-                        self.deal.ignored.append(card)
+                        self.deal.ignore(card)
                     self.emit(ev.CardIgnored(round=self.number, card=card, clause=ruling.clause,
                                              reason=ruling.note))
                 return False
@@ -254,7 +298,7 @@ class IntakeMixin(RoundCore):
         repeated = [card for card in cards if card in deal.seen] or \
             [card for i, card in enumerate(cards) if card in cards[:i]]
         if repeated:
-            self._echoes.add((event.device, Kind.DUPLICATE_CARD))  # the shuffler's fault bit
+            self.devices.will_echo(event.device, Kind.DUPLICATE_CARD)  # the shuffler's fault bit
             self._irregularity(Kind.DUPLICATE_CARD,
                                detail=f"second copy of {repeated[0].code} in this round")
             return False

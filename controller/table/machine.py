@@ -7,10 +7,15 @@ completes the deal moves on to the decisions). Every input is handled by :meth:`
 the rules forbid is refused with a :class:`CommandRefused` naming the reason and clause, and the
 round loses nothing. Rulings on irregularities come from :mod:`controller.table.irregularities`.
 
-This module holds the transition table and the entry point; what each input does lives in the
-mixins :class:`RoundMachine` is composed of, one concern each:
+This module holds the model: the transition list (:data:`TRANSITIONS`, declared once), the parts
+the round's state lives in (each the only writer of its fields: :class:`~.betting.WagerBook`,
+:class:`~.cards.RoundCards`, :class:`~.deck.Deck`, :class:`~.holds.Holds`,
+:class:`~.options.Options`, :class:`~.settling.Money`, :class:`~.intake.Devices`,
+:class:`~.clockgate.ClockGate`), and the entry point. Only this module assigns the round's own
+attributes. What each input does lives in the handlers :class:`RoundMachine` is composed of,
+one concern each, which own no field and change the round only by asking its parts:
 
-- :mod:`~controller.table.core`: the round's data, the guard conditions and the output;
+- :mod:`~controller.table.core`: the read-only views, the guard conditions and the output;
 - :mod:`~controller.table.betting`: wagers, "No more bets", the shuffle and the deck;
 - :mod:`~controller.table.intake`: device events and card intake;
 - :mod:`~controller.table.rulings`: irregularities ruled and applied;
@@ -20,12 +25,13 @@ mixins :class:`RoundMachine` is composed of, one concern each:
   policy);
 - :mod:`~controller.table.protection`: game-protection findings (alerts, a short deck held).
 
-The states and the values kept between inputs are in :mod:`~controller.table.states`.
+The states and the small values kept between inputs are in :mod:`~controller.table.states`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from transitions import Machine, MachineError
 
@@ -33,17 +39,19 @@ from controller.errors import TablectlError
 from controller.settlement import TableMemory
 from controller.table import commands as cmd
 from controller.table import events as ev
-from controller.table.betting import BettingMixin
-from controller.table.clockgate import ClockGateMixin
-from controller.table.holds import HoldsMixin
-from controller.table.intake import IntakeMixin
+from controller.table.betting import BettingMixin, WagerBook
+from controller.table.clockgate import ClockGate, ClockGateMixin
+from controller.table.cards import RoundCards
+from controller.table.deck import Deck
+from controller.table.holds import Holds, HoldsMixin
+from controller.table.intake import Devices, IntakeMixin
 from controller.table.irregularities import Source
 from controller.table.layout import TableLayout
-from controller.table.options import Offer
+from controller.table.options import Offer, Options
 from controller.table.protection import ProtectionMixin
 from controller.table.positions import check_positions
 from controller.table.rulings import RulingsMixin
-from controller.table.settling import SettlingMixin
+from controller.table.settling import Money, SettlingMixin
 from controller.table.states import (
     IN_ROUND,
     NO_ROUND,
@@ -68,35 +76,79 @@ SUPERVISOR_AUTHORITY = {
 table cited the clauses of three other games)."""
 
 
+@dataclass(frozen=True, slots=True)
+class CameFrom:
+    """The ``resume`` condition: the round goes back to the state it was held (or offered the
+    options) in, which the trigger is given (``resume(source)``)."""
+
+    target: RoundState
+
+    def __call__(self, source: RoundState) -> bool:
+        return source is self.target
+
+
+TRANSITIONS: tuple[dict[str, object], ...] = (
+    {"trigger": "open_round", "source": list(NO_ROUND), "dest": S.BETTING},
+    {"trigger": "close_bets", "source": S.BETTING, "dest": S.SHUFFLED,
+     "conditions": "is_shuffled"},
+    {"trigger": "close_bets", "source": S.BETTING, "dest": S.CLOSED},
+    {"trigger": "confirm_shuffle", "source": S.CLOSED, "dest": S.SHUFFLED,
+     "conditions": "deck_usable"},
+    {"trigger": "lose_shuffle", "source": S.SHUFFLED, "dest": S.CLOSED},
+    {"trigger": "start_burn", "source": S.SHUFFLED, "dest": S.BURN, "conditions": "must_burn"},
+    {"trigger": "start_deal", "source": [S.SHUFFLED, S.BURN], "dest": S.DEALING},
+    {"trigger": "finish_deal", "source": S.DEALING, "dest": S.DECISIONS,
+     "conditions": "needs_decisions"},
+    {"trigger": "finish_deal", "source": S.DEALING, "dest": S.REVEALED, "conditions": "face_up"},
+    {"trigger": "finish_deal", "source": S.DEALING, "dest": S.DEALT},
+    {"trigger": "decisions_done", "source": S.DECISIONS, "dest": S.DEALT,
+     "conditions": "all_decided"},
+    {"trigger": "reveal", "source": S.DEALT, "dest": S.REVEALED},
+    {"trigger": "settle_round", "source": S.REVEALED, "dest": S.SETTLED,
+     "conditions": "can_settle"},
+    # a hold after settlement: a correction whose clause asks a question (RWS-NC3P 5.9)
+    {"trigger": "hold", "source": [*RESUMABLE, S.OPTIONS, S.SETTLED], "dest": S.HOLD,
+     "before": "_remember_source"},
+    {"trigger": "offer_options", "source": [*RESUMABLE, S.HOLD], "dest": S.OPTIONS,
+     "before": "_remember_source"},
+    *({"trigger": "resume", "source": [S.HOLD, S.OPTIONS], "dest": target,
+       "conditions": CameFrom(target)} for target in (*RESUMABLE, S.SETTLED)),
+    {"trigger": "void", "source": list(IN_ROUND), "dest": S.VOIDED},
+)
+"""The round's transitions, declared once (as ``transitions``' own examples keep them): each
+condition names a pure predicate of the model (:mod:`~controller.table.core`); effects happen in
+the input handlers after a successful trigger."""
+
+
 class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, SettlingMixin,
                    ClockGateMixin, ProtectionMixin):
     """One table's rounds. Not thread-safe by design: only the table thread calls it."""
 
     def __init__(self, layout: TableLayout, emit: Callable[[ev.RoundEvent], None],
                  memory: TableMemory = TableMemory()) -> None:
-        super().__init__(layout, emit, memory)
+        # the parts kept across rounds; the round's own parts are made new by _reset_round
+        self.layout = layout
+        self.rules = layout.rules
+        self.money = Money(memory)
+        self._emit_to = emit
+        self.number = 0
+        self.devices = Devices()
+        self.clock_gate = ClockGate()
+        self.deck = Deck()
         self.machine = Machine(model=self, states=RoundState, initial=S.IDLE, queued=True,
-                               auto_transitions=False, model_attribute="state")
-        add = self.machine.add_transition
-        add("open_round", list(NO_ROUND), S.BETTING)
-        add("close_bets", S.BETTING, S.SHUFFLED, conditions="is_shuffled")
-        add("close_bets", S.BETTING, S.CLOSED)
-        add("confirm_shuffle", S.CLOSED, S.SHUFFLED, conditions="deck_usable")
-        add("lose_shuffle", S.SHUFFLED, S.CLOSED)
-        add("start_burn", S.SHUFFLED, S.BURN, conditions="must_burn")
-        add("start_deal", [S.SHUFFLED, S.BURN], S.DEALING)
-        add("finish_deal", S.DEALING, S.DECISIONS, conditions="needs_decisions")
-        add("finish_deal", S.DEALING, S.REVEALED, conditions="face_up")
-        add("finish_deal", S.DEALING, S.DEALT)
-        add("decisions_done", S.DECISIONS, S.DEALT, conditions="all_decided")
-        add("reveal", S.DEALT, S.REVEALED)
-        add("settle_round", S.REVEALED, S.SETTLED, conditions="can_settle")
-        # a hold after settlement: a correction whose clause asks a question (RWS-NC3P 5.9)
-        add("hold", [*RESUMABLE, S.OPTIONS, S.SETTLED], S.HOLD, before="_remember_source")
-        add("offer_options", [*RESUMABLE, S.HOLD], S.OPTIONS, before="_remember_source")
-        for target in (*RESUMABLE, S.SETTLED):
-            add("resume", [S.HOLD, S.OPTIONS], target, conditions=self._resumes_to(target))
-        add("void", list(IN_ROUND), S.VOIDED)
+                               auto_transitions=False, model_attribute="state",
+                               transitions=[dict(t) for t in TRANSITIONS])
+        self._reset_round()
+
+    # -- the round's data ----------------------------------------------------------------------
+    def _reset_round(self) -> None:
+        """A new round: a new wager book, cards, holds and options; the money forgets the last
+        round's settlement (not the table's memory)."""
+        self.book = WagerBook()
+        self.cards = RoundCards()
+        self.holds = Holds()
+        self.options = Options()
+        self.money.new_round()
 
     # -- entry point ------------------------------------------------------------------------
     def handle(self, item: object) -> None:
@@ -150,11 +202,11 @@ class RoundMachine(BettingMixin, IntakeMixin, RulingsMixin, HoldsMixin, Settling
         self.open_round()
         self.number += 1
         self._reset_round()
-        self.shuffled, self._shuffle_pending = self._shuffle_pending, False
+        self.deck.new_round()
         self.emit(ev.RoundOpened(round=self.number, game=self.rules.id.value,
                                  table=self.layout.table_id))
-        if self._face_up_pending:  # found face up while shuffling for this round
-            found, self._face_up_pending = self._face_up_pending, 0
+        found = self.devices.take_face_up()
+        if found:  # found face up while shuffling for this round
             self._exposure(Source.DEVICE, cards=found,
                            detail=f"{found} card(s) found face up while shuffling")
 

@@ -91,4 +91,28 @@ class Offer:
         return [{"position": p.position, "player": p.player} for p in self.pending]
 
 
-__all__ = ["Offer", "PER_PLAYER_WITHDRAWAL", "players_at_boxes"]
+@dataclass(slots=True)
+class Options:
+    """A round's options, written only here: the offer open now (``None`` when none is) and
+    how many announcements the round has made (numbering each). A new one each round."""
+
+    offer: Offer | None = None
+    announcements: int = 0
+
+    def open(self, clause: str, players: Iterable[PlayerAtBox], deadline_s: int) -> Offer:
+        self.announcements += 1
+        self.offer = Offer(clause, list(players), deadline_s, self.announcements)
+        return self.offer
+
+    def renew(self) -> None:
+        """The open offer announced again (after a hold): a new number, so a deadline measured
+        for the earlier announcement closes nothing."""
+        assert self.offer is not None
+        self.announcements += 1
+        self.offer.number = self.announcements
+
+    def close(self) -> None:
+        self.offer = None
+
+
+__all__ = ["Offer", "Options", "PER_PLAYER_WITHDRAWAL", "players_at_boxes"]

@@ -49,5 +49,5 @@ class ProtectionMixin(RoundCore):
     def _count_deck(self, reason: str, clause: str) -> None:
         """Block dealing until the deck is counted or replaced; rule nothing yet (the count is
         ruled when it is given, under ``clause``)."""
-        self.deck_blocked = reason
+        self.deck.block(reason)
         self.emit(ev.DeckBlocked(round=self.number, reason=reason, clause=clause))

@@ -77,9 +77,7 @@ class RulingsMixin(RoundCore):
                   first_card: bool | None = None) -> None:
         """``cards`` exposed at once (one set can show two): counted, then ruled once, so a
         clause that counts them (RWS-3CP 5.1.2) sees them all."""
-        self.exposed += cards
-        if self._context().phase in (Phase.DEALING, Phase.BURNING):
-            self.exposed_in_deal += cards
+        self.cards.count_exposed(cards, self._context().phase in (Phase.DEALING, Phase.BURNING))
         self._irregularity(Kind.EXPOSED_CARD, detail=detail, first_card=first_card,
                            source=source)
 
@@ -156,7 +154,7 @@ class RulingsMixin(RoundCore):
         elif action is Action.SUPERVISOR:
             if self.state not in (*RESUMABLE, S.OPTIONS):
                 return
-            self.hold_info = Hold(kind, ruling, position)
+            self.holds.hold(Hold(kind, ruling, position))
             # a hold during the options suspends them: they are announced again on resuming
             self.hold()
             self.emit(ev.SupervisorRequired(round=self.number, kind=kind.value,
@@ -165,7 +163,7 @@ class RulingsMixin(RoundCore):
         elif action is Action.PLAYER_OPTIONS:
             self._offer_options(ruling.clause)
         elif action is Action.SWAP_RESULTS:
-            self.swapped = True
+            self.cards.swap_results()
             self.emit(ev.ResultsSwapped(round=self.number, first=self.rules.positions[0],
                                         second=self.rules.positions[-1], clause=ruling.clause))
 
@@ -175,8 +173,7 @@ class RulingsMixin(RoundCore):
         players = players_at_boxes(self.active_wagers(), self.rules.positions, self.removed)
         if not players:
             return
-        self.offers += 1
-        self.offer = Offer(clause, list(players), self.layout.options_deadline_s, self.offers)
+        self.options.open(clause, players, self.layout.options_deadline_s)
         if self.state is not S.OPTIONS:  # a new dealing error while the options are open:
             self.offer_options()  # every player in play chooses again, on the same options
         self._announce_options(resumed=False)
@@ -189,11 +186,8 @@ class RulingsMixin(RoundCore):
                                           deadline_s=offer.deadline_s, resumed=resumed))
 
     def _remove_hand(self, position: str, clause: str) -> None:
-        if position in self.removed:
-            return
-        self.removed[position] = clause
-        if self.deal is not None and position != self.rules.dealer:
-            self.deal.drop_position(position)  # the cards still to come go to the boxes in play
+        if not self.cards.remove_hand(position, clause, self.rules.dealer):
+            return  # already out of play
         self.emit(ev.HandRemoved(round=self.number, position=position, clause=clause))
 
     def _void(self, reason: str, clause: str, discretionary: bool = False) -> None:
@@ -209,11 +203,9 @@ class RulingsMixin(RoundCore):
                         else clause)
             settlement = void_round(tuple(self.wagers.values()), returned, self.memory)
         self.void()
-        self.hold_info = None
-        self.offer = None
-        self.buffer = []
-        self.memory = settlement.memory  # a void returns it unchanged; settled bets move it
-        self.last_settlement = settlement
+        self.holds.end()
+        self.options.close()
+        self.money.booked(settlement)  # a void returns the memory unchanged; settled bets move it
         self.emit(ev.RoundVoided(round=self.number, reason=reason, clause=clause,
                                  settlement=settlement))
 

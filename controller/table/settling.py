@@ -9,17 +9,54 @@ the memory the round started with.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from controller.games.cards import Card
 from controller.games.rules import GameId
-from controller.settlement import RoundInput, Settlement, Wager, settle, void_round
+from controller.settlement import RoundInput, Settlement, TableMemory, Wager, settle, void_round
 from controller.settlement.model import Outcome, Result
 from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.core import RoundCore
 from controller.table.irregularities import Action, after_settlement
 from controller.table.states import Hold, Refused, S
+
+
+@dataclass(slots=True)
+class Money:
+    """The table's memory (progressive meter, players under the minimum) and the round's
+    settlement, written only here. The memory moves only when a settlement (or a void) is
+    booked; a correction settles again from the memory the round was settled from."""
+
+    memory: TableMemory
+    last_settlement: Settlement | None = None
+    settled_from: TableMemory | None = None
+    """The memory the round's settlement started from (``None`` until it settles)."""
+    corrected: bool = False
+    """The settled round was voided by a correction (only once)."""
+
+    def new_round(self) -> None:
+        self.last_settlement = None
+        self.settled_from = None
+        self.corrected = False
+
+    def settling(self) -> None:
+        """The round is about to settle from the memory as it stands."""
+        self.settled_from = self.memory
+
+    def booked(self, settlement: Settlement) -> None:
+        """A settlement (or a void: it returns the memory unchanged) is the round's result."""
+        self.memory = settlement.memory
+        self.last_settlement = settlement
+
+    def rewind(self) -> None:
+        """A correction settles again from the memory the round was settled from."""
+        assert self.settled_from is not None
+        self.memory = self.settled_from
+
+    def voided_after_settlement(self) -> None:
+        self.corrected = True
 
 
 class SettlingMixin(RoundCore):
@@ -45,9 +82,7 @@ class SettlingMixin(RoundCore):
             plays = tuple(Wager(f"{w.id}:play", position, "play", w.amount, w.player, w.seated)
                           for w in self.active_wagers()
                           if w.position == position and w.bet == "ante")
-            for wager in plays:
-                self.wagers[wager.id] = wager
-        self.decisions[position] = command.choice
+        self.book.decide(position, command.choice, plays)
         self.emit(ev.DecisionMade(round=self.number, position=position,
                                   choice=command.choice.value, play_wagers=plays))
         if self.all_decided():
@@ -82,11 +117,10 @@ class SettlingMixin(RoundCore):
             self._settle_round()
 
     def _settle_round(self) -> None:
-        self._settled_from = self.memory
+        self.money.settling()
         settlement, hands = self._settlement()
         self.settle_round()
-        self.memory = settlement.memory
-        self.last_settlement = settlement
+        self.money.booked(settlement)
         self.emit(ev.RoundSettled(round=self.number, settlement=settlement, hands=hands,
                                   returned_positions=tuple(self.removed.items())))
 
@@ -129,9 +163,9 @@ class SettlingMixin(RoundCore):
         if command.role is not cmd.Role.SUPERVISOR:
             raise Refused(f"correcting a settled round ({ruling.clause}) is a Pit Supervisor's "
                           f"decision; {command.actor} acts as {command.role.value}")
-        if self._corrected:
+        if self.money.corrected:
             raise Refused(f"round {self.number} was already voided after settlement")
-        assert self.deal is not None and self._settled_from is not None
+        assert self.deal is not None and self.money.settled_from is not None
         position = command.position
         removes = (ruling.declined or ruling.action) is Action.REMOVE_HAND
         if removes and (position is None or position == self.rules.dealer
@@ -142,7 +176,7 @@ class SettlingMixin(RoundCore):
                                        action=ruling.action.value, clause=ruling.clause,
                                        note=ruling.note))
         if ruling.action is Action.SUPERVISOR:
-            self.hold_info = Hold(command.kind, ruling, position)
+            self.holds.hold(Hold(command.kind, ruling, position))
             self.hold()
             self.emit(ev.SupervisorRequired(round=self.number, kind=command.kind.value,
                                             clause=ruling.clause,
@@ -161,8 +195,8 @@ class SettlingMixin(RoundCore):
         self.emit(ev.SupervisorDecided(round=self.number, actor=command.actor,
                                        action=command.action.value, clause=ruling.clause,
                                        reason=command.reason))
-        self.hold_info = None
-        self.resume()
+        self.holds.decided()
+        self.resume(self.source)
         if command.action is cmd.SupervisorAction.NOT_RECONSTRUCTABLE:
             self._correct(ruling.declined or Action.VOID, ruling.clause,
                           command.reason or ruling.note, hold.position)
@@ -174,20 +208,20 @@ class SettlingMixin(RoundCore):
         self._after_resume()
 
     def _correct(self, action: Action, clause: str, reason: str, position: str | None) -> None:
-        assert self._settled_from is not None
+        settled_from = self.money.settled_from
+        assert settled_from is not None
         if action is Action.VOID:
             returned = (f"{clause}; RWS-NC3P 5.15" if self.rules.id is GameId.RWS_NC3P
                         else clause)
-            settlement = void_round(tuple(self.wagers.values()), returned, self._settled_from)
-            self._corrected = True
+            settlement = void_round(tuple(self.wagers.values()), returned, settled_from)
+            self.money.voided_after_settlement()
         else:
             assert position is not None
-            self.removed[position] = clause
+            self.cards.remove_settled_hand(position, clause)
             self.emit(ev.HandRemoved(round=self.number, position=position, clause=clause))
-            self.memory = self._settled_from
+            self.money.rewind()
             settlement, _ = self._settlement()
-        self.memory = settlement.memory
-        self.last_settlement = settlement
+        self.money.booked(settlement)
         self.emit(ev.SettlementCorrected(round=self.number, clause=clause, reason=reason,
                                          settlement=settlement, voided=action is Action.VOID,
                                          position=position if action is not Action.VOID
