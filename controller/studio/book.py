@@ -94,6 +94,12 @@ class RoundBook:
             self._changed.notify_all()
         self._on_event(event)
 
+    @staticmethod
+    def is_public(event: dict[str, Any]) -> bool:
+        """Whether :meth:`add` keeps ``event`` among a round's events (a wager's own record
+        is not: each batch has its own answer)."""
+        return isinstance(event.get("type"), str) and _public(event) is not None
+
     def ensure(self, number: int, state: str = "betting") -> None:
         """A round just opened (or taken up after a restart, in ``state``): readers may ask
         for it before its next event arrives."""

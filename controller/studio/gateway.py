@@ -23,15 +23,16 @@ from typing import Any
 
 import structlog
 
-from controller.service.control.client import CommandRefused, ControlClient
+from controller.service.control.client import ControlClient, RequestRefused
 from controller.service.errors import ControlError
 from controller.service.protocol import MAX_BATCH_ROWS, MAX_LINE_BYTES, ROW_COLUMNS, ErrorCode
 from controller.studio.book import RoundBook, wager_id
 from controller.studio.config import StudioConfig
 from controller.studio.errors import StudioRefusal
 from controller.studio.ledger import Ledger
+from controller.studio.offer import table_offer
 from controller.studio.wire import (CloseBetting, MemberWager, OpenRound, WagerBatch,
-                                    parse_batch, parse_close, parse_open)
+                                    max_body_bytes, parse_batch, parse_close, parse_open)
 
 log = structlog.get_logger(__name__)
 
@@ -74,7 +75,7 @@ the table did not answer in time and the command is still queued; ``internal``) 
 outcome unknown, so it is never told to a game server as a refusal."""
 
 
-def _outcome_known(refused: CommandRefused) -> None:
+def _outcome_known(refused: RequestRefused) -> None:
     """Re-raise a control answer whose outcome is unknown (the server answers it ``503
     unavailable``, resend with the same key; nothing is recorded under the key, so the resend
     asks the table again and a wager it had placed meanwhile is answered accepted)."""
@@ -147,7 +148,7 @@ class Gateway:
         client, answer = self.ledger.last_open
         try:
             status = self._request("round.status", {}, client, "adopt")
-        except (CommandRefused, ControlError) as error:
+        except (RequestRefused, ControlError) as error:
             log.warning("studio_adopt_failed", error=str(error))
             return
         if status.get("state") in (None, "idle", "settled", "voided"):
@@ -158,7 +159,7 @@ class Gateway:
         self.book.ensure(number, "betting" if status.get("state") == "betting" else "closed")
         try:  # the round's stream so far, complete from RoundOpened (issue 33, finding 5)
             so_far = self._request("round.events", {"round": number}, client, "adopt")
-        except (CommandRefused, ControlError) as error:
+        except (RequestRefused, ControlError) as error:
             log.warning("studio_adopt_events_failed", round=number, error=str(error))
             so_far = {}
         for event in so_far.get("events", ()):
@@ -210,6 +211,22 @@ class Gateway:
         return {"round": current, "state": view.state if view else "idle",
                 "yours": owner == client, "max_batch": self.config.max_batch}
 
+    def table(self, client: str) -> dict[str, Any]:
+        """The table's game, bets, positions and limits (:func:`~.offer.table_offer`), read
+        from the table now (``round.status``) on a control connection of its own, without the
+        verbs' lock (as :meth:`status`): the service may have been restarted with another
+        config since the last read. The gateway's own bounds come with it (``max_batch``,
+        ``max_body_bytes``, ``max_betting_seconds``)."""
+        control = self._connect(30.0)
+        try:  # a refusal or a lost connection: the server answers 503 unavailable
+            status = control.request("round.status", actor="studio table",
+                                     acting_for={"name": client, "role": "operator"})
+        finally:
+            control.close()
+        return {**table_offer(status), "max_batch": self.config.max_batch,
+                "max_body_bytes": max_body_bytes(self.config.max_batch),
+                "max_betting_seconds": self.config.max_betting_seconds}
+
     def events(self, client: str, round_number: int, after: int,
                wait: float) -> dict[str, Any]:
         owner = self._owner.get(round_number)  # without the verbs' lock, as status()
@@ -246,7 +263,7 @@ class Gateway:
             answer = control.request("round.events", {"round": number},
                                      actor=f"studio events r{number}",
                                      acting_for={"name": client, "role": "operator"})
-        except CommandRefused as refused:
+        except RequestRefused as refused:
             _outcome_known(refused)
             raise StudioRefusal(404, "unknown_round", f"round {number}: {refused.message}") \
                 from refused
@@ -295,7 +312,7 @@ class Gateway:
     def _request(self, verb: str, args: dict[str, Any], client: str, key: str
                  ) -> dict[str, Any]:
         """One control request for ``client``; a broken connection is reopened once (the
-        service restarted), a refusal raises :class:`CommandRefused`."""
+        service restarted), a refusal raises :class:`RequestRefused`."""
         for attempt in (1, 2):
             try:
                 if self._control is None:
@@ -314,7 +331,7 @@ class Gateway:
     def _open(self, client: str, request: OpenRound) -> dict[str, Any]:
         try:
             result = self._request("round.open", {}, client, request.key)
-        except CommandRefused as refused:
+        except RequestRefused as refused:
             _outcome_known(refused)
             return self._answer(client, request.key, request.digest, {
                 "ok": False, "code": "refused", "message": refused.message})
@@ -360,7 +377,7 @@ class Gateway:
                 answer = self._request("wager.place-batch", {"rows": part}, client, batch.key)
                 refused = [(start + int(index), str(reason))
                            for index, reason in answer["refusals"]]
-            except CommandRefused as refused_whole:  # no round takes bets: every wager refused
+            except RequestRefused as refused_whole:  # no round takes bets: every wager refused
                 _outcome_known(refused_whole)
                 refused = [(start + index, refused_whole.message)
                            for index in range(len(part))]
@@ -391,7 +408,7 @@ class Gateway:
         if self._current == request.round:
             try:
                 self._request("round.close", {}, client, request.key)
-            except CommandRefused as refused:
+            except RequestRefused as refused:
                 _outcome_known(refused)
                 view = self.book.view(request.round)
                 if view is None or view.state == "betting":
@@ -427,7 +444,7 @@ class Gateway:
                 return
             try:
                 self._request("round.close", {}, self._owner[number], f"window r{number}")
-            except (CommandRefused, ControlError) as error:
+            except (RequestRefused, ControlError) as error:
                 log.warning("studio_window_close_failed", round=number, error=str(error))
 
     def _noticed(self, event: dict[str, Any]) -> None:
@@ -456,7 +473,7 @@ class Gateway:
                         continue
                     self._request("round.settle", {}, self._owner[number],
                                   f"deal complete r{number}")
-                except (CommandRefused, ControlError) as error:
+                except (RequestRefused, ControlError) as error:
                     log.warning("studio_settle_failed", round=number, error=str(error))
 
     def _settles_itself(self, number: int) -> bool:
@@ -472,11 +489,23 @@ class Gateway:
 
     def _watch(self) -> None:
         """Follow the table's round events for as long as the gateway runs, reconnecting
-        after a service restart."""
+        after a service restart. Each time the stream is (re)opened, the round being followed
+        is caught up from the table's journal (:meth:`_catch_up`): what the table did while
+        no stream was open (a round dealt and settled by a restarted service within the
+        reconnect's second) is filed too, and the stream's first events that the journal
+        already gave are passed over."""
         while not self._stopping.is_set():
             try:
                 self._watcher = self._connect(None)
-                for line, event in self._watcher.watch_lines():
+                lines = self._watcher.watch_lines()  # subscribed: nothing is missed from here
+                overlap = self._catch_up()
+                for line, event in lines:
+                    if overlap and event.get("round") == self._current:
+                        seen = _comparable(event)
+                        if seen in overlap:  # journaled after the subscription: filed already
+                            del overlap[:overlap.index(seen) + 1]
+                            continue
+                        overlap = []
                     self.book.add(event, line)
             except (ControlError, OSError) as error:
                 log.warning("studio_watch_lost", error=str(error))
@@ -484,3 +513,43 @@ class Gateway:
                 if self._watcher is not None:
                     self._watcher.close()
             self._stopping.wait(WATCH_RETRY_SECONDS)
+
+    def _catch_up(self) -> list[str]:
+        """File the events of the round being followed that the journal holds and the book
+        lacks (``round.events``, on a connection of its own, without the verbs' lock); the
+        journal's events of the round as :func:`_comparable` texts, which the new stream may
+        repeat at its start. Nothing when no round is followed, or it has ended. A service
+        that cannot answer yet (still recovering its journal after a restart) raises
+        :class:`ControlError`: the stream is opened again a second later, and caught up then."""
+        number = self._current
+        view = self.book.view(number) if number is not None else None
+        owner = self._owner.get(number) if number is not None else None
+        if number is None or owner is None or (view is not None and view.ended):
+            return []
+        control = self._connect(30.0)
+        try:
+            events = control.request("round.events", {"round": number},
+                                     actor=f"studio catch-up r{number}",
+                                     acting_for={"name": owner, "role": "operator"})["events"]
+        except RequestRefused as refused:
+            if refused.code not in REFUSALS_WITH_NOTHING_DONE:  # a service still starting
+                raise ControlError(f"round.events r{number}: {refused.message}") from refused
+            log.warning("studio_catch_up_failed", round=number, error=refused.message)
+            return []
+        finally:
+            control.close()
+        held = len(view.events) if view is not None else 0
+        public = 0
+        for event in events:
+            if public >= held:
+                self.book.add(event)
+            elif self.book.is_public(event):
+                public += 1
+        log.info("studio_caught_up", round=number, journal_events=len(events), held=held)
+        return [_comparable(event) for event in events]
+
+
+def _comparable(event: dict[str, Any]) -> str:
+    """An event as one text, to tell the same event from the journal and from the watch stream
+    (the same record's payload; the journal's read leaves out ``provenance``)."""
+    return json.dumps({k: v for k, v in event.items() if k != "provenance"}, sort_keys=True)

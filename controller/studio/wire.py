@@ -21,6 +21,11 @@ from controller.studio.errors import StudioRefusal
 MAX_KEY_CHARS = 40
 """An idempotency key fits the journal's actor field beside ``studio`` (64 characters)."""
 MAX_ID_CHARS = 40
+BYTES_PER_WAGER = 512
+"""A body's byte bound per wager of ``studio.max_batch``: the longest wager the wire allows is
+198 bytes as compact JSON (every token at its bound, the largest amount), 287 indented by
+four, and a body's envelope (the key, ``wagers``) 65 at most: 512 leaves room for any layout
+(one wager with its envelope fits ``max_batch = 1``)."""
 _TOKEN = re.compile(r"[A-Za-z0-9._:-]+")
 """Matched whole (``fullmatch``: ``$`` would let a trailing newline through)."""
 
@@ -46,6 +51,15 @@ def _fields(body: object, allowed: set[str], where: str) -> dict[str, Any]:
         raise _bad(f"{where}unknown field {unknown[0]!r} (fields are "
                    f"{', '.join(sorted(allowed))})")
     return body
+
+
+def max_body_bytes(max_batch: int) -> int:
+    """The largest body the gateway reads, ``max_batch`` x :data:`BYTES_PER_WAGER` (256,000
+    bytes at the default 500): the one figure the 413, ``GET /v1/table`` and the OpenAPI
+    document state (issue 33: the bound enforced was 260,096 where the document implied
+    ``max_batch x 512``). A larger declared ``Content-Length`` is refused before a byte of the
+    body is read."""
+    return max_batch * BYTES_PER_WAGER
 
 
 def load_body(raw: bytes) -> object:

@@ -32,9 +32,9 @@ def test_studio_group_delegates_as_operator_only() -> None:
     policy = _policy()
     peer = Peer(1, STUDIO_UID, STUDIO_UID, policy.role_for(STUDIO_UID, STUDIO_UID),
                 policy.delegates_for(STUDIO_UID, STUDIO_UID))
-    assert peer.delegates == frozenset({Role.OPERATOR})
-    acted, request = policy.delegated(peer, _request(Role.OPERATOR))
-    assert (acted.role, request.actor) == (Role.OPERATOR, "gs1 [operator via studio k1]")
+    assert peer.delegates == frozenset({Role.DEALER})
+    acted, request = policy.delegated(peer, _request(Role.DEALER))
+    assert (acted.role, request.actor) == (Role.DEALER, "gs1 [operator via studio k1]")
     with pytest.raises(Refusal) as caught:
         policy.delegated(peer, _request(Role.SUPERVISOR))
     assert caught.value.code is ErrorCode.FORBIDDEN

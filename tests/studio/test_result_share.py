@@ -117,7 +117,8 @@ def test_a_line_not_in_the_journals_form_takes_the_general_path() -> None:
     book.add(json.loads(padded)["event"], padded)  # an escaped look-alike is not an id
     answer, events = _answer(book, "gs1")
     assert isinstance(events[-1], EncodedEvent)
-    assert json.loads(answer)["events"][-1]["results"][0]["components"][0]["x"] == '"wager_id":"gs1/'
+    result = json.loads(answer)["events"][-1]["results"][0]
+    assert result["components"][0]["x"] == '"wager_id":"gs1/'
 
 
 def test_through_the_gateway_each_game_server_reads_its_own_share(studio: Studio) -> None:

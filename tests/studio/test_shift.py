@@ -10,7 +10,6 @@ from collections import Counter
 import pytest
 
 from controller.journal.reader import iter_records
-from controller.journal.rounds import accepted_wagers
 from tests.service_e2e.conftest import Processes
 from tests.studio.conftest import Studio
 

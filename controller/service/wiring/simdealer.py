@@ -31,7 +31,9 @@ What it does, per device:
 * **shoe**: after "No more bets" with no shuffle confirmed for the round, shuffles the shoe
   and confirms it as the dealer; then draws one card each time the previous one was assigned,
   burnt or ignored, until the deal is complete or the round is held (it waits, as a dealer does,
-  for the supervisor's ruling and draws on if the round goes on).
+  for the supervisor's ruling and draws on if the round goes on); started with a round
+  already open (the service restarted while bets were offered), takes that round up at its
+  "No more bets" and deals it like any other.
 """
 
 from __future__ import annotations
@@ -140,7 +142,7 @@ class SimulatedDealer:
             self.round, self.draw, self.out, self.draws = event.round, Draw.BETTING, False, 0
             self.unread = False
             return
-        if event.round != self.round:
+        if event.round != self.round and not self._walks_up(event):
             return
         if isinstance(event, ev.BetsClosed):
             self.draw = Draw.DRAWING if self.shuffled_ahead else Draw.SHUFFLE
@@ -159,6 +161,20 @@ class SimulatedDealer:
                 self.draw = Draw.DRAWING
         elif isinstance(event, (ev.DealComplete, ev.RoundSettled, ev.RoundVoided)):
             self.draw = Draw.DONE
+
+    def _walks_up(self, event: ev.RoundEvent) -> bool:
+        """A dealer who comes to the table with a round already open (the service restarted
+        mid-round: recovery let betting go on, docs/service.md) takes that round up at its
+        "No more bets", as a person would: no card of it has been drawn then, so it is
+        shuffled and dealt from the first burn like any other (issue 33: such a round was
+        never dealt and needed a supervisor's void). A round interrupted after its "No more
+        bets" is the supervisor's to rule (the interruption's hold); the dealer takes up
+        only a round it follows from its "No more bets"."""
+        if self.draw is not Draw.NO_ROUND or not isinstance(event, ev.BetsClosed):
+            return False
+        log.info("simulated dealer takes up the round open at its start", round=event.round)
+        self.round, self.out, self.unread, self.draws = event.round, False, False, 0
+        return True
 
     def _shoe_online(self) -> bool:
         """What a person sees: the shoe's reader is connected (the driver's link)."""
