@@ -19,11 +19,13 @@ DEFAULT_CONFIG = "/etc/tablectl/floor.toml"
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "floor", help="the floor: every table's events into one view (docs/feed.md)")
-    parser.add_argument("action", nargs="?", choices=("run", "status"), default="run",
-                        help="run the consumer (default) or print the floor view")
+    parser.add_argument("action", nargs="?", choices=("run", "status", "web"), default="run",
+                        help="run the consumer (default), print the floor view, or serve the "
+                             "floor page (web: docs/floor-page.md)")
     parser.add_argument("--config", default=DEFAULT_CONFIG, type=nonempty_path,
                         help="floor config file with a [floor] section (default %(default)s)")
     parser.add_argument("--json", action="store_true", help="status as JSON")
+    _add_web_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -31,6 +33,12 @@ def run(args: argparse.Namespace) -> int:
     from controller.feed.config import load_floor_config
 
     config = load_floor_config(args.config)
+    if args.action == "web":
+        from controller.floor.page.server import run_floor_web
+        return run_floor_web(config.database, web_config=args.web_config, listen=args.listen,
+                             port=args.port, accounts=args.accounts,
+                             local_role=args.local_role, shifts=args.shifts,
+                             console_url=args.console_url)
     if args.action == "status":
         from controller.floor.machines import SCHEMA as MACHINES_SCHEMA
         from controller.floor.store import Store
@@ -50,3 +58,28 @@ def run(args: argparse.Namespace) -> int:
     from controller.floor.consumer import run_floor
 
     return run_floor(config)
+
+
+def _add_web_arguments(parser: Any) -> None:
+    """``tablectl floor web``'s options (docs/floor-page.md): where and to whom the page is
+    served, by the rules and option names of ``tablectl web``."""
+    from controller.cli.web import PERSON_CHOICES, _listen
+
+    group = parser.add_argument_group("tablectl floor web (docs/floor-page.md)")
+    group.add_argument("--web-config", type=nonempty_path, metavar="PATH",
+                       help="a [web] file: listen, port, tls_cert, tls_key, accounts, "
+                            "local_role (the rules of tablectl web; default 127.0.0.1 only)")
+    group.add_argument("--listen", type=_listen, metavar="ADDRESS",
+                       help="an IP address or a host name (web.listen; default 127.0.0.1)")
+    group.add_argument("--port", type=int, help="port (web.port; default 8640, 0: any)")
+    group.add_argument("--accounts", type=nonempty_path, metavar="FILE",
+                       help="accounts file (web.accounts; tablectl web passwd)")
+    group.add_argument("--local-role", choices=PERSON_CHOICES,
+                       help="without accounts (loopback only): every viewer's role (default "
+                            "supervisor without a --web-config)")
+    group.add_argument("--shifts", metavar="HH:MM,...",
+                       help="shift start times, UTC; the first starts the gaming day "
+                            "(default 06:00,14:00,22:00)")
+    group.add_argument("--console-url", metavar="TEMPLATE",
+                       help="each table's surveillance console, with {table} and {site}, "
+                            "e.g. https://{table}.pit.example:8640/console")
