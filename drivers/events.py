@@ -258,3 +258,86 @@ class ProtectionReport(DeviceEvent):
     evidence: Evidence = Evidence.COUNT
     """What a finding that ``holds`` rests on. Journals written before the field existed replay
     as they were ruled then (at once), hence the default."""
+
+
+class DeviceMode(str, Enum):
+    """What a card device says it is doing, in the device's own words rather than a protocol's
+    byte codes (docs/protocols.md section 5.1 names them; the framed link's ``DeviceState``
+    numbers them 0-6). The controller decides on these words: a driver's own state value
+    becomes one through :meth:`of`, so no code above the drivers imports a wire module."""
+
+    IDLE = "idle"
+    """No shuffled deck (booted, or the round was ended): shuffle first."""
+    SHUFFLING = "shuffling"
+    READY = "ready"
+    """A shuffled deck: a hand can be dispensed."""
+    DISPENSING = "dispensing"
+    HAND_WAITING = "hand_waiting"
+    """A hand is presented and not yet taken."""
+    FAULT = "fault"
+    DEALING = "dealing"
+    """A shoe: cards are being drawn."""
+
+    @classmethod
+    def of(cls, said: object) -> DeviceMode | None:
+        """The device-level word for a driver's state value, ``None`` for nothing known.
+
+        Matched by the member's *name*: a protocol's state enum names its states as the
+        protocol document does, and its byte values stay the wire's business. A word this enum
+        does not know is ``None`` (the device said something the controller cannot follow,
+        which callers treat as they treat silence)."""
+        if isinstance(said, cls) or said is None:
+            return said
+        name = getattr(said, "name", None)
+        return cls.__members__.get(name) if isinstance(name, str) else None
+
+
+class RefusalCause(str, Enum):
+    """Why a device refused a command (a NAK), in device-level words (docs/protocols.md
+    section 4: the framed link's ``NakReason`` numbers them 1-5)."""
+
+    CRC = "crc"
+    """The frame arrived damaged (the link resends it by itself)."""
+    LENGTH = "length"
+    """The payload had the wrong length."""
+    UNKNOWN = "unknown"
+    """The device does not know the command (a shoe asked to shuffle)."""
+    BUSY = "busy"
+    """The mechanism is moving: ask again later."""
+    BAD_STATE = "bad_state"
+    """The command conflicts with the device's state (or a fault is active)."""
+
+    @classmethod
+    def of(cls, reason: object) -> RefusalCause | None:
+        """The device-level word for a driver's refusal reason (matched by name, as
+        :meth:`DeviceMode.of`), ``None`` when the error carries none this enum knows."""
+        if isinstance(reason, cls) or reason is None:
+            return reason
+        name = getattr(reason, "name", None)
+        return cls.__members__.get(name) if isinstance(name, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceReport:
+    """A device's answer to a status request, in device-level words: what it is doing, its
+    active faults, and how many cards it still holds (a count only, never which cards).
+
+    ``faults`` and ``cards_remaining`` are ``None`` when the answer did not say (a driver whose
+    status has no such field): the reader keeps what it knew rather than forgetting it."""
+
+    mode: DeviceMode | None = None
+    faults: frozenset[Fault] | None = None
+    cards_remaining: int | None = None
+
+    @classmethod
+    def of(cls, reply: object) -> DeviceReport:
+        """A driver's status reply (any object with ``state``, ``faults`` and
+        ``cards_remaining``, such as the framed link's ``DeviceStatus``) as a report; a report
+        is returned as it is, and no reply at all is a report that says nothing."""
+        if isinstance(reply, cls):
+            return reply
+        faults = getattr(reply, "faults", None)
+        remaining = getattr(reply, "cards_remaining", None)
+        return cls(mode=DeviceMode.of(getattr(reply, "state", None)),
+                   faults=None if faults is None else frozenset(faults),
+                   cards_remaining=remaining if isinstance(remaining, int) else None)

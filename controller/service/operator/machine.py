@@ -1,4 +1,4 @@
-"""The device side as a ``transitions`` machine: what the shuffler is doing, what the round
+"""The device side as a plain ``transitions`` model: what the shuffler is doing, what the round
 wants of it, and the one next command (if any). Pure: no I/O, no clock of its own.
 
 Inputs are typed: device events (after the table took them in), the round's events (through
@@ -19,145 +19,193 @@ FAULT                   wait for ``supervisor clear-fault`` (CLEAR_FAULT, then S
 any wait expired        STATUS, and follow what the device says
 a failure               back off (exponential, capped); after MAX_FAILURES: hold
 ======================  ====================================================================
+
+The model owns its state (and, when it holds, why); everything else belongs to a part that is
+the only code writing its fields, and the model asks it (``tests/controller/service/
+test_operator_ownership.py`` holds this):
+
+- :class:`~.roundview.RoundView` (``view``): the round as the operator sees it;
+- :class:`~.reported.Reported` (``said``): the device's own word: faults, cards left, its state;
+- :class:`~.effort.Streak` (``streak``) and :class:`~.effort.RoundCosts` (``costs``): bounded
+  effort, per failure streak and per round;
+- :class:`~.waits.Waits` (``waits``): ``now``, the current deadline, the end of a backoff;
+- :class:`~.orders.Orders` (``orders``): the command an input made due, the last error.
+
+The transitions are one declarative list, :data:`TRANSITIONS`. The device speaks device-level
+words (:class:`drivers.events.DeviceMode`, :class:`drivers.events.RefusalCause`): no module of
+the operator imports a wire protocol.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import structlog
 from transitions import Machine
 
-from controller.service.operator.effort import Streak
-from controller.service.operator.roundview import Deck, RoundView, Signal
+from controller.journal.recorder import Phase
+from controller.service.operator.effort import RoundCosts, Streak
+from controller.service.operator.orders import Orders
+from controller.service.operator.reported import Reported
+from controller.service.operator.roundview import RoundView, Signal
 from controller.service.operator.states import (
-    MAX_HANDS_PER_ROUND,
-    MAX_SHUFFLES_PER_ROUND,
     WAIT_SECONDS,
     Action,
     HoldReason,
     Op,
     Stage,
 )
+from controller.service.operator.waits import Waits
+from controller.service.operator.wayout import offline_way_out, way_out
 from controller.table import events as ev
 from drivers import events as dev
 from drivers.errors import CommandRejected, DeviceFault, DriverError
-from drivers.framed.messages import DeviceState, NakReason
+from drivers.events import DeviceMode, DeviceReport, RefusalCause
 
 log = structlog.get_logger(__name__)
 
-_OP_OF_DEVICE = {DeviceState.IDLE: Op.IDLE, DeviceState.SHUFFLING: Op.SHUFFLING,
-                 DeviceState.READY: Op.READY, DeviceState.DISPENSING: Op.FORMING,
-                 DeviceState.HAND_WAITING: Op.PRESENTED, DeviceState.FAULT: Op.FAULT,
-                 DeviceState.DEALING: Op.READY}
+ANY = "*"
+"""Every state, as ``transitions`` spells it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One transition: ``trigger`` takes the model from ``source`` to ``dest``. A move with
+    ``reports`` applies only when the device's last STATUS said one of them (``sync`` follows
+    the device: the first move whose words match wins, in the order of :data:`TRANSITIONS`)."""
+
+    trigger: str
+    source: tuple[Op, ...] | str
+    dest: Op
+    reports: tuple[DeviceMode, ...] = ()
+
+
+_LIVE = tuple(o for o in Op if o not in (Op.OFFLINE, Op.HELD))
+"""States in which a device fault can be raised (offline: no device; held: a supervisor's)."""
+
+TRANSITIONS: tuple[Move, ...] = (
+    Move("went_offline", ANY, Op.OFFLINE),
+    Move("sync", ANY, Op.IDLE, (DeviceMode.IDLE,)),
+    Move("sync", ANY, Op.SHUFFLING, (DeviceMode.SHUFFLING,)),
+    Move("sync", ANY, Op.READY, (DeviceMode.READY, DeviceMode.DEALING)),
+    Move("sync", ANY, Op.FORMING, (DeviceMode.DISPENSING,)),
+    Move("sync", ANY, Op.PRESENTED, (DeviceMode.HAND_WAITING,)),
+    Move("sync", ANY, Op.FAULT),  # FAULT, or a state the operator cannot follow
+    Move("shuffle_acked", (Op.IDLE, Op.BACKING_OFF), Op.SHUFFLING),
+    Move("hand_acked", (Op.READY, Op.BACKING_OFF), Op.FORMING),
+    Move("round_ended", (Op.READY, Op.PRESENTED, Op.BACKING_OFF, Op.IDLE), Op.IDLE),
+    Move("shuffle_done", (Op.SHUFFLING, Op.IDLE, Op.BACKING_OFF, Op.READY), Op.READY),
+    Move("hand_ready", (Op.FORMING, Op.READY, Op.BACKING_OFF), Op.PRESENTED),
+    Move("hand_taken", (Op.PRESENTED, Op.FORMING), Op.READY),
+    Move("faulted", _LIVE, Op.FAULT),
+    Move("back_off", ANY, Op.BACKING_OFF),
+    Move("hold", ANY, Op.HELD),
+)
+"""Every transition of the device side, in one place (the triggers are the model's methods)."""
+
 _WAITING_ON_DEVICE = (Op.SHUFFLING, Op.FORMING)
 """Waits whose expiry is a failure: the device took a command and did not finish it."""
-
-
-@dataclass(slots=True)
-class _Round:
-    """What this round has cost so far (bounded: see states.MAX_*)."""
-
-    shuffles: int = 0
-    hands: int = 0
-    bad_state_retried: bool = False
 
 
 class DeviceMachine:
     """``DeviceMachine(name)``; feed it, then ask :meth:`next_action`. See the module doc."""
 
     state: Op
+    """Written only by the model's own ``transitions`` machine (:data:`TRANSITIONS`)."""
+    hold_reason: HoldReason | None
+    """Why the model is HELD; ``None`` in every other state."""
+
+    # the triggers ``transitions`` adds to the model (see TRANSITIONS)
+    went_offline: Any
+    sync: Any
+    shuffle_acked: Any
+    hand_acked: Any
+    round_ended: Any
+    shuffle_done: Any
+    hand_ready: Any
+    hand_taken: Any
+    faulted: Any
+    back_off: Any
+    hold: Any
 
     def __init__(self, name: str = "shuffler", view: RoundView | None = None) -> None:
         self.name = name
         self.view = view or RoundView()
-        self.faults: frozenset[dev.Fault] = frozenset()
+        self.said = Reported()
         self.streak = Streak()
-        self.costs = _Round()
-        self.hold_reason: HoldReason | None = None
-        self.order: Action | None = None
-        """A command decided by an input (STATUS to resync, CLEAR_FAULT by a supervisor)."""
-        self.deadline: float | None = None
-        self.backoff_until: float | None = None
-        self.last_error = ""
-        self.cards_left: int | None = None
-        """Cards in the shuffler's deck, for the dealer's screen: the device's own count from
-        STATUS or SHUFFLE_DONE, less each set dispensed since; ``None`` while unknown (offline,
-        after a reboot). A count only, never which cards (docs/protocols.md, STATUS)."""
+        self.costs = RoundCosts()
+        self.waits = Waits()
+        self.orders = Orders()
+        self.hold_reason = None
         self.machine = Machine(model=self, states=Op, initial=Op.OFFLINE, queued=True,
+                               transitions=[self._spec(move) for move in TRANSITIONS],
                                auto_transitions=False, model_attribute="state",
-                               after_state_change="_entered", ignore_invalid_triggers=True)
-        add = self.machine.add_transition
-        add("went_offline", "*", Op.OFFLINE)
-        add("sync", "*", Op.IDLE, conditions="_reports_idle")
-        add("sync", "*", Op.SHUFFLING, conditions="_reports_shuffling")
-        add("sync", "*", Op.READY, conditions="_reports_ready")
-        add("sync", "*", Op.FORMING, conditions="_reports_forming")
-        add("sync", "*", Op.PRESENTED, conditions="_reports_presented")
-        add("sync", "*", Op.FAULT)
-        add("shuffle_acked", [Op.IDLE, Op.BACKING_OFF], Op.SHUFFLING)
-        add("hand_acked", [Op.READY, Op.BACKING_OFF], Op.FORMING)
-        add("round_ended", [Op.READY, Op.PRESENTED, Op.BACKING_OFF, Op.IDLE], Op.IDLE)
-        add("shuffle_done", [Op.SHUFFLING, Op.IDLE, Op.BACKING_OFF, Op.READY], Op.READY)
-        add("hand_ready", [Op.FORMING, Op.READY, Op.BACKING_OFF], Op.PRESENTED)
-        add("hand_taken", [Op.PRESENTED, Op.FORMING], Op.READY)
-        add("faulted", [o for o in Op if o not in (Op.OFFLINE, Op.HELD)], Op.FAULT)
-        add("back_off", "*", Op.BACKING_OFF)
-        add("hold", "*", Op.HELD)
-        self._now = 0.0
-        self._reported: DeviceState | None = None
+                               after_state_change=self._entered, ignore_invalid_triggers=True)
 
-    # conditions (sync follows what STATUS said) ---------------------------------------------
-    def _reports(self, *states: DeviceState) -> bool:
-        return self._reported in states
-
-    def _reports_idle(self) -> bool:
-        return self._reports(DeviceState.IDLE)
-
-    def _reports_shuffling(self) -> bool:
-        return self._reports(DeviceState.SHUFFLING)
-
-    def _reports_ready(self) -> bool:
-        return self._reports(DeviceState.READY, DeviceState.DEALING)
-
-    def _reports_forming(self) -> bool:
-        return self._reports(DeviceState.DISPENSING)
-
-    def _reports_presented(self) -> bool:
-        return self._reports(DeviceState.HAND_WAITING)
+    def _spec(self, move: Move) -> dict[str, Any]:
+        """One :class:`Move` as ``transitions`` takes it; a ``reports`` move asks the device's
+        last word (:class:`~.reported.Reported`), never a field of the model."""
+        spec: dict[str, Any] = {"trigger": move.trigger, "dest": move.dest,
+                                "source": move.source if move.source == ANY else
+                                list(move.source)}
+        if move.reports:
+            spec["conditions"] = [partial(self.said.reports, *move.reports)]
+        return spec
 
     def _entered(self) -> None:
-        wait = WAIT_SECONDS[self.state]
-        if self.state is Op.BACKING_OFF:
-            self.deadline = self.backoff_until
-        else:
-            self.deadline = None if wait is None else self._now + wait
+        self.waits.enter(self.state)
         if self.state is not Op.HELD:
             self.hold_reason = None
         log.debug("device operator state", device=self.name, state=self.state.value)
 
+    # what the parts say, for the runner and the status line ---------------------------------
+    @property
+    def faults(self) -> frozenset[dev.Fault]:
+        return self.said.faults
+
+    @property
+    def cards_left(self) -> int | None:
+        return self.said.cards_left
+
+    @property
+    def deadline(self) -> float | None:
+        """When the current wait expires (``None``: it waits for an input)."""
+        return self.waits.deadline
+
+    @property
+    def last_error(self) -> str:
+        return self.orders.last_error
+
+    @property
+    def order(self) -> Action | None:
+        """A command decided by an input (STATUS to resync, CLEAR_FAULT by a supervisor)."""
+        return self.orders.due
+
     # inputs ---------------------------------------------------------------------------------
+    def resume(self, number: int, phase: Phase, resumes_to: Phase, *,
+               deck_blocked: bool = False) -> None:
+        """After a restart, before any input: the round recovery left open."""
+        self.view.resume(number, phase, resumes_to, deck_blocked)
+
     def device(self, event: dev.DeviceEvent, now: float) -> None:
         """A device event, after the table took it in."""
-        self._now = now
+        self.waits.at(now)
         if isinstance(event, dev.DeviceOffline):
-            self.cards_left = None
+            self.said.offline()
             self.went_offline()
         elif isinstance(event, (dev.DeviceOnline, dev.DeviceRebooted)):
-            self.cards_left = None  # until STATUS says
-            if isinstance(event, dev.DeviceRebooted):
-                self.faults = frozenset()  # a new boot: every fault and hand is forgotten
+            self.said.online(rebooted=isinstance(event, dev.DeviceRebooted))
             self._release()
-            self.order = Action.STATUS
+            self.orders.give(Action.STATUS)
         elif isinstance(event, dev.ShuffleDone):
-            self.cards_left = event.counted
+            self.said.shuffled(event.counted)
             self.streak.end()
             if self.state is not Op.HELD:
                 self.shuffle_done()
         elif isinstance(event, dev.CardSetDispensed):
-            if self.cards_left is not None:
-                self.cards_left = max(0, self.cards_left - len(event.cards))
+            self.said.dispensed(len(event.cards))
             self.streak.end()
             if self.state is not Op.HELD:
                 self.hand_ready()
@@ -166,32 +214,32 @@ class DeviceMachine:
             if self.state in (Op.PRESENTED, Op.FORMING):
                 self.hand_taken()
         elif isinstance(event, dev.FaultRaised):
-            self.faults = self.faults | {event.fault}
+            self.said.raised(event.fault)
             if self.state not in (Op.OFFLINE, Op.HELD):
                 self.faulted()
         elif isinstance(event, dev.FaultCleared):
-            self.faults = self.faults - {event.fault}
-            if not self.faults and self.state is Op.FAULT:
-                self.order = Action.STATUS  # what the device is now, it says
+            self.said.cleared(event.fault)
+            if not self.said.faults and self.state is Op.FAULT:
+                self.orders.give(Action.STATUS)  # what the device is now, it says
 
     def round_events(self, events: list[ev.RoundEvent], now: float) -> None:
         """The events one table input caused, in order."""
-        self._now = now
+        self.waits.at(now)
         for event in events:
             signal = self.view.follow(event)
             if signal is Signal.NEW_ROUND:
-                self.costs = _Round()
+                self.costs.new_round()
                 self._release()
             elif signal is Signal.ROUND_ENDED:
                 self._release()
             elif signal is Signal.CLEAR_FAULT and event_device(event) == self.name:
                 self.streak.end()
                 self._release()
-                self.order = Action.CLEAR_FAULT
+                self.orders.give(Action.CLEAR_FAULT)
 
     def expired(self, now: float, online: bool) -> None:
         """The current state's wait is over (see states.WAIT_SECONDS)."""
-        self._now = now
+        self.waits.at(now)
         state = self.state
         if state is Op.HELD:
             log.warning("device operator held for a supervisor", device=self.name,
@@ -203,37 +251,38 @@ class DeviceMachine:
             self._entered()
             return
         if state is Op.BACKING_OFF:
-            self.deadline = None
-            if self.order is None:
-                self.order = Action.STATUS
+            self.waits.over()
+            self.orders.give_unless_due(Action.STATUS)
             return
         if state in _WAITING_ON_DEVICE:
             self._failed(Action.STATUS, f"no answer from the {state.value} device in "
                          f"{WAIT_SECONDS[state]:g} s")
             return
-        self.order = Action.STATUS
-        self.deadline = None
+        self.orders.give(Action.STATUS)
+        self.waits.over()
 
     def _release(self) -> None:
         """Out of a hold: look at the device at once (a backoff that expires now)."""
         if self.state is Op.HELD:
-            self.backoff_until = self._now
+            self.waits.back_off(0.0)
             self.back_off()
 
     # decisions ------------------------------------------------------------------------------
     def next_action(self) -> Action | None:
         """The one command to send now, or ``None`` (waiting; :attr:`deadline` says until)."""
-        state, view = self.state, self.view
-        if state is Op.HELD or state is Op.BACKING_OFF and self.deadline is not None \
-                and self.order is not Action.CLEAR_FAULT:
+        state, view, due = self.state, self.view, self.orders.due
+        if state is Op.HELD or state is Op.BACKING_OFF and self.waits.deadline is not None \
+                and due is not Action.CLEAR_FAULT:
             return None  # held: only a supervisor; backing off: only its expiry
-        if self.order is not None:
-            return self.order
+        if due is not None:
+            return due
         if state is Op.IDLE and (view.wants_shuffle or view.wants_hand):
             if view.stage is Stage.DEALING:
-                return self._hold(HoldReason.DECK_LOST)
-            if self.costs.shuffles >= MAX_SHUFFLES_PER_ROUND:
-                return self._hold(HoldReason.RUNAWAY)
+                self._hold(HoldReason.DECK_LOST)
+                return None
+            if not self.costs.may_shuffle:
+                self._hold(HoldReason.RUNAWAY)
+                return None
             return Action.SHUFFLE
         if state is Op.PRESENTED and view.over:
             return Action.END_ROUND  # decision 2: the presented hand is collected with the rest
@@ -241,77 +290,74 @@ class DeviceMachine:
             if view.over or view.wants_shuffle:
                 return Action.END_ROUND
             if view.wants_hand:
-                if self.costs.hands >= MAX_HANDS_PER_ROUND:
-                    return self._hold(HoldReason.RUNAWAY)
+                if not self.costs.may_dispense:
+                    self._hold(HoldReason.RUNAWAY)
+                    return None
                 return Action.DISPENSE_HAND
         return None
 
     def _hold(self, reason: HoldReason) -> None:
-        self.order = None
+        self.orders.drop()
         self.hold()
         self.hold_reason = reason
         log.warning("device operator holds for a supervisor", device=self.name,
                     reason=reason.value, round=self.view.round)
-        return None
 
     # outcomes -------------------------------------------------------------------------------
     def succeeded(self, action: Action, now: float, reply: Any = None) -> None:
-        self._now = now
-        if self.order is action:
-            self.order = None
-        self.last_error = ""
+        """``action`` was answered; ``reply`` is the driver's answer (a STATUS reply, read
+        through :meth:`drivers.events.DeviceReport.of`)."""
+        self.waits.at(now)
+        self.orders.sent(action)
+        self.orders.succeeded()
         if action is Action.STATUS:
-            self.faults = frozenset(getattr(reply, "faults", self.faults))
-            remaining = getattr(reply, "cards_remaining", None)
-            self.cards_left = remaining if isinstance(remaining, int) else self.cards_left
-            self._reported = getattr(reply, "state", None)
+            self.said.status(DeviceReport.of(reply))
             self.sync()
         elif action is Action.SHUFFLE:
-            self.costs.shuffles += 1
+            self.costs.shuffled()
             self.shuffle_acked()
         elif action is Action.DISPENSE_HAND:
-            self.costs.hands += 1
+            self.costs.dispensed()
             self.hand_acked()
         elif action is Action.END_ROUND:
-            self.cards_left = 0  # the device collects what is left; a shuffle comes next
+            self.said.collected()
             self.round_ended()
         elif action is Action.CLEAR_FAULT:
-            self.order = Action.STATUS  # FAULT_CLEARED may come before or after the ACK
+            self.orders.give(Action.STATUS)  # FAULT_CLEARED may come before or after the ACK
 
     def failed(self, action: Action, error: DriverError, now: float) -> dev.CommandFailed | None:
         """A command failed; the journal record of the whole streak when the operator gives
         up (once), else ``None``."""
-        self._now = now
-        if self.order is action:
-            self.order = None
-        reason = getattr(error, "reason", None)
+        self.waits.at(now)
+        self.orders.sent(action)
+        cause = RefusalCause.of(getattr(error, "reason", None))
         if isinstance(error, DeviceFault):
             # a fault is active, or the device rebooted under the command: ask it which
-            self.last_error = f"{self.name}: {action.value}: {error}"
-            self.order = Action.STATUS
+            self.orders.failed(f"{self.name}: {action.value}: {error}")
+            self.orders.give(Action.STATUS)
             return None
-        if action is Action.SHUFFLE and reason is NakReason.BAD_STATE and \
-                not self.costs.bad_state_retried:
-            self.costs.bad_state_retried = True  # strict devices want END_ROUND first
-            self.order = Action.END_ROUND
-            self.last_error = f"{self.name}: shuffle refused (BAD_STATE): ending the round first"
+        if action is Action.SHUFFLE and cause is RefusalCause.BAD_STATE and \
+                self.costs.retry_refused_shuffle():
+            self.orders.give(Action.END_ROUND)  # strict devices want END_ROUND first (5.2)
+            self.orders.failed(f"{self.name}: shuffle refused (BAD_STATE): ending the round "
+                               "first")
             return None
-        if isinstance(error, CommandRejected) and reason is NakReason.BAD_STATE and \
+        if isinstance(error, CommandRejected) and cause is RefusalCause.BAD_STATE and \
                 action is not Action.SHUFFLE:
-            self.order = Action.STATUS  # the device is not where we thought: ask it
+            self.orders.give(Action.STATUS)  # the device is not where we thought: ask it
         return self._failed(action, str(error))
 
     def _failed(self, action: Action, error: str) -> dev.CommandFailed | None:
-        now = self._now
+        now = self.waits.now
         self.streak.fail(action.value, error, now)
-        self.last_error = f"{self.name}: {action.value} failed: {error}"
+        self.orders.failed(f"{self.name}: {action.value} failed: {error}")
         if self.streak.exhausted:
-            record = dev.CommandFailed(self.name, now, **self.streak.summary())  # type: ignore[arg-type]
-            log.error("device_command_failed", device=self.name, **self.streak.summary())
-            self.order = None
+            summary = self.streak.summary()
+            record = dev.CommandFailed(self.name, now, **summary)  # type: ignore[arg-type]
+            log.error("device_command_failed", device=self.name, **summary)
             self._hold(HoldReason.REPEATED_FAILURE)
             return record
-        self.backoff_until = now + self.streak.delay()
+        self.waits.back_off(self.streak.delay())
         self.back_off()  # its expiry orders STATUS (unless an order is already due)
         return None
 
@@ -328,53 +374,11 @@ class DeviceMachine:
 
     def way_out(self) -> tuple[str, str, str]:
         """(what the device side waits for, the verb that gets it out, that verb's role)."""
-        return _way_out(self)
+        return way_out(self)
 
 
 def event_device(event: ev.RoundEvent) -> str:
     return str(getattr(event, "device", ""))
 
 
-def offline_way_out(name: str) -> tuple[str, str, str]:
-    """What an offline device waits for, the way out, and whose it is (the shuffler's and the
-    shoe's alike)."""
-    return (f"the {name} to come back online (cable, power)",
-            "reconnect the device | tablectl supervisor void REASON", "supervisor")
-
-
-def _way_out(m: DeviceMachine) -> tuple[str, str, str]:
-    name, state = m.name, m.state
-    if m.deck_lost:
-        return (f"the {name} lost its deck mid-deal; the round cannot be dealt on",
-                "tablectl supervisor void REASON", "supervisor")
-    if state is Op.HELD:
-        if m.hold_reason is HoldReason.DECK_LOST:
-            return (f"the {name} lost its deck mid-deal; the round cannot be dealt on",
-                    "tablectl supervisor void REASON", "supervisor")
-        if m.hold_reason is HoldReason.RUNAWAY:
-            return (f"the {name} was asked too often this round",
-                    "tablectl supervisor void REASON", "supervisor")
-        return (f"a supervisor to fix the {name}, which failed {m.streak.count} times "
-                f"({m.streak.command}: {m.streak.error})",
-                "tablectl supervisor clear-fault | tablectl supervisor void REASON",
-                "supervisor")
-    if state is Op.FAULT:
-        active = ", ".join(sorted(f.value for f in m.faults)) or "a fault"
-        return (f"a supervisor to clear {active} on the {name}",
-                "tablectl supervisor clear-fault", "supervisor")
-    if state is Op.OFFLINE:
-        return offline_way_out(name)
-    if state is Op.BACKING_OFF:
-        return (f"a retry of {m.streak.command or 'the device'} after a failure "
-                f"({m.streak.count} so far)", "none needed (automatic)", "")
-    if state is Op.PRESENTED:
-        return ("the dealer to lift the presented hand", "none (lift the hand)", "dealer")
-    if state in (Op.SHUFFLING, Op.FORMING):
-        return (f"the {name} to finish ({state.value})", "none needed (automatic)", "")
-    if m.view.deck is Deck.BLOCKED and m.view.stage is Stage.CLOSED:
-        return ("a replaced or counted deck",
-                "tablectl deck replace | tablectl deck counted 52", "dealer")
-    return ("the table", "the round's next verb", "dealer")
-
-
-__all__ = ["DeviceMachine", "offline_way_out"]
+__all__ = ["TRANSITIONS", "DeviceMachine", "Move", "offline_way_out"]

@@ -57,10 +57,20 @@ class RoundView:
     def resumed(cls, number: int, phase: Phase, resumes_to: Phase,
                 deck_blocked: bool = False) -> RoundView:
         """After a restart: the round recovery left open, where the journal says it stood."""
-        stage = _STAGE_OF_PHASE.get(phase, Stage.NO_ROUND)
-        return cls(round=number, stage=stage,
-                   resume_to=_STAGE_OF_PHASE.get(resumes_to, Stage.NO_ROUND),
-                   deck=Deck.BLOCKED if deck_blocked else Deck.USABLE)
+        view = cls()
+        view.resume(number, phase, resumes_to, deck_blocked)
+        return view
+
+    def resume(self, number: int, phase: Phase, resumes_to: Phase,
+               deck_blocked: bool = False) -> None:
+        """Start over from the round recovery left open (a restart, before any round event):
+        in place, so the view stays the one part that writes its own fields."""
+        self.round = number
+        self.stage = _STAGE_OF_PHASE.get(phase, Stage.NO_ROUND)
+        self.resume_to = _STAGE_OF_PHASE.get(resumes_to, Stage.NO_ROUND)
+        self.shuffled_ahead = False
+        self.deck = Deck.BLOCKED if deck_blocked else Deck.USABLE
+        self.last_clause = ""
 
     @property
     def wants_shuffle(self) -> bool:

@@ -29,9 +29,9 @@ import structlog
 
 from controller.journal.recorder import Phase
 from controller.service.operator.clearing import ClearWatch, clear_refusal
-from controller.service.operator.machine import DeviceMachine, offline_way_out
-from controller.service.operator.roundview import RoundView
+from controller.service.operator.machine import DeviceMachine
 from controller.service.operator.states import Action, Op
+from controller.service.operator.wayout import offline_way_out
 from controller.table import events as ev
 from drivers import events as dev
 from drivers.errors import DriverError
@@ -88,7 +88,7 @@ class DeviceOperator:
                deck_blocked: bool = False) -> None:
         """Before :meth:`start`, after a restart: the round recovery left open. What the
         device itself is doing, it says when it is online (STATUS)."""
-        self.machine.view = RoundView.resumed(number, phase, resumes_to, deck_blocked)
+        self.machine.resume(number, phase, resumes_to, deck_blocked=deck_blocked)
 
     def start(self) -> None:
         self._thread.start()
@@ -164,7 +164,7 @@ class DeviceOperator:
             return
         self.machine.succeeded(action, self.clock(), reply)
         if action is Action.STATUS:  # the device's own word after a CLEAR_FAULT
-            self.clearing.answered(tuple(sorted(f.value for f in self.machine.faults)))
+            self.clearing.answered(self.machine.said.fault_words)
 
     # status ---------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -191,7 +191,7 @@ class DeviceOperator:
             waits_for, way_out, role = offline_way_out(self.name)
         return {"state": state.value,
                 "hold": machine.hold_reason.value if machine.hold_reason else None,
-                "faults": sorted(f.value for f in machine.faults),
+                "faults": list(machine.said.fault_words),
                 "waits_for": waits_for, "way_out": way_out, "role": role,
                 "failures": machine.streak.count,
                 "cards_left": machine.cards_left if online else None,

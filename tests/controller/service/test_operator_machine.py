@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from controller.games.cards import parse_card
 from controller.service.operator import Action, DeviceMachine, HoldReason, Op, Stage
+from controller.service.operator.machine import TRANSITIONS
 from controller.table import events as ev
 from drivers import events as dev
 from drivers.errors import CommandRejected, DeviceFault
@@ -174,3 +175,42 @@ def test_cards_left_follow_the_device_count_and_each_set() -> None:
     assert machine.cards_left == 0
     machine.device(dev.DeviceOffline("shuffler", 2.1), 2.1)
     assert machine.cards_left is None
+
+
+def test_the_machine_decides_on_device_level_words() -> None:
+    """Issue 35: the operator speaks device events, not wire enums: a STATUS answer as a
+    :class:`drivers.events.DeviceReport` and a refusal carrying a
+    :class:`drivers.events.RefusalCause` decide exactly as the framed link's own values do."""
+    machine = closed(online())
+    assert machine.failed(Action.SHUFFLE, CommandRejected("refused", dev.RefusalCause.BAD_STATE),
+                          1.0) is None
+    assert machine.next_action() is Action.END_ROUND  # docs/protocols.md 5.2: end, retry once
+    machine.succeeded(Action.END_ROUND, 1.0)
+    machine.succeeded(Action.SHUFFLE, 1.1)
+    machine.succeeded(Action.STATUS, 1.2, dev.DeviceReport(dev.DeviceMode.HAND_WAITING,
+                                                           frozenset({dev.Fault.JAM}), 30))
+    assert (machine.state, machine.faults, machine.cards_left) == \
+        (Op.PRESENTED, {dev.Fault.JAM}, 30)
+    machine.succeeded(Action.STATUS, 1.3, dev.DeviceReport(dev.DeviceMode.DEALING))
+    assert (machine.state, machine.faults, machine.cards_left) == \
+        (Op.READY, {dev.Fault.JAM}, 30)  # what the report does not say is kept
+    machine.succeeded(Action.STATUS, 1.4, dev.DeviceReport())
+    assert machine.state is Op.FAULT  # a state it cannot follow: a supervisor looks
+
+
+def test_the_transition_list_is_the_machine() -> None:
+    """The declarative list is what the model runs: each trigger it names is declared on the
+    model and bound by ``transitions``, and a model's ``sync`` follows every device-level
+    word in the list's order (the last, unconditional move catches the rest as FAULT)."""
+    machine = DeviceMachine()
+    declared = set(DeviceMachine.__annotations__) - {"state", "hold_reason"}
+    assert {move.trigger for move in TRANSITIONS} == declared
+    assert all(callable(getattr(machine, trigger)) for trigger in declared)
+    expected = {dev.DeviceMode.IDLE: Op.IDLE, dev.DeviceMode.SHUFFLING: Op.SHUFFLING,
+                dev.DeviceMode.READY: Op.READY, dev.DeviceMode.DEALING: Op.READY,
+                dev.DeviceMode.DISPENSING: Op.FORMING,
+                dev.DeviceMode.HAND_WAITING: Op.PRESENTED, dev.DeviceMode.FAULT: Op.FAULT}
+    assert set(expected) == set(dev.DeviceMode)
+    for mode, state in expected.items():
+        machine.succeeded(Action.STATUS, 0.0, dev.DeviceReport(mode))
+        assert machine.state is state, mode
