@@ -11,10 +11,12 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 SITE = "site1"
+REPO = Path(__file__).resolve().parents[1]
 START_TIMEOUT_S = 10.0
 
 
@@ -133,6 +135,14 @@ class Mosquitto:
         self.process = None
 
 
+def start_program(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+    """``python -m <args>`` from the repository, output appended to ``log``: the feed
+    (``controller.feed``, the unit's program) or a floor consumer (``controller floor``)."""
+    with log.open("ab") as sink:
+        return subprocess.Popen([sys.executable, "-m", *args], cwd=REPO, stdout=sink,
+                                stderr=sink)
+
+
 def feed_config(tmp_path: Path, pki: Path, broker: Mosquitto, table: str,
                 journal: Path, identity: str | None = None, window: int | None = None) -> Path:
     """A table config file holding what the feed reads: [table], [journal] and [feed]
@@ -152,14 +162,20 @@ def feed_config(tmp_path: Path, pki: Path, broker: Mosquitto, table: str,
 
 
 def floor_config(tmp_path: Path, pki: Path, broker: Mosquitto, database: str | None = None,
-                 identity: str = "floor") -> Path:
-    path = tmp_path / f"{identity}.toml"
+                 identity: str = "floor", *, group: str | None = None,
+                 consumer: str | None = None) -> Path:
+    """The floor's config file; ``group`` and ``consumer``: one consumer of a group sharing the
+    site's records (its own file and MQTT client id, the group's PostgreSQL ``database``)."""
+    name = identity if consumer is None else f"{identity}-{consumer}"
+    path = tmp_path / f"{name}.toml"
     path.write_text(
         f'[floor]\nbroker = "mqtts://127.0.0.1:{broker.port}"\nsite = "{SITE}"\n'
         f'ca_file = "{pki / "ca.pem"}"\ncert_file = "{pki / f"{identity}.pem"}"\n'
         f'key_file = "{pki / f"{identity}.key"}"\n'
         f'database = "{database or tmp_path / f"{identity}.sqlite3"}"\n'
-        f'client_id = "tablectl-{identity}"\n\n[floor.keys]\n'
+        f'client_id = "tablectl-{name}"\n'
+        + (f'group = "{group}"\n' if group is not None else "")
+        + '\n[floor.keys]\n'
         + "".join(f'{key.name.split(".")[0]} = "{key.read_text().strip()}"\n'
                   for key in sorted(pki.glob("*.sign.pub"))))
     return path

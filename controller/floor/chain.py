@@ -71,6 +71,19 @@ def judge(topic: str, payload: bytes, head: Head | None,
           key: Ed25519PublicKey | None) -> Judged:
     """The verdict on ``payload`` from ``topic``: ``signature`` is what came with it, ``key``
     the public key of the table the topic names (None: the floor has none)."""
+    examined = examine(topic, payload, signature=signature, key=key)
+    if examined.verdict is not Verdict.APPLY:
+        return examined
+    return place(examined, head, applied_hash)
+
+
+def examine(topic: str, payload: bytes, *, signature: bytes | None,
+            key: Ed25519PublicKey | None) -> Judged:
+    """Everything about a message that does not depend on what the floor applied: topic,
+    record (hash, canonical form), table, signature. ``APPLY`` here means "a sound record of
+    its table", still to be placed in its chain (:func:`place`). Split from the chain check so a
+    floor of several consumers does this CPU work (a SHA-256 and an Ed25519 verification per
+    record) outside the table's lock, side by side."""
     where = parse_topic(topic)
     if where is None:
         return Judged(Verdict.FOREIGN, None, None, f"not a table's events topic: {topic!r}")
@@ -87,6 +100,15 @@ def judge(topic: str, payload: bytes, head: Head | None,
     problem = forgery(site, record, signature, key)
     if problem is not None:
         return Judged(Verdict.FORGED, table, record.seq, problem, site=site)
+    return Judged(Verdict.APPLY, table, record.seq, "", record, site)
+
+
+def place(examined: Judged, head: Head | None,
+          applied_hash: Callable[[str, int], str | None]) -> Judged:
+    """The chain position of a sound record (``examine``'s ``APPLY``) against its table's
+    ``head`` (last applied seq and hash; None: a table never seen)."""
+    record, table, site = examined.record, examined.table, examined.site
+    assert record is not None and table is not None
     if head is None:
         if record.seq == 1 and record.prev_hash != GENESIS_HASH:
             return Judged(Verdict.ALTERED, table, 1, "seq 1 does not start from genesis",

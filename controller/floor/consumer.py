@@ -16,6 +16,18 @@ not moved for :data:`RESEND_AFTER_S`, asks its feed on ``.../resend`` to send ag
 first seq it lacks, asking again with a doubling, jittered pause (up to :data:`RESEND_MAX_S`,
 :mod:`drivers.backoff`) until it has caught up. A table it is behind on is not shown online
 (``controller.floor.view``).
+
+Several consumers on one site (``[floor] group``, PostgreSQL only): an MQTT 5 shared
+subscription (``$share/<group>/...``) hands each record to one of them, and the database keeps
+the order, not a coordinator of ours. A batch's records are checked (hash, signature) first,
+outside any lock; then its transaction takes each of its tables' advisory lock (one order for
+all, so no deadlock), reads their heads from the database and places each record in its chain.
+A record whose predecessor another consumer has not applied yet waits in the database
+(``pending``, written under the table's lock), and whichever consumer applies the predecessor
+applies it next, in the same transaction: the chain never waits for a turn of the other
+consumer. One whose predecessor died with a SIGKILLed consumer is asked for from the feed like
+any gap. A group's consumers keep no broker session, so a dead one's share is not queued for
+it.
 """
 
 from __future__ import annotations
@@ -23,7 +35,9 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 import queue
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -38,9 +52,11 @@ from controller.feed.keys import SIGNATURE_PROPERTY
 from controller.feed.mqtt import make_client, start, stop_on_signals, topic_resend
 from controller.feed.mqtt import stop as stop_client
 from controller.floor.authenticity import public_keys
-from controller.floor.chain import Head, Judged, Verdict, judge
+from controller.floor.chain import Head, Judged, Verdict, examine, place
 from controller.floor.machines import Machines, create_schema
-from controller.floor.store import Store
+from controller.floor.store import GROUP_SCHEMA, Store
+from controller.journal.damage import check_line
+from controller.journal.record import GENESIS_HASH, Record
 from drivers.backoff import ExponentialBackoff
 
 log = structlog.get_logger("tablectl.floor")
@@ -57,6 +73,12 @@ Long enough that a floor merely working through a backlog (its records move) nev
 RESEND_MAX_S = 60.0
 """The pause between asks doubles up to this, while the table stays behind (its feed away,
 its journal no longer holding what is missing)."""
+DRAIN_READ = 256
+"""Records read from ``pending`` at a time while they follow on from the head."""
+GROUP_START = Head(0, GENESIS_HASH)
+"""In a group, a table the database has never seen starts before its seq 1: a record of it
+past seq 1 may have a predecessor still in another consumer's hands, so it waits (and is
+asked for) instead of being taken for the table's first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +117,8 @@ class Floor:
         self.config = config
         self.store = Store(config.database)
         create_schema(self.store)
+        if config.group is not None:
+            self.store.create_tables(GROUP_SCHEMA)
         self.machines = Machines()
         """Each shuffler's evidence pooled by serial across tables (issue 25)."""
         self.heads: dict[str, Head] = self.store.heads()
@@ -109,7 +133,20 @@ class Floor:
         self.stop = threading.Event()
         self.connected = threading.Event()
         self.generation = 0
-        self.client = make_client(config.broker, config.client_id)
+        self.group = config.group
+        """Several consumers share this site's records (``[floor] group``, PostgreSQL): the
+        database, not this process, knows each table's head; each batch takes its tables'
+        locks and reads their heads again."""
+        self.pool_machines = self.group is None
+        if not self.pool_machines:
+            log.warning("floor in group: the shuffler pool by serial is off (each consumer "
+                        "sees only a share of every table's records); the tables' own "
+                        "monitors run as before", group=self.group)
+        # a group's consumer keeps no session (below), so its client id need not be stable:
+        # made unique, two consumers started from one config never take each other's place
+        client_id = config.client_id if self.group is None else \
+            f"{config.client_id}-{socket.gethostname()}-{os.getpid()}"
+        self.client = make_client(config.broker, client_id)
         self.client.manual_ack_set(True)
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
@@ -121,7 +158,12 @@ class Floor:
             return
         self.generation += 1
         site = self.config.site
-        client.subscribe([(f"tablectl/{site}/+/events", 1), (f"tablectl/{site}/+/status", 1)])
+        events = f"tablectl/{site}/+/events"
+        if self.group is not None:  # MQTT 5 shared subscription: each message to one of us
+            events = f"$share/{self.group}/{events}"
+        # every consumer takes every status (retained ones reach no shared subscription):
+        # each learns at connect how far every table has sent
+        client.subscribe([(events, 1), (f"tablectl/{site}/+/status", 1)])
         self.connected.set()
         log.info("floor subscribed", site=site)
 
@@ -140,7 +182,10 @@ class Floor:
                                message.mid, message.qos, self.generation, signature))
 
     def start(self) -> None:
-        start(self.client, self.config.broker, persistent=True)
+        # a group's consumer keeps no session: a dead one's share must not queue up in a session
+        # nobody reads (the broker's next message goes to a live consumer; what the dead one
+        # held is asked for again)
+        start(self.client, self.config.broker, persistent=self.group is None)
 
     def close(self) -> None:
         stop_client(self.client)
@@ -166,30 +211,53 @@ class Floor:
             self.close()
 
     def handle_batch(self, batch: list[Message]) -> None:
-        """Apply ``batch`` in one transaction, then acknowledge it to the broker."""
+        """Apply ``batch`` in one transaction, then acknowledge it to the broker. In a group the
+        records are checked (hash, signature) before the transaction, side by side with the
+        other consumers; inside it, the batch's tables are locked and their heads read from
+        the database, and after the batch's own records, those waiting in ``pending`` for the
+        ones it applied follow them."""
+        examined = [None if m.topic.endswith("/status") else self._examine(m) for m in batch]
         with self.store.transaction():
-            for message in batch:
-                self.handle(message)
+            if self.group is not None:
+                tables = {_table_of(m.topic) for m in batch}
+                self.store.lock_tables(tables)
+                self.heads.update(self.store.heads_of(tables))
+                before = {table: self.heads.get(table) for table in tables}
+            for message, judged in zip(batch, examined, strict=True):
+                self.handle(message, judged)
+            if self.group is not None:
+                for table in sorted(tables):
+                    if self.heads.get(table) != before[table]:
+                        self._drain_pending(table)
         for message in batch:
             if message.qos and message.generation == self.generation:
                 self.client.ack(message.mid, message.qos)
 
-    def handle(self, message: Message) -> None:
+    def handle(self, message: Message, examined: Judged | None = None) -> None:
         if message.topic.endswith("/status"):
             self._status(message)
             return
-        self._act(self._judge(message), message)
-        self._drain_early(_table_of(message.topic))
+        self._act(self._place(examined or self._examine(message)), message)
+        if self.group is None:
+            self._drain_early(_table_of(message.topic))
 
-    def _judge(self, message: Message) -> Judged:
-        table = _table_of(message.topic)
-        return judge(message.topic, message.payload, self.heads.get(table),
-                     self.store.applied_hash, signature=message.signature,
-                     key=self.keys.get(table))
+    def _examine(self, message: Message) -> Judged:
+        return examine(message.topic, message.payload, signature=message.signature,
+                       key=self.keys.get(_table_of(message.topic)))
+
+    def _place(self, examined: Judged) -> Judged:
+        if examined.verdict is not Verdict.APPLY and examined.verdict is not Verdict.GAP:
+            return examined  # not a sound record of its table: reported as it is
+        assert examined.table is not None
+        return place(examined, self._head(examined.table), self.store.applied_hash)
+
+    def _head(self, table: str) -> Head | None:
+        head = self.heads.get(table)
+        return GROUP_START if head is None and self.group is not None else head
 
     def _learn(self, site: str, table: str, seq: int) -> None:
         """``table`` has sent ``seq``: if the floor has not applied it, chase the table."""
-        head = self.heads.get(table)
+        head = self._head(table)
         if head is None or seq <= head.seq:
             return  # nothing to chase, or a table never seen (applied from its first record)
         chase = self.chases.get(table)
@@ -202,9 +270,13 @@ class Floor:
 
     def chase(self, now: float) -> None:
         """Ask each table the floor is behind on, whose records stopped moving, to send again
-        from the first seq the floor lacks; forget the tables it has caught up with."""
+        from the first seq the floor lacks; forget the tables it has caught up with. In a group
+        the heads are read again first: another consumer may have applied what was missing."""
+        if self.group is not None and self.chases:
+            self.heads.update(self.store.heads_of(self.chases))
         for table, chase in list(self.chases.items()):
-            head = self.heads[table]
+            head = self._head(table)
+            assert head is not None  # a chase begins only for a table with a head
             if head.seq >= chase.known_seq:
                 del self.chases[table]
                 continue
@@ -255,7 +327,8 @@ class Floor:
                                     "before (applying from here)"), message)
             if self.store.apply(judged.site or "", judged.record, message.sent_ns):
                 self.heads[judged.table] = Head(judged.record.seq, judged.record.hash)
-                self.machines.record(self.store, judged.record)
+                if self.pool_machines:
+                    self.machines.record(self.store, judged.record)
             self._tell(judged, message)
         elif judged.verdict is Verdict.DUPLICATE:
             assert judged.table is not None
@@ -263,12 +336,22 @@ class Floor:
             self._tell(judged, message)
         elif judged.verdict is Verdict.GAP:
             assert judged.table is not None and judged.seq is not None
+            head = self._head(judged.table)
+            assert head is not None
+            self._learn(judged.site or "", judged.table, judged.seq)
+            if self.group is not None:
+                # in a group the predecessor is most often in another consumer's hands: the
+                # record waits in the database for whichever consumer applies it (not a
+                # problem unless it stays missing, when the chase asks for it and logs it)
+                if judged.seq - head.seq <= EARLY_MAX and judged.record is not None:
+                    self.store.hold(judged.site or "", judged.record.seq, judged.table,
+                                    message.payload, message.sent_ns)
+                self._tell(judged, message)
+                return
             held = self.early.setdefault(judged.table, {})
             held[judged.seq] = (judged, message)
             if len(held) > EARLY_MAX:
                 held.pop(min(held))
-            head = self.heads[judged.table]
-            self._learn(judged.site or "", judged.table, judged.seq)
             if (judged.table, head.seq) not in self.reported_gaps:
                 self.reported_gaps.add((judged.table, head.seq))
                 self._report(judged, message)
@@ -281,14 +364,45 @@ class Floor:
         """Apply the records that waited for a gap to close, in order (a loop, not recursion:
         up to :data:`EARLY_MAX` of them)."""
         held = self.early.get(table)
-        while held and table in self.heads:
-            following = held.pop(self.heads[table].seq + 1, None)
+        while held and (head := self._head(table)) is not None:
+            following = held.pop(head.seq + 1, None)
             if following is None:
-                for seq in [s for s in held if s <= self.heads[table].seq]:
+                for seq in [s for s in held if s <= head.seq]:
                     held.pop(seq)
                 return
-            _, message = following
-            self._act(self._judge(message), message)
+            judged, message = following
+            self._act(self._place(judged), message)
+
+    def _drain_pending(self, table: str) -> None:
+        """In a group, under ``table``'s lock: apply the records other consumers (or this one)
+        left waiting in the database for the ones now applied, in order, and forget those the
+        head has passed. They were checked (hash, signature) by the consumer that received
+        them; the hash is checked again here in parsing, the chain by :func:`place`. Read
+        :data:`DRAIN_READ` at a time, from the head on, while they follow on."""
+        head = self._head(table)
+        assert head is not None  # in a group every table has one (GROUP_START)
+        while True:
+            rows = self.store.held(table, head.seq, DRAIN_READ)
+            for seq, site, payload, sent_ns in rows:
+                if seq != head.seq + 1:
+                    break
+                message = Message(f"tablectl/{site}/{table}/events", payload, sent_ns, 0)
+                found = check_line(payload, None)
+                if not isinstance(found, Record):
+                    self._report(Judged(Verdict.ALTERED, table, seq, found.detail, site=site),
+                                 message)
+                    break
+                self._act(place(Judged(Verdict.APPLY, table, seq, "", found, site), head,
+                                self.store.applied_hash), message)
+                moved = self._head(table)
+                if moved is None or moved == head:
+                    break  # not applied (reported): the chain goes on when its next comes
+                head = moved
+            else:
+                if len(rows) == DRAIN_READ:
+                    continue  # all followed on: read the next ones
+            break
+        self.store.release_held(table, head.seq)  # also any the head passed without them
 
     def _report(self, judged: Judged, message: Message) -> None:
         log.warning("floor message not applied", verdict=judged.verdict.value,

@@ -142,9 +142,7 @@ class Machines:
 
 
 def create_schema(store: Any) -> None:
-    with store.transaction() as cursor:
-        for statement in SCHEMA:
-            cursor.execute(statement)
+    store.create_tables(SCHEMA)
 
 
 def machine_view(store: Any) -> dict[str, Any]:

@@ -8,11 +8,12 @@ the two cannot count a round twice or lose it. The SQL is the subset both databa
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sqlite3
 import stat
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,13 @@ SCHEMA = (
         id BIGINT, table_id TEXT, seq BIGINT, kind TEXT NOT NULL, detail TEXT NOT NULL,
         at_ns BIGINT NOT NULL)""",
 )
+GROUP_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS pending (
+        table_id TEXT NOT NULL, seq BIGINT NOT NULL, site TEXT NOT NULL, payload TEXT NOT NULL,
+        sent_ns BIGINT, PRIMARY KEY (table_id, seq))""",
+)
+"""What only a group of consumers needs: the records that came before their predecessors,
+waiting for whichever consumer applies those (``controller.floor.consumer``)."""
 IRREGULARITY_EVENTS = frozenset({"dealing_error", "supervisor_required", "deck_blocked"})
 FLOOR_TABLES = frozenset({"records", "tables"})
 """The tables that make a database the floor's: one holding other tables but not these is
@@ -57,6 +65,18 @@ _CREATED = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+)")
 def table_names(schema: Sequence[str]) -> list[str]:
     """The tables the ``CREATE TABLE IF NOT EXISTS`` statements of ``schema`` make."""
     return [found.group(1) for found in map(_CREATED.search, schema) if found]
+
+
+LOCK_CLASS = 0x74626C66
+"""The first key of the floor's advisory locks ("tblf"): another program's advisory locks in
+the same database use other classes, and a table id maps into the second key."""
+
+
+def table_lock_key(table: str) -> int:
+    """A table's advisory lock key: 32 bits of its id's BLAKE2b digest. Two tables sharing a
+    key only take turns; correctness never depends on the key being unique."""
+    return int.from_bytes(hashlib.blake2b(table.encode(), digest_size=4).digest(), "big",
+                          signed=True)
 
 
 class StoreError(FeedError):
@@ -131,9 +151,19 @@ class Store:
             raise StoreError(f"cannot open the floor database {self._safe_url()}: {detail}") \
                 from error
         if not read_only:
-            with self.transaction() as cursor:
-                for statement in (*SCHEMA, *schema_also):
-                    cursor.execute(statement)
+            self.create_tables((*SCHEMA, *schema_also))
+
+    def create_tables(self, schema: Sequence[str]) -> None:
+        """Run ``schema``'s ``CREATE TABLE IF NOT EXISTS`` statements in one transaction. On
+        PostgreSQL under a lock first: two consumers of a group starting together would
+        otherwise race to create the same table, and PostgreSQL refuses the second ``IF NOT
+        EXISTS`` that lost the race (a unique violation in its catalogue) instead of
+        skipping it."""
+        with self.transaction() as cursor:
+            if self.postgres:
+                cursor.execute("SELECT pg_advisory_xact_lock(?, 0)", (LOCK_CLASS + 1,))
+            for statement in schema:
+                cursor.execute(statement)
 
     def _check_schema(self, schema_also: Sequence[str]) -> None:
         """Refuse a database that is not the floor's: a SQLite file with tables but not the
@@ -218,6 +248,52 @@ class Store:
     def heads(self) -> dict[str, Head]:
         return {table: Head(seq, digest) for table, seq, digest in
                 self.query("SELECT table_id, last_seq, last_hash FROM tables")}
+
+    def lock_tables(self, tables: Iterable[str]) -> None:
+        """Hold each of ``tables``' locks until the open transaction ends, so no other floor
+        consumer on this database applies a record of them meanwhile: PostgreSQL's advisory
+        transaction locks (no row needed: a table's first record has none yet), released by
+        the commit or the rollback, also when the process dies. Taken in one order (sorted
+        keys) by every consumer, so two consumers locking overlapping sets never deadlock.
+        SQLite serves one consumer (``[floor] group`` refuses it): nothing to take."""
+        if not self.postgres:
+            return
+        keys = sorted({table_lock_key(table) for table in tables})
+        if keys:
+            with self.transaction() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(?, k) FROM unnest(?::int[]) AS k",
+                               (LOCK_CLASS, keys))
+
+    def heads_of(self, tables: Iterable[str]) -> dict[str, Head]:
+        """The last applied seq and hash of those of ``tables`` the database has."""
+        names = sorted(set(tables))
+        if not names:
+            return {}
+        marks = ", ".join("?" * len(names))
+        return {table: Head(seq, digest) for table, seq, digest in self.query(
+            f"SELECT table_id, last_seq, last_hash FROM tables WHERE table_id IN ({marks})",
+            names)}
+
+    def hold(self, site: str, seq: int, table: str, payload: bytes,
+             sent_ns: int | None) -> None:
+        """A record of ``table`` that came before its predecessor, kept for whichever consumer
+        of the group applies the predecessor (under the table's lock: :meth:`lock_tables`)."""
+        with self.transaction() as cursor:
+            cursor.execute("INSERT INTO pending (table_id, seq, site, payload, sent_ns) "
+                           "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                           (table, seq, site, payload.decode(), sent_ns))
+
+    def held(self, table: str, after: int, limit: int
+             ) -> list[tuple[int, str, bytes, int | None]]:
+        """``table``'s first ``limit`` records waiting with a seq after ``after``, by seq."""
+        return [(int(seq), site, payload.encode(), sent_ns) for seq, site, payload, sent_ns in
+                self.query("SELECT seq, site, payload, sent_ns FROM pending WHERE table_id = ? "
+                           "AND seq > ? ORDER BY seq LIMIT ?", (table, after, limit))]
+
+    def release_held(self, table: str, seq: int) -> None:
+        """Forget ``table``'s waiting records up to ``seq`` (applied, or duplicates)."""
+        with self.transaction() as cursor:
+            cursor.execute("DELETE FROM pending WHERE table_id = ? AND seq <= ?", (table, seq))
 
     def applied_hash(self, table: str, seq: int) -> str | None:
         rows = self.query("SELECT hash FROM records WHERE table_id = ? AND seq = ?",

@@ -1,0 +1,50 @@
+"""Fixtures of the floor-scale tests: the PKI of three tables and the floor, a real Mosquitto
+(TLS, the ACL) and a private PostgreSQL, as the feed tests start them (``tests/feed_e2e``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from benchmarks.floorlab import Mosquitto
+from controller.bench import Bench
+from tests.feed_e2e.broker import make_pki, start_broker
+
+TABLES = ["T1", "T2", "T3"]
+
+
+@pytest.fixture(name="pki", scope="session")
+def fixture_pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_pki(tmp_path_factory.mktemp("pki"), [*TABLES, "floor"])
+
+
+@pytest.fixture(name="broker")
+def fixture_broker(tmp_path: Path, pki: Path) -> Iterator[Mosquitto]:
+    directory = tmp_path / "broker"
+    directory.mkdir()
+    broker = start_broker(directory, pki)
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture(name="postgres")
+def fixture_postgres() -> Iterator[str]:
+    """The URL of a private, running PostgreSQL (from the OS packages)."""
+    from tests.feed_e2e.postgres import Postgres
+
+    server = Postgres()
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(name="journal_3cp", scope="session")
+def fixture_journal_3cp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished RWS-3CP bench journal (face-down dealer hand), 12 rounds with faults."""
+    directory = tmp_path_factory.mktemp("journal-3cp")
+    Bench("rws-three-card-poker", 12, seed=3, faults="0.3", journal_dir=directory).run()
+    return directory
