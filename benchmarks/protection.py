@@ -19,6 +19,13 @@ Decks are dealt straight from :mod:`firmware_sim.shuffle_models` into the monito
   the optimal test's figure stands beside it), a card stuck at one position within 10, a
   duplicated card within 5 (and the most any test on the dealt cards can reach), and false
   alarms per monitor over ``--decks`` fair decks.
+* ``lr-calibration``: ``limits.ONE_PASS_LR_ALONE``, the likelihood CUSUMs' limits fed a new
+  deck, one per shelf count and deck length, for 1e-4 false alarms a fair deck (importance
+  sampling, ``--excursions`` a rate); ``lr-check``: the rate the monitor's limits give, its
+  shelf counts together, at every size.
+* ``lr-power``: issue 38's figures: ``one_pass_lr`` against the 10-shelf machine fed a new
+  deck at 9, 12, 15 and 21 cards, within 5 and 7 decks, beside the bound (the exact 10-shelf
+  likelihood test at its 1e-4 limit, on the same decks).
 * ``cost``: the live guard's time per card (``TableGuard`` on ``CardSetDispensed`` events).
 * ``report``: the report's monitors and plots over 1,000,000 hands (decoded inputs; journal
   reading measured separately per record).
@@ -39,6 +46,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +58,9 @@ from controller.protection import Guard, MonitorId, TableGuard  # noqa: E402
 from drivers import events as dev  # noqa: E402
 from controller.protection.feed import Feed, input_order  # noqa: E402
 from controller.protection.likelihood import collected_ratio, log_ratio  # noqa: E402
-from firmware_sim.shuffle_models import ShuffleModel, Shuffler  # noqa: E402
+from controller.protection import limits  # noqa: E402
+from controller.protection.sequential import FALSE_ALARM_RATE  # noqa: E402
+from firmware_sim.shuffle_models import ShuffleModel, Shuffler, one_pass  # noqa: E402
 
 HANDS = 7
 WITHIN = (1, 2, 5, 50)
@@ -265,6 +275,142 @@ def _information(size: int | str, feed: Feed, model: ShuffleModel, shelves: int,
     return total / decks
 
 
+LR_SIZES: tuple[int | str, ...] = (1, 2, 3, 4, 5, 6, 7, 8, 9, "mixed")
+"""Deck lengths the likelihood limit is calibrated at: 3 to 27 cards, and the mixed sizes."""
+
+
+def _cards(size: int | str, rng: random.Random) -> int:
+    return 3 * (size if isinstance(size, int) else 1 + rng.randrange(6))
+
+
+def lr_false_alarms(size: int | str, shelves: tuple[int, ...],
+                    limit: Callable[[int, int], float], excursions: int, seed: int) -> float:
+    """False alarms per fair deck of Page's CUSUMs on the exact log-likelihood ratio, one per
+    shelf count in ``shelves`` (one-pass k-shelf against fair, fed a new deck), each alarming
+    over ``limit(shelves, cards in the deck)``, at ``size`` three-card sets a deck, computed
+    exactly up to sampling error by importance sampling.
+
+    From all CUSUMs at 0 the process runs until all are back at 0 or one crosses the limit (an
+    excursion). The chance that an excursion crosses, under a fair shuffle, is the mean, over
+    excursions sampled from the machines (each deck from one shelf count at random), of the
+    product of each deck's fair-over-mixture likelihood ratio when it crosses (Wald's change
+    of measure: fair decks that cross are far too rare to count by simulation). By renewal the
+    alarms per fair deck are that chance over the mean length of an excursion of fair decks
+    (simulated directly: typical, not rare). Lorden's bound ``e^-limit`` per model ignores how
+    far past the limit the last deck carries the sum; this measures it."""
+    rng = random.Random(seed)
+    total = 0.0
+    for _ in range(excursions):
+        values = [0.0] * len(shelves)
+        log_weight = 0.0
+        while True:
+            cards = _cards(size, rng)
+            dealt = one_pass(list(range(52)), rng.choice(shelves), rng.randrange)[:cards]
+            scores = [log_ratio(dealt, 52, k) for k in shelves]
+            top = max(scores)
+            log_weight -= top + math.log(sum(math.exp(x - top) for x in scores) / len(shelves))
+            values = [max(0.0, v + x) for v, x in zip(values, scores)]
+            if any(v > limit(k, cards) for v, k in zip(values, shelves)):
+                total += math.exp(log_weight)
+                break
+            if not any(values):
+                break
+    return total / excursions / _fair_excursion(size, shelves, limit, excursions, rng)
+
+
+def _fair_excursion(size: int | str, shelves: tuple[int, ...],
+                    limit: Callable[[int, int], float], excursions: int,
+                    rng: random.Random) -> float:
+    """The mean number of fair decks from all CUSUMs at 0 until all are at 0 again (or one
+    crosses)."""
+    decks = 0
+    for _ in range(excursions):
+        values = [0.0] * len(shelves)
+        while True:
+            cards = _cards(size, rng)
+            dealt = list(range(52))
+            rng.shuffle(dealt)
+            decks += 1
+            values = [max(0.0, v + log_ratio(dealt[:cards], 52, k))
+                      for v, k in zip(values, shelves)]
+            if not any(values) or any(v > limit(k, cards) for v, k in zip(values, shelves)):
+                break
+    return decks / excursions
+
+
+def lr_limit(size: int, shelves: int, excursions: int, seed: int,
+             rate: float = FALSE_ALARM_RATE) -> tuple[float, float]:
+    """The limit at which the ``shelves``-shelf CUSUM alone gives ``rate`` false alarms per
+    fair deck at ``size`` sets a deck: measured once below Lorden's limit, then moved by the
+    log of the measured rate over ``rate`` (the rate falls e-fold per unit of limit: measured
+    8.98-fold over 2.21 at nine cards), and the rate measured there with other random
+    numbers."""
+    start = math.log(1 / rate) - 1.0
+    measured = lr_false_alarms(size, (shelves,), lambda k, c: start, excursions, seed)
+    limit = start + math.log(measured / rate)
+    return limit, lr_false_alarms(size, (shelves,), lambda k, c: limit, excursions, seed + 1)
+
+
+def lr_calibration(excursions: int, seed: int) -> dict[str, Any]:
+    """``limits.ONE_PASS_LR_ALONE``: for each shelf count and deck length, the limit at which
+    that CUSUM alone gives 1e-4 false alarms per fair deck (progress on stderr)."""
+    alone = {}
+    for k in limits.ONE_PASS_SHELVES:
+        alone[k] = {}
+        for sets in range(1, 10):
+            limit, check = lr_limit(sets, k, excursions, seed)
+            alone[k][3 * sets] = {"limit": round(limit, 3), "rate_there": check}
+            print(k, 3 * sets, alone[k][3 * sets], file=sys.stderr, flush=True)
+    return {"excursions": excursions, "alone": alone}
+
+
+def lr_check(excursions: int, seed: int) -> dict[str, Any]:
+    """The false alarms per fair deck the monitor's limits give, its shelf counts together
+    (each at its share of the budget), at each deck length and at the mixed sizes."""
+    return {"excursions": excursions, "per_deck": {
+        str(size): lr_false_alarms(size, limits.ONE_PASS_SHELVES, limits.one_pass_lr_limit,
+                                   excursions, seed + 2) for size in LR_SIZES}}
+
+
+BOUND_SIZES = (3, 4, 5, 7)
+"""9, 12, 15 and 21 cards: the sizes issue 38 asks the likelihood monitor's power at."""
+
+
+def lr_power(runs: int, seed: int, sizes: tuple[int, ...] = BOUND_SIZES) -> dict[str, Any]:
+    """The one-pass 10-shelf machine fed a new deck: the share of ``runs`` that ``one_pass_lr``
+    flags within 5 and 7 decks, beside the bound: the same share for the exact likelihood test
+    that knows the machine has 10 shelves and the deck length (Page's CUSUM on the 10-shelf
+    log-likelihood ratio alone, its limit ``limits.ONE_PASS_LR_ALONE``: 1e-4 false alarms per
+    fair deck at this length, measured by :func:`lr_limit`), run on the same decks."""
+    out: dict[str, Any] = {}
+    for sets in sizes:
+        bound_limit = limits.ONE_PASS_LR_ALONE[10][3 * sets]
+        ours = {5: 0, 7: 0}
+        best = {5: 0, 7: 0}
+        for run in range(runs):
+            rng = random.Random(seed * 100_003 + run)
+            guard = Guard()
+            value, mine, theirs = 0.0, None, None
+            for deck in range(1, 8):
+                order = one_pass(list(range(52)), 10, rng.randrange)
+                value = max(0.0, value + log_ratio(order[:3 * sets], 52, 10))
+                if theirs is None and value > bound_limit:
+                    theirs = deck
+                found = guard.deal(order, sets) + (guard.finish() if deck == 7 else [])
+                for f in found:
+                    if f.monitor is MonitorId.ONE_PASS_LR and mine is None:
+                        mine = f.decks
+            for n in ours:
+                ours[n] += mine is not None and mine <= n
+                best[n] += theirs is not None and theirs <= n
+        out[str(3 * sets)] = {
+            "runs": runs, "bound_limit": bound_limit,
+            "monitor_limit": round(limits.one_pass_lr_limit(10, 3 * sets), 3),
+            **{f"within_{n}": ours[n] / runs for n in ours},
+            **{f"bound_within_{n}": best[n] / runs for n in best}}
+    return {"shares": limits.ONE_PASS_LR_SHARE, "cards": out}
+
+
 def _cusum_rate(scores: list[float], drift: float, limit: float) -> float:
     value, alarms = 0.0, 0
     for score in scores:
@@ -434,6 +580,8 @@ def main() -> int:
     parser.add_argument("--feeds", default="new-deck,collected", help="goals: feeds")
     parser.add_argument("--hands", type=int, default=1_000_000,
                         help="hands in the report-journal journal")
+    parser.add_argument("--excursions", type=int, default=10_000,
+                        help="lr-calibration: importance-sampled excursions a rate")
     parser.add_argument("--models", default=",".join(m.value for m in ShuffleModel
                                                      if m is not ShuffleModel.FAIR))
     args = parser.parse_args()
@@ -461,6 +609,12 @@ def main() -> int:
         results["report"] = report_time(1_000_000, args.seed)
     if "report-journal" in only:
         results["report_journal"] = report_journal(args.hands, args.seed)
+    if "lr-calibration" in only:
+        results["lr_calibration"] = lr_calibration(args.excursions, args.seed)
+    if "lr-check" in only:
+        results["lr_check"] = lr_check(args.excursions, args.seed)
+    if "lr-power" in only:
+        results["lr_power"] = lr_power(args.runs, args.seed)
     print(json.dumps(results, indent=1) if args.json else _text(results))
     return 0
 
@@ -476,8 +630,17 @@ def _text(results: dict[str, Any]) -> str:
         lines.append(f"{model}: {row['runs']} runs x {row['horizon']} decks")
         for monitor, r in row["monitors"].items():
             lines.append(f"  {monitor:<12} " + " ".join(f"{k}={v}" for k, v in r.items()))
+    power = results.get("lr_power")
+    if power:
+        lines.append(f"one_pass_lr against the exact 10-shelf likelihood (the bound), one-pass "
+                     f"10-shelf fed a new deck; budget shares {power['shares']}:")
+        for cards, row in power["cards"].items():
+            lines.append(f"  {cards:>2} cards, {row['runs']} runs: within 5 {row['within_5']:.3f}"
+                         f" (bound {row['bound_within_5']:.3f}), within 7 {row['within_7']:.3f}"
+                         f" (bound {row['bound_within_7']:.3f}); limit {row['monitor_limit']}"
+                         f" (bound's {row['bound_limit']})")
     for key in ("cost", "report", "report_journal", "calibrate", "false_alarms_by_hands",
-                "sortedness_variance"):
+                "sortedness_variance", "lr_calibration", "lr_check"):
         if key in results:
             lines.append(f"{key}: {json.dumps(results[key])}")
     return "\n".join(lines)

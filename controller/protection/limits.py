@@ -13,6 +13,8 @@ batch tests run at level ``decks * 0.5e-4`` per batch; the ledger's bound is exa
 
 from __future__ import annotations
 
+import math
+
 SORTEDNESS_DRIFT = 1.0
 SORTEDNESS_LIMIT = 5.0
 SORTEDNESS_CALIBRATED_AT = 21
@@ -48,9 +50,43 @@ of seven cards (chance about 1/52P7 per pair of places: under 1e-6 per deck over
 three would be a run of five, which fair decks share about once per thousand decks."""
 ONE_PASS_SHELVES = (10, 20)
 """The one-pass machines the likelihood test is set for (issue 25: the 10- and 20-shelf
-machines). Each shelf count is its own CUSUM at ``log(2 / 1e-4)``; a 100-shelf machine leaves
+machines). Each shelf count is its own CUSUM, at ``log(2 / 1e-4)`` fed the collected cards
+and at :func:`one_pass_lr_limit` fed a new deck; a 100-shelf machine leaves
 about 0.002 nats a 21-card deck, beyond what any test on the dealt cards can use in a shift
 (docs/game-protection.md)."""
+ONE_PASS_LR_ALONE: dict[int, dict[int, float]] = {
+    10: {3: 7.74, 6: 7.78, 9: 7.79, 12: 7.66, 15: 7.61, 18: 7.49, 21: 7.42, 24: 7.37, 27: 7.51},
+    20: {3: 6.45, 6: 6.99, 9: 7.25, 12: 7.42, 15: 7.48, 18: 7.57, 21: 7.64, 24: 7.66, 27: 7.69},
+}
+"""Fed a new deck: for each shelf count and number of dealt cards, the limit at which that
+shelf count's CUSUM alone gives at most 1e-4 false alarms per fair deck, measured by
+importance sampling (``benchmarks/protection.py --only lr-calibration --excursions 8000``:
+the limit measured, moved up when the same limit measured again with other random numbers
+gave more, by the log of how much: up to 0.22 at 27 cards). Lorden's bound, ``log(1 /
+1e-4) = 9.21`` alone, holds for any increments; these are 1.4 to 2.8 lower because a fair
+deck that crosses carries the sum far past the limit (a one-pass prefix is either impossible
+or many times likelier than fair) and fair excursions above 0 last more than one deck, which
+Lorden's bound does not count (issue 38)."""
+ONE_PASS_LR_SHARE = {10: 0.9, 20: 0.1}
+"""How the monitor's 1e-4 false alarms a deck are shared between its shelf counts (their
+sum bounds the monitor's): most to the 10-shelf machine, the one the tables meet (issue 38:
+an even split cost the 9-card table about 0.03 of its power within 5 decks against the test
+that knows the machine has 10 shelves). The 20-shelf CUSUM's limits are then 8.85 to 10.09
+(3 to 27 cards), against Lorden's even-split 9.90 before."""
+ONE_PASS_LR_MARGIN = 0.1
+"""Added to each measured limit for the importance sampling's remaining error."""
+
+
+def one_pass_lr_limit(shelves: int, cards: int) -> float:
+    """The ``shelves``-shelf likelihood CUSUM's limit after a new-deck deck of ``cards``
+    dealt cards: the limit measured for it alone, moved up by its share of the budget and the
+    margin, so the shelf counts together stay under 1e-4 a fair deck. A length not measured
+    (a shoe's cards one by one) takes the largest measured."""
+    alone = ONE_PASS_LR_ALONE[shelves]
+    measured = alone.get(cards, max(alone.values()))
+    return measured + math.log(1 / ONE_PASS_LR_SHARE[shelves]) + ONE_PASS_LR_MARGIN
+
+
 POSITION_RUN = 5
 """Decks running with the same card at one dealt position: 27 * 52^-4 = 3.7e-6 false alarms
 per fair deck at most; four (1.9e-4) would exceed the budget."""

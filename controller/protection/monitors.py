@@ -459,10 +459,15 @@ class OnePassLikelihood(Monitor):
     ``limits.ONE_PASS_SHELVES``. With likelihood-ratio increments a CUSUM's mean run between
     false alarms is at least ``e^limit`` decks (Lorden), at every deck length: the limit
     ``log(shelf models / rate)`` keeps the monitor at or under ``rate`` per fair deck without
-    a per-length calibration. From a new deck every input place is known
-    (:func:`.likelihood.log_ratio`); from the collected cards only theirs, the undealt part's
-    order taken as uniformly random (:func:`.likelihood.collected_ratio`: collected cards fed
-    on top of the undealt ones)."""
+    a per-length calibration. Lorden's bound ignores how far past the limit a deck carries
+    the sum; fed a new deck a crossing deck carries it far (a one-pass prefix is either
+    impossible or many times likelier than fair), and the false alarms measured there
+    (importance sampling, ``benchmarks/protection.py --only lr-calibration``) allow the lower
+    limits of ``limits.one_pass_lr_limit``, one for each shelf count and deck length, the
+    budget shared mostly to the 10-shelf machine (issue 38). From a new deck every input
+    place is known (:func:`.likelihood.log_ratio`); from the collected cards only theirs, the
+    undealt part's order taken as uniformly random (:func:`.likelihood.collected_ratio`:
+    collected cards fed on top of the undealt ones)."""
 
     id = MonitorId.ONE_PASS_LR
 
@@ -470,6 +475,11 @@ class OnePassLikelihood(Monitor):
                  rate: float = FALSE_ALARM_RATE) -> None:
         self.shelves = shelves
         self.limit = math.log(len(shelves) / rate)
+        """Lorden's limit, for any feed: at most ``rate`` false alarms per fair deck."""
+        self.measured = shelves == limits.ONE_PASS_SHELVES
+        """Fed a new deck, the limits measured for these shelf counts apply (issue 38); the
+        rate falls e-fold per unit of limit, so another ``rate`` moves them by its log."""
+        self.shift = math.log(FALSE_ALARM_RATE / rate)
         self.values = [0.0] * len(shelves)
         self.decks = 0
 
@@ -480,6 +490,7 @@ class OnePassLikelihood(Monitor):
                 or deck.counted != DECK):  # a card twice or a wrong count: the ledger's
             return None
         places = reference.places
+        limit = self.limit
         if places is None:  # every input place known (a new deck)
             ranked = deck.cards
             score = lambda k: log_ratio(ranked, reference.fed, k)  # noqa: E731
@@ -489,8 +500,10 @@ class OnePassLikelihood(Monitor):
         fired: Finding | None = None
         for i, k in enumerate(self.shelves):
             value = max(0.0, self.values[i] + score(k))
-            if value > self.limit and fired is None:
-                fired = Finding(self.id, round(value, 3), round(self.limit, 3), self.decks,
+            if places is None and self.measured:
+                limit = limits.one_pass_lr_limit(k, len(deck.cards)) + self.shift
+            if value > limit and fired is None:
+                fired = Finding(self.id, round(value, 3), round(limit, 3), self.decks,
                                 f"the dealt orders are {math.exp(min(value, 700)):.1e} times "
                                 f"likelier under a one-pass {k}-shelf shuffle than a fair one "
                                 f"(this deck: {len(deck.cards)} cards)")

@@ -14,7 +14,7 @@ from typing import Any
 from drivers.conformance.session import (
     Action, Bench, Nonconformance, Operator, Scenario, Unanswered,
 )
-from drivers.events import CardRead, DeviceEvent, DeviceOnline, ForeignCard, NoRead
+from drivers.events import CardRead, DeviceEvent, DeviceOnline, ForeignCard, LinkError, NoRead
 
 CONNECT_SECONDS = 5.0
 QUIET_SECONDS = 2.0
@@ -32,6 +32,26 @@ class ReaderSession(Bench):
         self.driver = driver
         self.events = events
         self.heard = False
+        self.seen: list[DeviceEvent] = []
+        """Every event the kit has taken, so a row can be judged on all it saw."""
+        self._row_start = 0
+
+    def prepare(self) -> str:
+        self._row_start = len(self.seen)
+        return ""
+
+    def breach(self, since: int | None = None) -> Nonconformance | None:
+        """Bytes the dialect's format does not allow (docs/protocols-shoes.md: printable
+        ASCII lines of at most 80 bytes, the Bee-Tek's bodies, the HID report's keys), seen
+        by the driver as a ``LinkError`` during the row: the talk-only dialects' field check
+        (the kit sees their bytes only through the driver)."""
+        for event in self.seen[self._row_start if since is None else since:]:
+            if isinstance(event, LinkError):
+                return Nonconformance(CLAUSE, f"the shoe sent bytes its dialect does not "
+                                              f"allow: {event.reason}, {event.dropped} bytes "
+                                              "dropped (docs/protocols-shoes.md gives each "
+                                              "dialect's format)")
+        return None
 
     def take(self, seconds: float) -> list[DeviceEvent]:
         """Every event during ``seconds``."""
@@ -43,6 +63,7 @@ class ReaderSession(Bench):
         except queue.Empty:
             pass
         self.heard = self.heard or bool(out)
+        self.seen.extend(out)
         return out
 
     def next(self, kinds: tuple[type[DeviceEvent], ...], seconds: float) -> DeviceEvent | None:
@@ -50,6 +71,7 @@ class ReaderSession(Bench):
             while True:
                 event = self.events.get(timeout=seconds)
                 self.heard = True
+                self.seen.append(event)
                 if isinstance(event, kinds):
                     return event
         except queue.Empty:

@@ -107,6 +107,9 @@ def _run_one(scenario: Scenario, session: Bench) -> tuple[Result, bool]:
     try:
         unknown = session.prepare()
         note = scenario.run(session)
+        breach = session.breach()
+        if breach is not None:
+            raise breach
     except Nonconformance as found:
         failure = session.blame(found)
         log.info("conformance_fail", scenario=scenario.key, reason=str(failure))

@@ -135,10 +135,6 @@ def _hand(s: Session, number: int) -> ev.HandReadyMsg:
     if len(set(hand.cards)) != len(hand.cards):
         raise Nonconformance("4", f"hand {number} repeats a card: {cards} (a deck has each "
                                   "card once)")
-    if hand.exposed_mask >> len(hand.cards):
-        raise Nonconformance("4", f"hand {number} ({cards}): exposed mask "
-                                  f"{hand.exposed_mask:#010b} has a bit past its "
-                                  f"{len(hand.cards)} cards")
     if hand.exposed_mask:
         faults = s.status().faults
         if faults & EXPOSED_BIT:

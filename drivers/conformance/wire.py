@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from drivers.backoff import ExponentialBackoff
+from drivers.conformance.fields import Breach, check_frame
 from drivers.errors import DeviceDisconnected, DriverError, ProtocolError
 from drivers.framed.codec import REPLIES, decode_message, encode_message
 from drivers.framed.event_messages import EventMessage
@@ -43,6 +44,8 @@ class Received:
     reused: bool = False
     """An event whose id this boot had already sent with other content (3.4 forbids it:
     the host would drop it as a copy)."""
+    breach: Breach | None = None
+    """The first field of the frame out of the document's range (:mod:`.fields`)."""
 
     @property
     def is_reply(self) -> bool:
@@ -170,12 +173,13 @@ class Wire:
         return out
 
     def _take(self, now: float, item: Frame | Dropped, raw: bytes) -> Received:
+        breach = check_frame(raw)
         if isinstance(item, Dropped):
-            return Received(now, dropped=item, raw=raw)
+            return Received(now, dropped=item, raw=raw, breach=breach)
         try:
             message = decode_message(item)
         except ProtocolError as error:
-            return Received(now, frame=item, error=str(error), raw=raw)
+            return Received(now, frame=item, error=str(error), raw=raw, breach=breach)
         first = reused = False
         if isinstance(message, Heartbeat):
             if self.boot_id is not None and message.boot_id != self.boot_id:
@@ -189,7 +193,7 @@ class Wire:
             if self.auto_ack:
                 self.ack(message.event_id)
         return Received(now, frame=item, message=message, raw=raw, first_copy=first,
-                        reused=reused)
+                        reused=reused, breach=breach)
 
     def mark(self) -> int:
         """Where the next item will be stored: ``received[mark:]`` is what came after."""

@@ -16,10 +16,12 @@ from collections import Counter
 import pytest
 
 from controller.protection import Guard, MonitorId, TableGuard
+from controller.protection import limits
 from controller.protection.feed import Feed, input_order, reference
 from controller.protection.likelihood import collected_ratio, prefix_ratio
 from controller.protection.monitors import (
     Fault,
+    Finding,
     Ledger,
     OnePassLikelihood,
     PositionRun,
@@ -119,6 +121,50 @@ def test_likelihood_limit_is_the_lorden_bound() -> None:
     monitor = OnePassLikelihood()
     assert monitor.shelves == (10, 20)
     assert monitor.limit == pytest.approx(math.log(2e4))
+
+
+def _lr_threshold(feed: Feed, sets: int) -> float:
+    """The limit the likelihood monitor states when it flags an unshuffled deck of ``sets``
+    three-card sets (fed as ``feed``, after a first deck so a collected feed has a reference)."""
+    guard = Guard([OnePassLikelihood()], feed=feed)
+    guard.shuffle()
+    guard.cards(list(range(3 * sets)))
+    dealt = [tuple(range(3 * h, 3 * h + 3)) for h in range(sets)]
+    fed = input_order(feed, dealt, list(range(3 * sets, 52)))
+    found: list[Finding] = []
+    for _ in range(6):
+        found += guard.shuffle()
+        for h in range(sets):
+            found += guard.cards(fed[3 * h:3 * h + 3])
+        dealt = [tuple(fed[3 * h:3 * h + 3]) for h in range(sets)]
+        fed = input_order(feed, dealt, fed[3 * sets:])
+    found += guard.finish()
+    assert found, "an unshuffled deck is flagged"
+    return found[0].threshold
+
+
+@pytest.mark.parametrize("sets", [3, 4, 7])
+def test_fed_a_new_deck_the_measured_limit_applies(sets: int) -> None:
+    """Fed a new deck, the 10-shelf CUSUM's limit is the one measured for it alone at the
+    deck's length, moved by its share of the budget and the margin (issue 38), below Lorden's
+    log(2 / 1e-4); fed the collected cards, Lorden's bound stands (nothing measured there)."""
+    expected = limits.ONE_PASS_LR_ALONE[10][3 * sets] + math.log(
+        1 / limits.ONE_PASS_LR_SHARE[10]) + limits.ONE_PASS_LR_MARGIN
+    assert _lr_threshold(Feed.NEW_DECK, sets) == pytest.approx(expected, abs=1e-3)
+    assert expected < math.log(2e4)
+    assert _lr_threshold(Feed.COLLECTED, sets) == pytest.approx(math.log(2e4), abs=1e-3)
+
+
+def test_the_shelf_counts_share_the_budget_and_odd_lengths_take_the_largest() -> None:
+    """The shares of the 1e-4 budget add up to it at most; a deck of a length not measured (a
+    shoe's cards one by one: ten cards) takes the largest limit measured for its shelf
+    count."""
+    assert sum(limits.ONE_PASS_LR_SHARE.values()) <= 1
+    assert set(limits.ONE_PASS_LR_SHARE) == set(limits.ONE_PASS_SHELVES)
+    for k in limits.ONE_PASS_SHELVES:
+        largest = max(limits.ONE_PASS_LR_ALONE[k].values())
+        assert limits.one_pass_lr_limit(k, 10) == pytest.approx(
+            largest + math.log(1 / limits.ONE_PASS_LR_SHARE[k]) + limits.ONE_PASS_LR_MARGIN)
 
 
 def test_reference_is_the_collected_pick_up_order() -> None:

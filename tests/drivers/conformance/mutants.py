@@ -19,6 +19,7 @@ from drivers.framed.messages import (
 from firmware_sim.shoe_framed import FramedShoeSim
 from firmware_sim.shuffler import HAND_SIZE, ShufflerSim
 from tests.drivers.conformance.devices import ExposingShuffler, Variant, _mix, _shoe, _shuffler
+from tests.drivers.conformance.field_mutants import FIELD_MUTANTS
 
 
 # link mutants (both devices) ------------------------------------------------------------------
@@ -333,7 +334,7 @@ class PhantomCardShoe(FramedShoeSim):
             self.__dict__["_phantom_due"] = now + self.phantom_seconds
             card = self._deck[-1] if self._deck else None
             if card is not None:
-                self.raise_event(lambda i: ev.CardMsg(i, 0, card, 0))
+                self.raise_event(lambda i: ev.CardMsg(i, self.index + 1, card, 0))
         super().on_tick(now)
 
 
@@ -443,5 +444,6 @@ MUTANTS = (
     Variant("shoe-answers-event-ack", H,
             _shoe(_mix(AnswersEventAck, FramedShoeSim, name="ChattyShoe")),
             ("event-ack",), "event-ack", "2.3", ("MUST NOT answer",)),
-)
-"""Devices broken in one clause each: the kit must fail the named row with that clause."""
+) + FIELD_MUTANTS
+"""Devices broken in one clause each: the kit must fail the named row with that clause (the
+field mutants: one field of one message out of its range each)."""
