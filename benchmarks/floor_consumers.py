@@ -15,9 +15,14 @@ as the tests start it) behind one Mosquitto (TLS, the ACL):
   publish-to-applied p99 stays under 1 s and the floor has everything 2 s after they stop.
 * **Take-over**: ``--takeover-tables`` tables, each with its real feed (``python -m
   controller.feed``) following a journal written live, 2 consumers; one SIGKILLed mid-stream.
-  The figure: seconds from the kill until every record written before it is applied (what the
-  dead one held is asked for again from the feeds, ``docs/feed.md``); ``--kills`` times, a new
-  consumer started after each kill (an added consumer taking its share).
+  The figures: seconds from the kill until every record written before it is applied (what the
+  dead one held is asked for again from the feeds, ``docs/feed.md``), and until every table
+  has applied a record written after it (the dead one's tables moving again: with leases, once
+  they expired and were taken over); ``--kills`` times, a new consumer started after each kill
+  (an added consumer taking its share).
+
+Each part runs once per ``--assign`` mode: ``shared`` (the broker hands each record to one
+consumer) and ``lease`` (each table leased to one consumer, ``controller.floor.leases``).
 
 Every run checks its records: none lost (each table's seqs 1..n, the generator's count), none
 applied twice (the (table, seq) key; duplicates dropped are counted), none out of order (in
@@ -26,7 +31,8 @@ each table, ``applied_ns`` grows with ``seq``), no problem reported.
 The machine is shared: wall-clock figures are noisy; CPU-seconds are the figure to compare.
 
 Run: ``python benchmarks/floor_consumers.py [--tables 40 --pace 25 --seconds 20
---consumers 1,2,4 --rates 500,1000,2000 --takeover-tables 6 --kills 5] [--json]``.
+--consumers 1,2,4 --assign shared,lease --rates 500,1000,2000 --takeover-tables 6 --kills 5]
+[--json]``.
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ from benchmarks.floorlab import (  # noqa: E402
     start_program,
 )
 from controller.bench import Bench  # noqa: E402
+from controller.feed.config import Assign  # noqa: E402
 from controller.logsetup import configure_logging  # noqa: E402
 from testbed.journalgen import rehome, write_live  # noqa: E402
 
@@ -62,6 +69,13 @@ GROUP = "floor"
 DRAIN_S = 300.0
 """How long a run may take to apply its backlog after the generators stop, at most."""
 START_S = 30.0
+
+
+def with_assign(path: Path, assign: Assign) -> Path:
+    """A group consumer's file (``floorlab.floor_config``) dividing the tables by ``assign``."""
+    path.write_text(path.read_text().replace("[floor]\n", f'[floor]\nassign = "{assign.value}"\n',
+                                             1))
+    return path
 
 
 class Lab:
@@ -93,16 +107,16 @@ class Lab:
             connection.execute(f"CREATE DATABASE {name}")
         return self.postgres.url.rsplit("/", 1)[0] + f"/{name}"
 
-    def consumers(self, database: str, count: int, first: int = 0
-                  ) -> list[subprocess.Popen[bytes]]:
+    def consumers(self, database: str, count: int, first: int = 0,
+                  assign: Assign = Assign.SHARED) -> list[subprocess.Popen[bytes]]:
         """``count`` consumers of the group on ``database`` (numbered from ``first``), each
-        subscribed (bounded)."""
+        subscribed (bounded); with leases, until every consumer holds some."""
         run = self.work / f"run{self.runs}"
         run.mkdir(exist_ok=True)
         procs = []
         for index in range(first, first + count):
-            config = floor_config(run, self.pki, self.broker, database, group=GROUP,
-                                  consumer=str(index))
+            config = with_assign(floor_config(run, self.pki, self.broker, database,
+                                              group=GROUP, consumer=str(index)), assign)
             log = run / f"floor-{index}.log"
             procs.append(start_program(["controller", "--log-level", "INFO", "floor",
                                         "--config", str(config)], log))
@@ -112,6 +126,10 @@ class Lab:
             if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
                 raise RuntimeError("a consumer did not subscribe: see " + str(run))
             time.sleep(0.1)
+        names = [f"tablectl-floor-{index}" for index in range(first, first + count)]
+        if assign is Assign.LEASE and _wait(lambda: _holders(database, names) == count,
+                                            START_S) == float("inf"):
+            raise RuntimeError("a consumer holds no lease: see " + str(run))
         return procs
 
     def close(self) -> None:
@@ -140,6 +158,18 @@ def _query(database: str, text: str) -> list[tuple[Any, ...]]:
 
     with psycopg.connect(database) as connection:
         return list(connection.execute(text).fetchall())
+
+
+def _holders(database: str, names: list[str]) -> int:
+    """How many of the consumers ``names`` (their client ids, before ``-<host>-<pid>``) hold
+    a live lease."""
+    import psycopg
+
+    with psycopg.connect(database) as connection:
+        return int(connection.execute(
+            "SELECT COUNT(DISTINCT consumer) FROM floor_leases WHERE expires > "
+            "clock_timestamp() AND consumer LIKE ANY(%s)",
+            ([f"{name}-%" for name in names],)).fetchone()[0])
 
 
 def _applied(database: str) -> int:
@@ -179,10 +209,10 @@ def integrity(database: str, published: dict[str, int] | None) -> dict[str, int]
 
 
 def generated(lab: Lab, database: str, consumers: int, tables: int, pace: float,
-              seconds: float, generators: int) -> dict[str, Any]:
+              seconds: float, generators: int, assign: Assign) -> dict[str, Any]:
     """``consumers`` consumers, generators offering ``tables * pace`` records/s for
     ``seconds``; everything applied, then the figures."""
-    procs = lab.consumers(database, consumers)
+    procs = lab.consumers(database, consumers, assign=assign)
     try:
         context = multiprocessing.get_context("fork")
         counters = [context.Value("q", 0, lock=False) for _ in range(generators)]
@@ -211,7 +241,8 @@ def generated(lab: Lab, database: str, consumers: int, tables: int, pace: float,
             database, "SELECT sent_ns, applied_ns FROM records WHERE sent_ns IS NOT NULL")]
         applied = _applied(database)
         return {
-            "consumers": consumers, "tables": tables, "offered_per_s": round(tables * pace),
+            "assign": assign.value, "consumers": consumers, "tables": tables,
+            "offered_per_s": round(tables * pace),
             "published": expected,
             "published_per_s": round(expected / max((last_sent - first_sent) / 1e9, 1e-9)),
             "applied": applied, "consumer_cpu_s": round(cpu_s, 1),
@@ -226,7 +257,8 @@ def generated(lab: Lab, database: str, consumers: int, tables: int, pace: float,
         _stop(procs)
 
 
-def takeover(lab: Lab, database: str, tables: int, pace: float, kills: int) -> dict[str, Any]:
+def takeover(lab: Lab, database: str, tables: int, pace: float, kills: int,
+             assign: Assign) -> dict[str, Any]:
     """Real feeds following live journals, 2 consumers; ``kills`` times the older consumer is
     SIGKILLed mid-stream and a new one started (an added consumer joining the group)."""
     run = lab.work / f"run{lab.runs}"
@@ -236,7 +268,7 @@ def takeover(lab: Lab, database: str, tables: int, pace: float, kills: int) -> d
     # keeps its dealer's face-down card, and what follows it, on the table (the hold rule)
     count = max(i + 1 for i, line in enumerate(lab.lines[0][:int(pace * 15 * (kills + 1))])
                 if json.loads(line)["event"] in ("round_settled", "round_voided"))
-    procs = lab.consumers(database, 2)
+    procs = lab.consumers(database, 2, assign=assign)
     written = dict.fromkeys(names, 0)
     stop = threading.Event()
 
@@ -260,6 +292,7 @@ def takeover(lab: Lab, database: str, tables: int, pace: float, kills: int) -> d
         run, lab.pki, lab.broker, n, run / f"journal-{n}"))], run / f"feed-{n}.log")
         for n in names]
     take_over: list[float] = []
+    resumed: list[float] = []
     try:
         for kill in range(kills):
             _wait(lambda k=kill: _applied(database) >= tables * count * (k + 1) // (kills + 1),
@@ -268,16 +301,24 @@ def takeover(lab: Lab, database: str, tables: int, pace: float, kills: int) -> d
             victim.kill()  # SIGKILL, mid-stream
             before = dict(written)
             victim.wait(timeout=30)
+            killed_at = time.monotonic()
             take_over.append(_wait(
                 lambda b=before: all(heads().get(n, 0) >= b[n] for n in names), DRAIN_S))
-            procs += lab.consumers(database, 1, first=kill + 2)  # a new one joins
+            # every table moving again (the dead one's too): a record written after the kill
+            # applied (its seconds from the kill: the wait above is part of it)
+            _wait(lambda b=before: all(heads().get(n, 0) >= min(b[n] + 1, count)
+                                       for n in names), DRAIN_S)
+            resumed.append(time.monotonic() - killed_at)
+            procs += lab.consumers(database, 1, first=kill + 2, assign=assign)  # one joins
         _wait(lambda: heads() == dict.fromkeys(names, count), DRAIN_S)
         asks = sum((run / f"feed-{n}.log").read_bytes().count(b"feed resending at the floor")
                    for n in names)
-        return {"tables": tables, "records_per_s": round(tables * pace),
+        return {"assign": assign.value, "tables": tables, "records_per_s": round(tables * pace),
                 "records": tables * count, "kills": kills,
                 "take_over_s": [round(t, 2) for t in take_over],
                 "take_over_s_max": round(max(take_over, default=0.0), 2),
+                "resumed_s": [round(t, 2) for t in resumed],
+                "resumed_s_max": round(max(resumed, default=0.0), 2),
                 "resends_asked": asks, **integrity(database, dict.fromkeys(names, count))}
     finally:
         stop.set()
@@ -293,6 +334,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--generators", type=int, default=2)
     parser.add_argument("--consumers", default="1,2,4")
+    parser.add_argument("--assign", default="shared,lease",
+                        help="how the group divides the tables, each mode in turn "
+                             "(shared, lease; default both)")
     parser.add_argument("--rates", default="500,1000,2000",
                         help="offered records/s for the sustained-rate runs with 2 consumers")
     parser.add_argument("--takeover-tables", type=int, default=6)
@@ -301,27 +345,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     configure_logging("WARNING")
-    results: dict[str, Any] = {"scaling": [], "sustained_2_consumers": [], "takeover": None}
+    try:
+        modes = [Assign(mode) for mode in args.assign.split(",") if mode]
+    except ValueError as error:
+        parser.error(f"--assign: {error}; use shared, lease")
+    results: dict[str, Any] = {"scaling": [], "sustained_2_consumers": [], "takeover": []}
     with tempfile.TemporaryDirectory(prefix="tablectl-floor-consumers-") as work:
         lab = Lab(Path(work), args.tables, args.takeover_tables)
         try:
             for consumers in (int(c) for c in args.consumers.split(",") if c):
-                results["scaling"].append(generated(
-                    lab, lab.database(), consumers, args.tables, args.pace, args.seconds,
-                    args.generators))
-                _show(results["scaling"][-1], args.json)
-            for rate in (int(r) for r in args.rates.split(",") if r):
+                for mode in modes:  # side by side: the box's load changes over a run
+                    results["scaling"].append(generated(
+                        lab, lab.database(), consumers, args.tables, args.pace, args.seconds,
+                        args.generators, mode))
+                    _show(results["scaling"][-1], args.json)
+            for rate, mode in ((int(r), m) for r in args.rates.split(",") if r for m in modes):
                 row = generated(lab, lab.database(), 2, args.tables, rate / args.tables,
-                                args.seconds, args.generators)
+                                args.seconds, args.generators, mode)
                 row["sustained"] = (row["published"] >= 0.95 * rate * args.seconds
                                     and row["publish_to_applied_ms"]["p99"] < 1000
                                     and row["caught_up_s_after_stop"] <= 2)
                 results["sustained_2_consumers"].append(row)
                 _show(row, args.json)
-            if args.takeover_tables:
-                results["takeover"] = takeover(lab, lab.database(), args.takeover_tables,
-                                               args.takeover_pace, args.kills)
-                _show(results["takeover"], args.json)
+            for mode in modes if args.takeover_tables else []:
+                results["takeover"].append(takeover(lab, lab.database(), args.takeover_tables,
+                                                    args.takeover_pace, args.kills, mode))
+                _show(results["takeover"][-1], args.json)
         finally:
             lab.close()
     if args.json:

@@ -15,6 +15,14 @@ from tests.feed_e2e.broker import make_pki, start_broker
 TABLES = ["T1", "T2", "T3"]
 
 
+def lease_config(path: Path) -> Path:
+    """A group consumer's file (``floorlab.floor_config``) with ``assign = "lease"`` (the
+    benchmark's ``with_assign`` does the same: tests may not import benchmarks; it belongs in
+    ``floor_config`` once the broker lab moves to testbed/)."""
+    path.write_text(path.read_text().replace("[floor]\n", '[floor]\nassign = "lease"\n', 1))
+    return path
+
+
 @pytest.fixture(name="pki", scope="session")
 def fixture_pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_pki(tmp_path_factory.mktemp("pki"), [*TABLES, "floor"])
