@@ -25,22 +25,12 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from controller.errors import TablectlError
-from controller.games.catalog import get_game
 from controller.games.rules import GameRules
 from controller.service.visibility import REVEALED_STATES, redact_status
-from controller.web.dealer_actions import Button, box_choices, buttons_for, report_choices
-from controller.web.dealer_words import (
-    DEVICE_HOLD_WORDS,
-    KIND_WORDS,
-    REPORT_WORDS,
-    bet_words,
-    fault_words,
-    held_words,
-    hold_subject,
-    plain,
-    result_words,
-)
+from controller.web.dealer_actions import box_choices, buttons_for
+from controller.web.dealer_hold import NO_ROUND_STATES, game_rules, hold_view
+from controller.web.dealer_reports import report_view
+from controller.web.dealer_words import bet_words, fault_words, held_words, plain, result_words
 
 STATE_WORDS: Mapping[str, str] = {
     "idle": "No round", "betting": "Place your bets", "closed": "No more bets",
@@ -59,7 +49,6 @@ DECK_STATES = frozenset({"shuffled", "burn", "dealing", "options", "decisions", 
                          "revealed", "hold"})
 """States with a shuffled deck in play: only then is the shuffler's "cards left" a count of
 this round's deck (between rounds it is 0 or the last round's remainder, which misleads)."""
-_NO_ROUND = frozenset({"idle", "settled", "voided", "unknown"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +114,7 @@ def next_step(status: Mapping[str, Any]) -> str:
         return f"Call a supervisor: the {name} is held"
     if operator.get("faults"):
         return f"Call a supervisor: {name} fault ({fault_words(operator['faults'])})"
-    if status.get("clock_blocks") and state in _NO_ROUND:
+    if status.get("clock_blocks") and state in NO_ROUND_STATES:
         return "Call a supervisor: the clock stops new rounds"
     if state in ("idle", "settled", "voided"):
         return "Open the next round: Place your bets"
@@ -172,89 +161,6 @@ def _option_key(entry: Any) -> tuple[str, str | None]:
 
 def _option_positions(status: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(_option_key(e)[0] for e in status.get("options_pending") or []))
-
-
-def _rules(game: Any) -> GameRules | None:
-    try:
-        return get_game(str(game))
-    except (TablectlError, KeyError, ValueError):
-        return None
-
-
-def held_kind(status: Mapping[str, Any]) -> str | None:
-    """The irregularity a hold is for, as the table names it (``no_read``), or None."""
-    held = str(status.get("held_for") or "").split("(")[0].strip()
-    return held or None
-
-
-def cards_due(status: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Where the next card drawn goes and how many a supervisor's order gives, for the card
-    pad of ``supervisor order``: a no-read is one card (the one the reader missed), a
-    simultaneous draw the cards drawn together (the table knows how many; the screen does
-    not, so ``count`` is None). The box is the first in dealing order with the fewest cards,
-    of the boxes with a wager and the dealer (cards are dealt one at a time, round the
-    table); None when every hand is complete."""
-    hands: Mapping[str, list[Any]] = status.get("hands") or {}
-    rules = _rules(status.get("game"))
-    dealer = rules.dealer if rules else "dealer"
-    order = [str(p) for p in (rules.positions if rules else ())]
-    boxes = {str(w.get("position")) for w in status.get("wagers") or []
-             if isinstance(w, Mapping)}
-    playing = [p for p in order if p in boxes] + [dealer]
-    counts = {p: len(hands.get(p) or []) for p in playing}
-    open_ = [p for p in playing if counts[p] < 3]
-    if not open_:
-        return None
-    least = min(counts[p] for p in open_)
-    position = next(p for p in open_ if counts[p] == least)
-    kind = held_kind(status)
-    return {"position": position, "label": "the dealer" if position == dealer
-            else f"Box {position}", "count": 1 if kind == "no_read" else None}
-
-
-def _hold(shown: Mapping[str, Any], buttons: list[Button], notes: RoundNotes | None = None
-          ) -> dict[str, Any] | None:
-    """The hold in words, with the buttons that answer it (a supervisor's, from ``waits``);
-    an exposed card's hold names the card and its box, a no-read's the box whose card is due
-    (issue 36)."""
-    state = str(shown.get("state"))
-    device = shown.get("device") or {}
-    operator = device.get("operator") or {}
-    name = str(device.get("name") or "the device")
-    answering = [b.to_json() for b in buttons if b.supervisor]
-    if shown.get("journal_hold") or state == "awaiting_journal":
-        return {"title": "The journal cannot record", "detail": str(shown.get("journal_hold")
-                                                                   or ""),
-                "clause": None, "buttons": answering}
-    if state == "hold":
-        kind = held_kind(shown)
-        card, box = hold_subject(kind, notes.dealing) if kind and notes else (None, None)
-        due = cards_due(shown)
-        if kind == "no_read" and due is not None:
-            box = str(due["position"])
-        rules = _rules(shown.get("game"))
-        what, clause = held_words(str(shown.get("held_for") or "other"), card=card, box=box,
-                                  dealer=rules.dealer if rules else None)
-        return {"title": what, "detail": "The round waits for a supervisor's decision.",
-                "clause": clause, "buttons": answering, "kind": held_kind(shown),
-                "due": cards_due(shown)}
-    if operator.get("hold"):
-        hold = str(operator["hold"])
-        return {"title": f"The {name} is held",
-                "detail": f"The {name} {DEVICE_HOLD_WORDS.get(hold, plain(hold))}.",
-                "clause": None, "buttons": answering}
-    if operator.get("faults"):
-        return {"title": f"The {name} reports a fault: {fault_words(operator['faults'])}",
-                "detail": "Fix the device; a supervisor confirms it is fixed.",
-                "clause": None, "buttons": answering}
-    if shown.get("clock_blocks") and state in _NO_ROUND:
-        # the [clock] policy refuses new rounds: a supervisor's override is the way out
-        # (waits offers supervisor.clock-override), or the clock synchronises by itself
-        return {"title": "The clock cannot be trusted",
-                "detail": f"New rounds wait for a trusted clock or a supervisor's override "
-                          f"({shown['clock_blocks']}).",
-                "clause": None, "buttons": answering}
-    return None
 
 
 def _boxes(shown: Mapping[str, Any], rules: GameRules | None, notes: RoundNotes,
@@ -346,24 +252,6 @@ def _bets(rules: GameRules | None, limits: Mapping[str, Any]) -> list[dict[str, 
     return out
 
 
-def _reports(waits: Sequence[Mapping[str, Any]], shown: Mapping[str, Any],
-             rules: GameRules | None, layout_boxes: Sequence[str]) -> list[dict[str, Any]]:
-    """The dealer's reports ``waits`` offers (none, no Report button), each kind in words
-    with the boxes the dealer may name: the boxes with a wager this round, and the dealer."""
-    choices = report_choices(waits)
-    if not choices:
-        return []
-    dealer = rules.dealer if rules else "dealer"
-    betting = {str(w.get("position")) for w in shown.get("wagers") or []
-               if isinstance(w, Mapping)}
-    order = list(layout_boxes) or list(rules.positions if rules else ())
-    boxes = [{"position": p, "label": f"Box {p}"} for p in order if p in betting]
-    boxes.append({"position": dealer, "label": "Dealer"})
-    return [{**choice, "boxes": boxes if choice["pick_box"] else [],
-             "words": REPORT_WORDS.get(choice["kind"]) or KIND_WORDS.get(choice["kind"])
-             or plain(choice["kind"]).capitalize()} for choice in choices]
-
-
 def offline_view(problem: str | None, chips: Sequence[int] = DEFAULT_CHIPS) -> dict[str, Any]:
     """The screen when the table service does not answer: nothing to press but a wait."""
     return {"online": False, "problem": problem or "no table status yet", "state": "unknown",
@@ -383,7 +271,7 @@ def dealer_view(status: Mapping[str, Any] | None, *, problem: str | None = None,
     if status is None:
         return offline_view(problem, chips)
     notes = notes or RoundNotes()
-    rules = _rules(status.get("game"))
+    rules = game_rules(status.get("game"))
     shown: dict[str, Any]
     if rules is None:
         shown = {**status, "hands": {}}  # an unknown game: nothing rather than a face-down card
@@ -396,7 +284,7 @@ def dealer_view(status: Mapping[str, Any] | None, *, problem: str | None = None,
     anytime = [w for w in waits if w.get("waits_for") == "(any time)"]
     buttons = [b for b in buttons_for(w for w in waits if w not in anytime)
                if not (b.verb == "round.shuffled" and device.get("kind") == "shuffler")]
-    hold = _hold(shown, buttons, notes)
+    hold = hold_view(shown, buttons, notes.dealing)
     void = next((b.to_json() for b in buttons_for(anytime)), None)
     if hold is not None and void is not None and \
             all(b["verb"] != "supervisor.void" for b in hold["buttons"]):
@@ -413,7 +301,8 @@ def dealer_view(status: Mapping[str, Any] | None, *, problem: str | None = None,
         "next": next_step(shown), "hold": hold,
         "actions": [b.to_json() for b in buttons if not b.supervisor] if hold is None else [],
         "void": void,
-        "reports": _reports(waits, shown, rules, [str(b) for b in layout.get("boxes") or []]),
+        "reports": report_view(waits, shown, rules,
+                               [str(b) for b in layout.get("boxes") or []]),
         "device": {"name": device.get("name"), "kind": device.get("kind"),
                    "online": bool(device.get("online")), "state": operator.get("state"),
                    "error": device.get("last_error"), "faults": list(operator.get("faults") or []),

@@ -77,7 +77,8 @@ _WITH_REASON: Mapping[tuple[str, ...], tuple[str, str]] = {
 _GROUPS = frozenset({"round", "options", "deck", "supervisor", "journal", "decide", "option",
                      "wager", "report"})
 _SUPERVISOR_VERBS = re.compile(r"^(supervisor\.|journal\.)")
-_PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_]*$")
+PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_]*$")
+"""A word in capitals in a way out: what the person fills in (``POS``, ``REASON``, ``CARD``)."""
 _PAREN = re.compile(r"\([^()]*\)")
 
 
@@ -124,7 +125,7 @@ def button_for(words: Sequence[str], role: str) -> Button | None:
     if head == ("deck", "counted") and rest and rest[0].isdigit():
         return Button(f"Deck counted: {rest[0]} cards", "deck.counted",
                       {"count": int(rest[0])}, supervisor=supervisor)
-    if head == ("supervisor", "answer") and rest and not _PLACEHOLDER.match(rest[0]):
+    if head == ("supervisor", "answer") and rest and not PLACEHOLDER.match(rest[0]):
         answer = rest[0]
         return Button(ANSWER_WORDS.get(answer, answer.replace("_", " ").capitalize()),
                       "supervisor.answer", {"answer": answer}, supervisor=True)
@@ -162,31 +163,9 @@ def box_choices(waits: Iterable[Mapping[str, Any]], group: str) -> dict[str, tup
         for words in commands_in(str(wait.get("way_out") or "")):
             if words[0] != group or len(words) < 3:
                 continue
-            position = "*" if _PLACEHOLDER.match(words[1]) else words[1]
+            position = "*" if PLACEHOLDER.match(words[1]) else words[1]
             for choice in words[2].split("|"):
-                if choice and not _PLACEHOLDER.match(choice) and \
+                if choice and not PLACEHOLDER.match(choice) and \
                         choice not in found.setdefault(position, []):
                     found[position].append(choice)
     return {position: tuple(choices) for position, choices in found.items()}
-
-
-def report_choices(waits: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The dealer's reports the waits offer (``tablectl report exposed_card --position POS
-    --source dealer``, one wait per kind, in the table's order): each kind once, with
-    whether the dealer picks a box (``POS``), the box the table names, and the source. An
-    empty list when the waits offer none: the screen then shows no Report button."""
-    found: dict[str, dict[str, Any]] = {}
-    for wait in waits:
-        for words in commands_in(str(wait.get("way_out") or "")):
-            if words[0] != "report" or len(words) < 2 or _PLACEHOLDER.match(words[1]):
-                continue
-            kind = words[1].replace("-", "_")
-            options = dict(zip(words[2::2], words[3::2]))
-            position = options.get("--position")
-            found.setdefault(kind, {
-                "kind": kind,
-                "pick_box": position is not None and bool(_PLACEHOLDER.match(position)),
-                "position": None if position is None or _PLACEHOLDER.match(position)
-                else position,
-                "source": options.get("--source")})
-    return list(found.values())

@@ -26,7 +26,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from controller.service.protocol import Role
+from controller.roles import Role
+from controller.table.commands import IrregularityKind as Kind
+from controller.table.commands import Source
 from controller.table.states import IN_ROUND
 from controller.table.states import RoundState as S
 
@@ -52,6 +54,9 @@ class Wait:
 
 
 VOID = "tablectl supervisor void REASON"
+SWAP = "tablectl supervisor swap POS POS"
+"""A reconstruction by moving two complete hands (``supervisor.swap``), for hands dealt to
+the wrong boxes."""
 ANY_TIME = Wait("(any time)", VOID, SUPERVISOR)
 HOLD_COMMANDS: Mapping[str, str] = {
     "continue": "tablectl supervisor continue",
@@ -66,7 +71,7 @@ HOLD_COMMANDS: Mapping[str, str] = {
 WHOSE: Mapping[str, str] = {SUPERVISOR: "call a supervisor", DEALER: "the dealer acts"}
 """What a peer who may not send a way out is told instead (the dealer's screen shows it)."""
 _MAY_SEND: Mapping[str, frozenset[Role]] = {
-    DEALER: frozenset({Role.OPERATOR, Role.SUPERVISOR, Role.ROOT}),
+    DEALER: frozenset({Role.DEALER, Role.SUPERVISOR, Role.ROOT}),
     SUPERVISOR: frozenset({Role.SUPERVISOR, Role.ROOT}),
 }
 
@@ -99,12 +104,17 @@ def _hold(snapshot: Mapping[str, Any], operator: Mapping[str, Any]) -> list[Wait
     held = snapshot.get("held_for")
     waits_for = f"a supervisor's decision on {held}" if held else "a supervisor's decision"
     deck_lost = bool(operator.get("deck_lost"))
+    wrong_box = str(held or "").split("(")[0].strip() == Kind.DEALT_INCORRECTLY.value
     out = []
     for option in snapshot.get("hold_options") or ():
         if option == "continue" and deck_lost:
             continue  # the deck is gone: continuing would wait for cards that never come
         if option in HOLD_COMMANDS:
             out.append(Wait(waits_for, HOLD_COMMANDS[option], SUPERVISOR))
+        if option == "reconstruct" and wrong_box:
+            # hands dealt to the wrong boxes: moving two complete hands is the reconstruction
+            # (RWS-NC3P 5.5.4, MBS-3P 5.3, MBS-R3P 5.4, RWS-3CP 5.1.4)
+            out.append(Wait(waits_for, SWAP, SUPERVISOR))
     if not out:  # void is the way out (ANY_TIME): say what it is decided on
         out.append(Wait(waits_for, VOID, SUPERVISOR))
     return out
@@ -143,6 +153,68 @@ def _dealing(state: S, shoe: bool) -> list[Wait]:
     if shoe:
         return _one(what, "the dealer draws from the shoe", DEALER)
     return _one(what, "automatic: the shuffler forms each hand, the dealer lifts it", NOBODY)
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """An irregularity only the dealer sees, offered as ``tablectl report KIND``: in which
+    round states, and whether the dealer names the box (``--position POS``)."""
+
+    kind: Kind
+    states: frozenset[S]
+    box: bool
+    source: Source | None = None
+    """``--source dealer`` where the clause turns on who exposed the card (RWS-NC3P 5.7 vs
+    5.10): the dealer reports what the dealer did."""
+
+    def way_out(self, dealt: bool) -> str:
+        words = [f"{COMMAND}report {self.kind.value}"]
+        if self.box and dealt:
+            words.append("--position POS")
+        if self.source is not None:
+            words.append(f"--source {self.source.value}")
+        return " ".join(words)
+
+
+REPORT_WAIT = "an irregularity only the dealer sees"
+"""What a dealer's report waits for: not the round (it goes on without one)."""
+_DEALT = frozenset({S.DEALING, S.OPTIONS, S.DECISIONS, S.DEALT})
+"""Cards are on the boxes and the round goes on: a card can be dropped, or be in the wrong box."""
+REPORTS: tuple[Report, ...] = (
+    Report(Kind.EXPOSED_CARD, frozenset({S.BETTING, S.CLOSED, S.SHUFFLED, S.BURN}) | _DEALT,
+           box=True, source=Source.DEALER),
+    Report(Kind.DROPPED_CARD, _DEALT, box=True),
+    Report(Kind.BURN_ERROR, frozenset({S.BURN}), box=False),
+    Report(Kind.CARD_AFTER_GAME, frozenset({S.DECISIONS, S.DEALT, S.REVEALED}), box=False),
+    Report(Kind.DEALT_INCORRECTLY, _DEALT, box=True),
+)
+"""The dealer's reports (issue 36), each where the table rules it and it means something: an
+exposure from "Place your bets" until the reveal (after it every hand is face up: nothing to
+rule); a dropped card or a wrong box once cards are on the boxes; a burn error while the
+round burns (LIVE-3P T&C 1: only the studio's shoe burns, and the status does not say after
+the burn whether the round burned); a card after the game once the deal is complete (LIVE-3P
+T&C 3 ignores it; elsewhere the general provision). The table refuses every report while a
+round is held (a supervisor decides that first), so none is offered then. The box is asked
+once a card has reached one; the table rules each by the game's clause
+(:mod:`controller.table.irregularities`). None while a shuffler deals on its own (the round
+moves by itself: the dealer reports at the next step) or the device is offline before "No more
+bets": the round's own step stays the first command a dealer is offered."""
+
+
+def dealer_reports(snapshot: Mapping[str, Any], operator: Mapping[str, Any]) -> list[Wait]:
+    """The reports the dealer may send now, one command per kind, in :data:`REPORTS` order."""
+    if snapshot.get("journal_hold") or snapshot["state"] == AWAITING_JOURNAL:
+        return []
+    state = S(snapshot["state"])
+    shoe = operator.get("state") == DEALER_DRAWS
+    if state in (S.CLOSED, S.SHUFFLED, S.BURN, S.DEALING) and not shoe:
+        return []  # the shuffler deals on its own: no step of the dealer's to report beside
+    if state is S.BETTING and snapshot.get("offline"):
+        return []
+    hands: Mapping[str, Any] = snapshot.get("hands") or {}
+    dealt = any(cards for cards in hands.values())
+    return [Wait(REPORT_WAIT, report.way_out(dealt), DEALER)
+            for report in REPORTS if state in report.states]
 
 
 def round_waits(snapshot: Mapping[str, Any], operator: Mapping[str, Any] | None = None
@@ -185,8 +257,9 @@ def round_waits(snapshot: Mapping[str, Any], operator: Mapping[str, Any] | None 
 
 
 def waits(snapshot: Mapping[str, Any], operator: Mapping[str, Any] | None) -> list[dict[str, str]]:
-    """The round's waits, then the device's when it needs someone; in a round, a supervisor's
-    void is always a way out. For a peer who may send every verb (root, the service)."""
+    """The round's waits, then the device's when it needs someone, then the dealer's reports;
+    in a round, a supervisor's void is always a way out. For a peer who may send every verb
+    (root, the service)."""
     out = [wait.to_json() for wait in round_waits(snapshot, operator)]
     if snapshot.get("journal_hold"):
         return out  # every other command is refused until a supervisor acknowledges it
@@ -204,6 +277,7 @@ def waits(snapshot: Mapping[str, Any], operator: Mapping[str, Any] | None) -> li
                             "role": str(operator["role"])})
             elif way_out == VOID:  # one void, with both reasons for it
                 same["waits_for"] += f"; {waits_for}"
+    out += [wait.to_json() for wait in dealer_reports(snapshot, operator or {})]
     if in_round and not any(w["way_out"] == VOID for w in out):
         out.append(ANY_TIME.to_json())
     return out

@@ -274,8 +274,6 @@ async function askSubmit(event) {
 function argsFor(button, value) {
   const args = Object.assign({}, button.args);
   if (button.needs.includes("reason")) args.reason = value;
-  if (button.needs.includes("cards")) args.cards = value.split(/[\s,]+/).filter(Boolean);
-  if (button.needs.includes("positions")) args.positions = value.split(/[\s,]+/).filter(Boolean);
   return args;
 }
 
@@ -461,12 +459,40 @@ function openReport() {
   });
 }
 
+// a swap of two boxes' complete hands (hands dealt to the wrong boxes): two taps, no typing
+function swapPicker(view) {
+  const chosen = [];
+  const boxes = view.boxes.filter((b) => b.cards.length);
+  const draw = {
+    kind: "positions",
+    undo: () => chosen.pop(),
+    render: () => {
+      byId("pick-chosen").replaceChildren(el("span", "swap-line", chosen.length ? chosen.map((p) => boxes.find((b) => b.position === p).label).join(" \u21c4 ") : ""));
+      byId("pick-body").replaceChildren(...boxes.map((box) => {
+        const line = el("div", "hand-row" + (chosen.includes(box.position) ? " full" : ""));
+        const b = el("button", "to choose" + (chosen.includes(box.position) ? " chosen" : ""), box.label);
+        b.type = "button";
+        b.dataset.box = box.position;
+        b.disabled = chosen.includes(box.position) || chosen.length >= 2;
+        b.addEventListener("click", () => { chosen.push(box.position); draw.render(); });
+        line.append(b, ...box.cards.map(cardNode));
+        return line;
+      }));
+      byId("pick-submit").disabled = chosen.length !== 2;
+    },
+    value: () => chosen.length === 2 ? [{ positions: chosen.slice() }, null] : [null, "Tap the two boxes whose hands change places"],
+  };
+  return draw;
+}
+
 function choose(button) {
   const view = state.view;
   const due = view && view.hold ? view.hold.due || null : null;
-  const draw = button.needs.includes("hands") ? reconstruction(view) : cardPad(view, due);
+  const draw = button.needs.includes("hands") ? reconstruction(view)
+    : button.needs.includes("positions") ? swapPicker(view) : cardPad(view, due);
   const what = draw.kind === "hands"
     ? "Tap a card, then the box it belongs to. The dealer's hand stays as dealt."
+    : draw.kind === "positions" ? "Tap the two boxes whose hands change places (complete hands only)"
     : due ? due.label + ": " + (due.count !== null ? due.count + " card" + (due.count === 1 ? "" : "s") : "the cards drawn together") + ", in the order drawn"
       : "The cards in the order drawn";
   openPick(button.label, what, draw, async () => {
@@ -484,11 +510,10 @@ async function pickSubmit(event) {
 
 function press(button) {
   const send = async () => {
-    if (button.needs.includes("hands") || button.needs.includes("cards")) return choose(button);
+    if (["hands", "cards", "positions"].some((need) => button.needs.includes(need))) return choose(button);
     if (!button.needs.length) return command(button.verb, button.args, button);
     const need = button.needs[0];
-    const words = { reason: ["Reason", PRESETS[button.verb] || REASONS], cards: ["Cards in the order drawn (e.g. QD 10H 4S)", []],
-                    positions: ["The two boxes (e.g. 1 3)", []] }[need] || [need, []];
+    const words = { reason: ["Reason", PRESETS[button.verb] || REASONS] }[need] || [need, []];
     return ask(button.label, words[0], words[1], "", (value) => command(button.verb, argsFor(button, value), button));
   };
   return withSupervisor(button, send);
@@ -535,13 +560,31 @@ function playerName(player, seated) {
   return String(player) + (seated === false ? " (standing)" : seated ? " (seated)" : "");
 }
 
+// "taken 5.00": the amount at the amounts' size (4 mm at 800x480), the words at the labels';
+// ``amount``: this sum is also the wager's own amount (shown once, here)
+function resultNode(result, amount) {
+  const r = el("span", "result " + result.outcome);
+  const words = String(result.words);
+  const sum = money(result.moved);
+  const at = words.lastIndexOf(sum);
+  if (at < 0) { r.textContent = words; return r; }
+  if (at) r.append(el("span", "words", words.slice(0, at)));
+  r.append(el("span", amount ? "sum amount" : "sum", sum));
+  if (at + sum.length < words.length) r.append(el("span", "words", words.slice(at + sum.length)));
+  return r;
+}
+
 function wagerNode(w, withdrawable) {
   const li = el("li", "wager" + (w.result ? " " + w.result.outcome : ""));
   li.dataset.wager = w.id;
-  li.append(el("span", "bet", w.bet_words), el("span", "amount", money(w.amount)));
+  li.append(el("span", "bet", w.bet_words));
+  // a result that moves the wager's own amount (taken, returned, push) shows it once, in the
+  // result ("Ante taken 5.00"): one line less a wager, so 7 boxes fit at 800x480
+  const once = !!w.result && w.result.outcome !== "win" && w.result.moved === w.amount;
+  if (!once) li.append(el("span", "amount", money(w.amount)));
   if (w.option) li.append(el("span", "option", w.option === "withdraw" ? "withdrawn" : "continues"));
   if (w.result) {
-    const r = el("span", "result " + w.result.outcome, w.result.words);
+    const r = resultNode(w.result, once);
     if (w.result.rule) r.title = w.result.rule;
     li.append(r);
   }
@@ -605,7 +648,8 @@ function boxNode(box, view) {
   }
   for (const p of box.players) {
     const who = el("div", "player");
-    if (p.player !== null || box.players.length > 1) who.append(el("span", "who", playerName(p.player, p.seated)));
+    // who bets: named when the box has several players, or its only player stands (RWS-NC3P 1.15)
+    if (box.players.length > 1 || (p.player !== null && p.seated !== true)) who.append(el("span", "who", playerName(p.player, p.seated)));
     const list = el("ul", "wagers");
     list.append(...p.wagers.map((w) => wagerNode(w, false)));
     who.append(list);
@@ -645,6 +689,17 @@ function renderDevice(view) {
   byId("device").classList.toggle("bad", !!(dev && (!dev.online || (dev.faults && dev.faults.length))));
 }
 
+// Each part of the screen is drawn again only when what it shows changed: a new view that
+// leaves the boxes as they were keeps their buttons (a tap on one is not lost to a redraw).
+const drawn = {};
+
+function redraw(part, data, draw) {
+  const key = JSON.stringify(data === undefined ? null : data);
+  if (drawn[part] === key) return;
+  drawn[part] = key;
+  draw();
+}
+
 function render(view) {
   // a view without the key (a server before supervisors at the table) keeps the login we saw
   if (!("supervisor" in view) && state.view && state.view.supervisor) view.supervisor = state.view.supervisor;
@@ -654,17 +709,19 @@ function render(view) {
   byId("next").textContent = view.next;
   renderDevice(view);
   renderSupervisor(view);
-  renderHold(view);
+  redraw("hold", view.hold, () => renderHold(view));
   show("problem", view.problem);
   show("round-note", view.void_clause ? "Void under " + view.void_clause + ": every wager is returned" : "");
-  byId("actions").replaceChildren(...view.actions.map((b) => buttonNode(b, "big primary")));
-  const report = el("button", "small report", "Report");
-  report.type = "button";
-  report.id = "report";
-  report.addEventListener("click", openReport);
-  byId("void-row").replaceChildren(...(view.reports && view.reports.length && !view.hold ? [report] : []),
-    ...(view.void && !view.hold ? [buttonNode(view.void, "small")] : []));
-  renderTable(view);
+  redraw("actions", view.actions, () => byId("actions").replaceChildren(...view.actions.map((b) => buttonNode(b, "big primary"))));
+  redraw("corner", [view.reports, view.void, !!view.hold], () => {
+    const report = el("button", "small report", "Report");
+    report.type = "button";
+    report.id = "report";
+    report.addEventListener("click", openReport);
+    byId("void-row").replaceChildren(...(view.reports && view.reports.length && !view.hold ? [report] : []),
+      ...(view.void && !view.hold ? [buttonNode(view.void, "small")] : []));
+  });
+  redraw("table", [view.boxes, view.dealer, view.betting, state.box], () => renderTable(view));
   if (view.betting && state.box !== null) renderWager(view); else closeWager(false);
   document.body.dataset.state = view.state;
 }
@@ -700,10 +757,19 @@ function playersAt(box) {
   return list;
 }
 
+// the sheet starts just under the row of the table's main button ("No more bets"), so it never
+// covers it, whatever the screen's size (issue 36: at 800x480 it did)
+function placeSheet() {
+  const row = document.querySelector("#dealer .step-row");
+  const top = row ? Math.ceil(row.getBoundingClientRect().bottom) + 4 : 0;
+  byId("wager-panel").style.setProperty("--sheet-top", top + "px");
+}
+
 function renderWager(view) {
   const box = boxOf(view, state.box);
   if (!box) { closeWager(); return; }
   byId("wager-panel").hidden = false;
+  placeSheet();
   byId("wager-boxes").replaceChildren(...view.boxes.map((b) => {
     const node = el("button", "choose" + (b.position === box.position ? " chosen" : ""), b.position);
     node.setAttribute("aria-label", b.label);
@@ -782,10 +848,26 @@ async function placeWager() {
   }
 }
 
+// A view the screen already shows is not drawn again, and one that changes only the device's
+// line (its status, the cards left: several a second while a shuffler deals) redraws that line
+// alone: redrawing replaces every button, and a tap landing on the one being replaced is lost,
+// or lands on its replacement after the tap was taken for lost (issue 36's shift by taps).
+let lastView = null;
+
 function follow(url) {
   const source = new EventSource(url);
-  source.onmessage = (message) => render(JSON.parse(message.data));
-  source.onerror = () => show("problem", "Reconnecting to the screen's server\u2026");
+  source.onmessage = (message) => {
+    const view = JSON.parse(message.data);
+    const key = JSON.stringify(Object.assign({}, view, { device: null }));
+    if (key === lastView && state.view) {
+      state.view.device = view.device;
+      renderDevice(state.view);
+      return;
+    }
+    lastView = key;
+    render(view);
+  };
+  source.onerror = () => { lastView = null; show("problem", "Reconnecting to the screen's server\u2026"); };
 }
 
 function setUpDealer(dealer) {
