@@ -1,7 +1,7 @@
 """How often the conformance kit is right: conformant device variants run N times each (the
 issue's acceptance figure is 20 of 20), and every mutant once.
 
-The variants are those of ``tests/drivers/conformance/devices.py`` and ``mutants.py`` (the
+The variants are those of ``testbed/conformance/devices.py`` and ``mutants.py`` (the
 suite runs each conformant one 3 times and each mutant once, to stay CI-sized); here each
 conformant variant runs the whole matrix of its device (``--rows listed`` keeps to the rows the
 suite runs against it), on real ptys, and the figures are reported per variant: passes of runs,
@@ -29,9 +29,9 @@ import structlog
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from drivers.conformance import KIT_VERSION, Verdict  # noqa: E402
-from tests.drivers.conformance.bench import run_kit, scenarios_for  # noqa: E402
-from tests.drivers.conformance.devices import CONFORMANT, REFERENCE, Variant  # noqa: E402
-from tests.drivers.conformance.mutants import MUTANTS  # noqa: E402
+from testbed.conformance.bench import run_kit, scenarios_for  # noqa: E402
+from testbed.conformance.devices import CONFORMANT, REFERENCE, Variant  # noqa: E402
+from testbed.conformance.mutants import MUTANTS  # noqa: E402
 
 
 def run_conformant(variant: Variant, runs: int, all_rows: bool) -> dict[str, Any]:

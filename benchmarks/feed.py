@@ -1,7 +1,7 @@
 """Floor feed benchmark: N tables into one Mosquitto and one floor consumer.
 
 A generator replays a real bench journal (RWS-3CP, re-sealed per table by
-``benchmarks/journalgen.py``) into N journal directories at a pace: ``live`` is one record per
+``testbed/journalgen.py``) into N journal directories at a pace: ``live`` is one record per
 second per table (a live RWS-3CP round is about a minute and about 60 records), ``50`` is fifty
 times that. Table T000's feed runs as its own ``python -m controller.feed`` process (its RSS
 is the feed's memory on a table); the other feeds run as threads of this process, or with
@@ -41,7 +41,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.journalgen import rehome  # noqa: E402
 from controller.bench import Bench  # noqa: E402
 from controller.logsetup import configure_logging  # noqa: E402
 from controller.feed.config import load_feed_config  # noqa: E402
@@ -49,7 +48,8 @@ from controller.service.visibility import Horizon  # noqa: E402
 from controller.journal.damage import check_line  # noqa: E402
 from controller.feed.run import Feed  # noqa: E402
 from controller.journal.files import file_name  # noqa: E402
-from benchmarks.floorlab import Mosquitto, feed_config, floor_config, make_pki  # noqa: E402
+from testbed.floorlab import Mosquitto, feed_config, floor_config, make_pki  # noqa: E402
+from testbed.journalgen import rehome  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

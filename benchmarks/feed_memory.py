@@ -30,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.floorlab import Mosquitto, feed_config, make_pki  # noqa: E402
+from testbed.floorlab import Mosquitto, feed_config, make_pki  # noqa: E402
 from controller.bench import Bench  # noqa: E402
 from controller.logsetup import configure_logging  # noqa: E402
 

@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.feed import _generate, _pct, _proc  # noqa: E402
-from benchmarks.floorlab import (  # noqa: E402
+from testbed.floorlab import (  # noqa: E402
     Mosquitto,
     feed_config,
     floor_config,
@@ -82,7 +82,7 @@ class Lab:
     """The broker, the PostgreSQL server, the PKI and the journal lines of every table."""
 
     def __init__(self, work: Path, tables: int, takeover_tables: int) -> None:
-        from tests.feed_e2e.postgres import Postgres
+        from testbed.postgres import Postgres
 
         self.work = work
         self.names = [f"T{i:03d}" for i in range(max(tables, takeover_tables))]

@@ -29,7 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.service import _round, service_config  # noqa: E402
-from controller.service.control.client import CommandRefused, ControlClient  # noqa: E402
+from controller.service.control.client import ControlClient, RequestRefused  # noqa: E402
 
 
 def _rss_kb() -> int:
@@ -62,7 +62,7 @@ def _drive(sock: Path, rounds: int, batches: int, top: int, out: dict[str, Any])
             try:
                 client.request("round.status")
                 break
-            except CommandRefused:
+            except RequestRefused:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.05)

@@ -1,7 +1,7 @@
 """Crash soak: the controller SIGKILLed over many rounds, mostly mid-round, restarted with
 recovery each time (the CI version is tests/crash: 4 games x 50 rounds, 7 kills each).
 
-Each controller life is killed at a seeded target (tests/crash/targets.py): most just after the
+Each controller life is killed at a seeded target (testbed/crash/targets.py): most just after the
 k-th event of the deal ("No more bets", the shuffle, a card, a hand, the end of the deal, an
 RWS-3CP decision, the reveal) plus 0-30 ms, the rest (``--timed-share``) at a random time.
 
@@ -32,7 +32,7 @@ from controller.journal.replay import replay_records  # noqa: E402
 from firmware_sim.framed import bind_server  # noqa: E402
 from firmware_sim.serve import PtyServer  # noqa: E402
 from firmware_sim.shuffler import ShufflerSim  # noqa: E402
-from tests.crash.rig import (  # noqa: E402
+from testbed.crash.rig import (  # noqa: E402
     GAMES,
     check_journal,
     dispensed_vs_journaled,

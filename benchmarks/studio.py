@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.floorlab import free_port, make_pki  # noqa: E402
+from testbed.floorlab import free_port, make_pki  # noqa: E402
 
 READY_SECONDS = 60.0
 

@@ -99,7 +99,7 @@ class WebUnderAttack:
     """``tablectl web`` over TLS with accounts, under the unit's file limit."""
 
     def __init__(self, work: Path) -> None:
-        from benchmarks.web import write_synthetic_journal
+        from testbed.journalgen import write_synthetic_journal
         from controller.web.auth import Role, add_account
 
         self.work = work

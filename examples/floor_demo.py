@@ -20,10 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.journalgen import rehome, write_all  # noqa: E402
 from controller.bench import Bench  # noqa: E402
 from controller.logsetup import configure_logging  # noqa: E402
-from benchmarks.floorlab import Mosquitto, feed_config, floor_config, make_pki  # noqa: E402
+from testbed.floorlab import Mosquitto, feed_config, floor_config, make_pki  # noqa: E402
+from testbed.journalgen import rehome, write_all  # noqa: E402
 
 TABLES = {"T1": "rws-three-card-poker", "T2": "mbs-three-pictures"}
 

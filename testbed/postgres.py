@@ -1,6 +1,8 @@
 """A private PostgreSQL cluster for one test: ``initdb`` in a temp dir, ``pg_ctl`` on a free
 loopback port, trust auth for the local test user; as root the cluster runs as ``postgres``
-(PostgreSQL refuses to run as root)."""
+(PostgreSQL refuses to run as root). A missing program or user raises
+:class:`~testbed.floorlab.MissingBinary`: a benchmark stops on it, and the tests' wrapper
+(``tests/feed_e2e/postgres.py``) fails in CI and skips elsewhere."""
 
 from __future__ import annotations
 
@@ -12,14 +14,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-import pytest
-
-from tests.feed_e2e.broker import free_port, need_binary
+from testbed.floorlab import MissingBinary, find_binary, free_port
 
 
 def _pg_binary(name: str) -> str:
     found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
-    return found[-1] if found else need_binary(name)
+    return found[-1] if found else find_binary(name)
 
 
 class Postgres:
@@ -33,10 +33,8 @@ class Postgres:
             try:
                 entry = pwd.getpwnam("postgres")
             except KeyError:
-                message = "running as root and there is no postgres user to run PostgreSQL"
-                if os.environ.get("CI", "").lower() == "true":
-                    pytest.fail(message, pytrace=False)
-                pytest.skip(message)
+                raise MissingBinary("running as root and there is no postgres user to run "
+                                    "PostgreSQL") from None
             os.chown(self.directory, entry.pw_uid, entry.pw_gid)
         self.url = f"postgresql://{self.user}@127.0.0.1:{self.port}/postgres"
 

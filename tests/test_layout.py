@@ -28,10 +28,11 @@ PACKAGES = ("controller", "drivers", "firmware_sim")
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation: the card vocabulary, errors, logging, strict JSON, printable text, the "
-     "installed-files check",
+     "installed-files check, the roles",
      ("controller", "controller.errors", "controller.games", "controller.strictjson",
       "controller.journald", "controller.logsetup", "controller.selfcheck",
-      "controller.deploy", "controller.deferred", "controller.heap", "controller.text")),
+      "controller.deploy", "controller.deferred", "controller.heap", "controller.text",
+      "controller.roles")),
     ("bytes: transports, USB lookup, bounded windows, driver errors, the backoff helper",
      ("drivers", "drivers.errors", "drivers.transport", "drivers.usb_find", "drivers.usb_bulk",
       "drivers.window", "drivers.backoff")),
@@ -349,8 +350,8 @@ def test_a_room_is_a_package(graph: ImportGraph) -> None:
                    and module not in graph.packages)
     assert loose == ["controller.__main__", "controller.deferred", "controller.errors",
                      "controller.heap",
-                     "controller.journald", "controller.logsetup", "controller.strictjson",
-                     "controller.text"]
+                     "controller.journald", "controller.logsetup", "controller.roles",
+                     "controller.strictjson", "controller.text"]
     assert "controller.bench" in graph.packages
 
 
@@ -534,3 +535,132 @@ def test_the_checks_catch_a_room_of_the_service_out_of_order(tmp_path: Path) -> 
     assert import_cycles(graph.room_imports()) == [[
         "controller.service", "controller.service.clock", "controller.service.control",
         "controller.service.wiring"]]
+
+
+SHARED_ROOTS = ("tests", "benchmarks", "testbed")
+TESTS_OF_BENCHMARKS = "tests.benchmarks"
+"""The tests of the benchmarks themselves: they import what they test."""
+KNOWN_CROSS_IMPORTS: Mapping[str, str] = {
+}
+"""Imports between ``tests`` and ``benchmarks`` that remain, by the module imported (or a
+package holding it), each with the reason it stays for now: a new one fails, and one no longer
+imported fails too, so the list only shrinks."""
+
+
+@pytest.fixture(name="shared_graph", scope="module")
+def fixture_shared_graph() -> ImportGraph:
+    return build_graph(PROJECT_ROOT, SHARED_ROOTS)
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def cross_imports(graph: ImportGraph) -> list[Import]:
+    """Imports of a test module into ``benchmarks`` (but from :data:`TESTS_OF_BENCHMARKS`), of
+    a benchmark into ``tests``, and of ``testbed`` into either."""
+    found = []
+    for edge in graph.project:
+        source, target = edge.importer.split(".")[0], edge.imported.split(".")[0]
+        if (source == "tests" and target == "benchmarks"
+                and not _inside(edge.importer, TESTS_OF_BENCHMARKS)) \
+                or (source == "benchmarks" and target == "tests") \
+                or (source == "testbed" and target in ("tests", "benchmarks")):
+            found.append(edge)
+    return found
+
+
+def _known_cross(edge: Import) -> bool:
+    return edge.importer.split(".")[0] != "testbed" and any(
+        _inside(edge.imported, known) for known in KNOWN_CROSS_IMPORTS)
+
+
+def test_tests_and_benchmarks_share_code_only_through_testbed(shared_graph: ImportGraph) -> None:
+    """Issue 35: ``tests`` and ``benchmarks`` do not import each other; what both run on (made-up
+    journals, the scripted shift, the crash campaign's rig) lives in ``testbed/``, which
+    imports neither. Tests of a benchmark live in ``tests/benchmarks/`` and may import it; any
+    test may run a benchmark as a process (no import)."""
+    assert {"testbed.journalgen", "testbed.crash.rig", "tests.waiting",
+            "benchmarks.run"} <= shared_graph.modules
+    crossing = [str(edge) for edge in cross_imports(shared_graph) if not _known_cross(edge)]
+    assert not crossing, "import through testbed/ instead:\n" + "\n".join(crossing)
+
+
+def test_known_cross_imports_are_still_real(shared_graph: ImportGraph) -> None:
+    """A cross import that has moved to ``testbed/`` leaves :data:`KNOWN_CROSS_IMPORTS`."""
+    crossing = cross_imports(shared_graph)
+    fixed = sorted(known for known in KNOWN_CROSS_IMPORTS
+                   if not any(_inside(edge.imported, known) for edge in crossing))
+    assert not fixed, f"moved: delete from KNOWN_CROSS_IMPORTS in tests/test_layout.py: {fixed}"
+
+
+WAIT_HELPER = "tests/waiting.py"
+SHARED_WAIT_NAMES = frozenset({"wait_until", "wait_for", "_wait_until", "_wait_for"})
+KNOWN_OWN_WAITS: Mapping[tuple[str, str], str] = {
+    ("tests/feed_e2e/helpers.py", "until"):
+        "the floor's verdicts: fails when the floor is silent for a while, however long the "
+        "whole catch-up takes while verdicts keep coming (a bound on progress, not a deadline)",
+}
+"""Functions outside :data:`WAIT_HELPER` that keep a deadline of their own, (file, name), each
+with the reason; the list only shrinks."""
+
+
+def own_waits(root: Path) -> list[tuple[str, str, int]]:
+    """(file, function, line) of every function under ``root/tests`` but :data:`WAIT_HELPER`
+    that defines a wait of its own: one named as the shared helpers are, or one named for
+    waiting (``wait...``, ``until...``) that reads the clock for a deadline of its own
+    (``time.monotonic``)."""
+    found = []
+    for path in sorted((root / "tests").rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        if name == WAIT_HELPER:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            plain = node.name.lstrip("_")
+            clock = any(isinstance(inner, ast.Attribute) and inner.attr == "monotonic"
+                        for inner in ast.walk(node))
+            if node.name in SHARED_WAIT_NAMES or (
+                    plain.startswith(("wait", "until")) and clock):
+                found.append((name, node.name, node.lineno))
+    return found
+
+
+def test_one_wait_helper() -> None:
+    """Issue 35: a test waits through ``tests/waiting.py`` (a generous bound, a short backoff,
+    a failure that names what was awaited and the last value seen), not through a helper of
+    its own; fifteen of them had as many bounds, pauses and messages."""
+    own = [f"{name}:{line} {function}" for name, function, line in own_waits(PROJECT_ROOT)
+           if (name, function) not in KNOWN_OWN_WAITS]
+    assert not own, "use tests/waiting.py (wait_until, wait_for):\n" + "\n".join(own)
+    still = {(name, function) for name, function, _ in own_waits(PROJECT_ROOT)}
+    fixed = sorted(set(KNOWN_OWN_WAITS) - still)
+    assert not fixed, f"gone: delete from KNOWN_OWN_WAITS in tests/test_layout.py: {fixed}"
+
+
+def test_the_checks_catch_a_cross_import_and_an_own_wait(tmp_path: Path) -> None:
+    """The two checks above on a planted tree: a test importing a benchmark, a benchmark
+    importing a test lazily, testbed importing a test, a test of a benchmark (allowed), and a
+    test module with a wait of its own."""
+    _write(tmp_path, {
+        "tests/__init__.py": "",
+        "tests/test_a.py": "from benchmarks.web import x\n",
+        "tests/benchmarks/__init__.py": "",
+        "tests/benchmarks/test_b.py": "from benchmarks import web\n",
+        "tests/test_c.py": "import time\ndef _wait_ready():\n    end = time.monotonic()\n"
+                           "def wait_for(q):\n    return q.get()\ndef until_done():\n"
+                           "    return True\n",
+        "tests/waiting.py": "import time\ndef wait_until():\n    time.monotonic()\n",
+        "benchmarks/__init__.py": "",
+        "benchmarks/web.py": "def f():\n    from tests.test_a import y\n",
+        "testbed/__init__.py": "",
+        "testbed/lab.py": "from tests import test_c\n",
+    })
+    graph = build_graph(tmp_path, SHARED_ROOTS)
+    assert sorted(str(edge) for edge in cross_imports(graph)) == [
+        "benchmarks.web:2 imports tests.test_a", "testbed.lab:1 imports tests.test_c",
+        "tests.test_a:1 imports benchmarks.web"]
+    assert own_waits(tmp_path) == [("tests/test_c.py", "_wait_ready", 2),
+                                   ("tests/test_c.py", "wait_for", 4)]

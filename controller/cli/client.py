@@ -29,7 +29,7 @@ from controller.cli.argtypes import nonempty_path
 from controller.cli.output import json_text, printable
 from controller.errors import RequestError, TablectlError
 from controller.strictjson import StrictJsonError
-from controller.service.control.client import CommandRefused, ControlClient
+from controller.service.control.client import ControlClient, RequestRefused
 from controller.service.config import DEFAULT_CONTROL_SOCKET, bench_runtime_dir, load_config
 from controller.service.errors import ControlError
 from controller.service.protocol import MAX_BATCH_ROWS, MAX_BATCH_WAGERS, VERBS, ErrorCode
@@ -317,7 +317,7 @@ def socket_path(args: argparse.Namespace) -> Path:
     return bench_runtime_dir() / "control.sock"
 
 
-def _refused(args: argparse.Namespace, error: CommandRefused) -> int:
+def _refused(args: argparse.Namespace, error: RequestRefused) -> int:
     code = error.code
     if code in _REFUSALS:
         print(f"tablectl {args.command}: {getattr(code, 'value', code)}: "
@@ -332,7 +332,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with ControlClient(socket_path(args), timeout=args.timeout) as client:
             result = client.request(verb, request_args, actor=args.actor)
-    except CommandRefused as error:
+    except RequestRefused as error:
         return _refused(args, error)
     except (ControlError, OSError) as error:
         print(f"tablectl {args.command}: {printable(str(error))}", file=sys.stderr)
@@ -360,7 +360,7 @@ def run_watch(args: argparse.Namespace) -> int:
             for event in events:
                 sys.stdout.write(json_text(event) + "\n")
                 sys.stdout.flush()
-    except CommandRefused as error:
+    except RequestRefused as error:
         return _refused(args, error)
     except (ControlError, OSError) as error:
         print(f"tablectl {args.command}: {printable(str(error))}", file=sys.stderr)

@@ -10,8 +10,10 @@ import sys
 from typing import Any
 
 from controller.cli.argtypes import nonempty_path
+from controller.roles import PERSON_ROLES, person_role
 
 EXIT_NOT_VERIFIED = 1
+PERSON_CHOICES = tuple(role.value for role in PERSON_ROLES)
 
 
 def _listen(text: str) -> str:
@@ -41,7 +43,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--port", type=int, help="port (web.port; default 8640, 0: any)")
     parser.add_argument("--accounts", type=nonempty_path, metavar="FILE",
                         help="accounts file (web.accounts)")
-    parser.add_argument("--local-role", choices=("dealer", "surveillance", "supervisor"),
+    parser.add_argument("--local-role", choices=PERSON_CHOICES,
                         help="without accounts (loopback only): every viewer's role "
                              "(web.local_role; default dealer)")
     parser.add_argument("--index", type=nonempty_path, metavar="FILE",
@@ -58,7 +60,7 @@ def register(subparsers: Any) -> None:
                                 "or asked for)")
     passwd.add_argument("file", type=nonempty_path, metavar="FILE", help="accounts file")
     passwd.add_argument("name")
-    passwd.add_argument("role", choices=("dealer", "surveillance", "supervisor"))
+    passwd.add_argument("role", choices=PERSON_CHOICES)
     passwd.add_argument("--pin", action="store_true",
                         help="a supervisor: also set the PIN they answer a hold with at the "
                              "dealer's screen (asked for, or the second line on stdin)")
@@ -95,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _passwd(args: argparse.Namespace) -> int:
-    from controller.web.auth import Role, add_account
+    from controller.web.auth import add_account
     password = getpass.getpass("password: ") if sys.stdin.isatty() \
         else sys.stdin.readline().rstrip("\n")
     pin = None
@@ -107,7 +109,7 @@ def _passwd(args: argparse.Namespace) -> int:
         # hidden like a password: a badge id is a credential, never echoed
         badge = getpass.getpass("badge (present it to the reader): ").strip() \
             if sys.stdin.isatty() else sys.stdin.readline().rstrip("\n").strip()
-    add_account(args.file, args.name, Role(args.role), password, pin, badge)
+    add_account(args.file, args.name, person_role(args.role), password, pin, badge)
     extras = [what for what, given in (("a PIN", pin), ("a badge", badge)) if given]
     print(f"account {args.name} ({args.role}{', with ' + ' and '.join(extras) if extras else ''})"
           f" written to {args.file}")

@@ -3,18 +3,18 @@
 The service's own loader (``controller.service.config``) skips these sections; this small reader
 takes what the feed needs -- the table id and the journal directory from the same file, so they
 can never disagree with what the service writes -- and refuses unknown keys like the service
-does. Relative paths are taken from the config file's directory.
+does, with the project's one TOML reader (:mod:`controller.service.tomlread`). Relative paths
+are taken from the config file's directory.
 """
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from controller.service.errors import ConfigError
-from controller.service.tomlread import Section
+from controller.service.tomlread import Section, choice, load_document
 
 DEFAULT_PORT_TLS = 8883
 DEFAULT_PORT_PLAIN = 1883
@@ -49,6 +49,16 @@ class FeedConfig:
     """This table's Ed25519 private key (``tablectl feed keygen``; 0400, the feed's user)."""
 
 
+class Assign(str, Enum):
+    """How a group's consumers divide the site's tables (``[floor] assign``)."""
+
+    SHARED = "shared"
+    """An MQTT 5 shared subscription: the broker hands each record to one consumer."""
+    LEASE = "lease"
+    """Each table leased to one consumer in PostgreSQL (``controller.floor.leases``), which
+    subscribes to that table's topic only."""
+
+
 @dataclass(frozen=True, slots=True)
 class FloorConfig:
     source: str
@@ -59,25 +69,24 @@ class FloorConfig:
     keys: dict[str, bytes] = field(default_factory=dict)
     """Each table's Ed25519 public key (``[floor.keys]``): a record of a table without one,
     or not signed by its key, is never applied."""
+    group: str | None = None
+    """``[floor] group``: the consumers of one site sharing its records (an MQTT 5 shared
+    subscription, ``$share/<group>/...``) on one PostgreSQL (``controller.floor.consumer``);
+    None: the one consumer."""
+    assign: Assign = Assign.SHARED
+    """``[floor] assign``: how the group divides the tables (only with ``group``)."""
 
 
 def _read(path: str | Path) -> tuple[Section, Path]:
-    source = Path(path)
-    try:
-        data = tomllib.loads(source.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ConfigError(source, None, f"cannot read: {error.strerror or error}") from error
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ConfigError(source, None, f"not TOML: {error}") from error
-    return Section(str(source), "", data), source.resolve().parent
+    root = load_document(path)
+    assert root.base is not None  # a file's directory
+    return root, root.base
 
 
 def _path(section: Section, base: Path, name: str, *, required: bool = False) -> Path | None:
-    value = section.string(name) if required else section.string(name, None)
-    if value is None:
-        return None
-    candidate = Path(value).expanduser()
-    return candidate if candidate.is_absolute() else base / candidate
+    """A path the shared reader resolves beside the config file (``base``, the section's)."""
+    path: Path | None = section.path(name) if required else section.path(name, None)
+    return path
 
 
 def _credentials(section: Section, base: Path) -> tuple[str | None, str | None]:
@@ -161,11 +170,26 @@ def load_floor_config(path: str | Path) -> FloorConfig:
         database = str(_path(floor, base, "database") or base / database)
     broker = read_broker(floor, base)
     client_id = floor.string("client_id", "tablectl-floor")
+    group = floor.string("group", None)
+    if group is not None:
+        if not group or any(c in group for c in "/+#$") or len(group) > 64:
+            raise floor.error("group", f"{group!r}: a topic level, no '/', '+', '#' or '$'")
+        if not database.startswith(("postgresql://", "postgres://")):
+            raise floor.error("group", "several floor consumers need one PostgreSQL database "
+                                       "(database = \"postgresql://...\"): SQLite serves one "
+                                       "consumer; remove group for a floor of one")
+    try:
+        assign = choice(Assign, "assign")(floor.string("assign", Assign.SHARED.value))
+    except ValueError as error:
+        raise floor.error("assign", str(error)) from error
+    if assign is not Assign.SHARED and group is None:
+        raise floor.error("assign", f"assign = {assign.value!r} divides a group's tables: "
+                                    "set group too, or remove assign for a floor of one")
     keys = _public_keys(floor)
     floor.finish()
     root.finish()
     return FloorConfig(source=str(path), site=site, database=database, broker=broker,
-                       client_id=client_id, keys=keys)
+                       client_id=client_id, keys=keys, group=group, assign=assign)
 
 
 def _public_keys(floor: Section) -> dict[str, bytes]:

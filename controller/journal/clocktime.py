@@ -38,7 +38,10 @@ CLOCK_REPORT = "ClockReport"
 
 
 @dataclass(frozen=True, slots=True)
-class Anchor:
+class ClockAnchor:
+    """A trusted clock reading: the monotonic and wall clocks at one instant, and the bound of
+    the wall clock's error (not the journal chain's ``verify.Anchor``)."""
+
     mono_ns: int
     wall_ns: int
     max_error_us: int
@@ -76,17 +79,17 @@ def _reading(record: Record) -> Mapping[str, Any] | None:
     return None
 
 
-def _trusted_anchor(reading: Mapping[str, Any]) -> Anchor | None:
+def _trusted_anchor(reading: Mapping[str, Any]) -> ClockAnchor | None:
     bound = reading.get("max_error_us")
     if not reading.get("synchronised") or not isinstance(bound, int):
         return None
-    return Anchor(int(reading["mono_ns"]), int(reading["wall_ns"]), bound)
+    return ClockAnchor(int(reading["mono_ns"]), int(reading["wall_ns"]), bound)
 
 
 def annotate(records: Iterable[Record]) -> dict[int, RecordTime]:
     """Every record's :class:`RecordTime`, by sequence number."""
     rows: list[tuple[Record, str | None, bool]] = []
-    anchors: dict[str, list[Anchor]] = {}
+    anchors: dict[str, list[ClockAnchor]] = {}
     steps: dict[str, list[tuple[int, int]]] = {}
     boot: str | None = None
     synchronised = False
@@ -107,7 +110,7 @@ def annotate(records: Iterable[Record]) -> dict[int, RecordTime]:
 
 
 def _time(record: Record, boot: str | None, synchronised: bool,
-          anchors: Mapping[str, list[Anchor]], steps: Mapping[str, list[tuple[int, int]]]
+          anchors: Mapping[str, list[ClockAnchor]], steps: Mapping[str, list[tuple[int, int]]]
           ) -> RecordTime:
     if boot is None:
         return RecordTime(record.seq, None, None, True, 0)

@@ -14,12 +14,12 @@ from __future__ import annotations
 from controller.selfcheck.errors import SelfCheckError
 from controller.selfcheck.inventory import Inventory, take_inventory
 from controller.selfcheck.manifest import (
-    CheckResult,
+    SoftwareCheck,
     Verdict,
     build_manifest,
     check,
     sign_manifest,
 )
 
-__all__ = ["CheckResult", "Inventory", "SelfCheckError", "Verdict", "build_manifest", "check",
+__all__ = ["Inventory", "SelfCheckError", "SoftwareCheck", "Verdict", "build_manifest", "check",
            "sign_manifest", "take_inventory"]

@@ -52,7 +52,10 @@ class Verdict(str, Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class CheckResult:
+class SoftwareCheck:
+    """The installed software's digest and what checking it against the signed manifest found
+    (named apart from the journal's background ``CheckResult``: one name, one class)."""
+
     verdict: Verdict
     digest: str
     """SHA-256 software digest of the installed files (:func:`software_digest`)."""
@@ -236,18 +239,18 @@ def _parse(manifest: bytes, path: Path) -> dict[str, Any]:
     return document
 
 
-def check(manifest_path: Path | None, public_key_path: Path | None) -> CheckResult:
+def check(manifest_path: Path | None, public_key_path: Path | None) -> SoftwareCheck:
     """Verify the installed software against a signed manifest. Never raises for a file that
     cannot be used: that is the ``unreadable`` verdict, with the problem in one line."""
     if manifest_path is None or public_key_path is None:
         inventory = take_inventory()
-        return CheckResult(Verdict.NOT_CONFIGURED, inventory.digest, len(inventory.files),
-                           inventory.distributions[OWN_DISTRIBUTION],
-                           problem="no manifest and public key configured (only tablectl's own "
-                                   "files are hashed; a manifest built with --build-manifest "
-                                   "--lock also covers every locked dependency, so its file "
-                                   "count and digest differ from these)",
-                           covers=tuple(inventory.distributions))
+        return SoftwareCheck(Verdict.NOT_CONFIGURED, inventory.digest, len(inventory.files),
+                             inventory.distributions[OWN_DISTRIBUTION],
+                             problem="no manifest and public key configured (only tablectl's own "
+                                     "files are hashed; a manifest built with --build-manifest "
+                                     "--lock also covers every locked dependency, so its file "
+                                     "count and digest differ from these)",
+                             covers=tuple(inventory.distributions))
     from cryptography.exceptions import InvalidSignature
 
     where = {"manifest": str(manifest_path), "public_key": str(public_key_path)}
@@ -261,28 +264,28 @@ def check(manifest_path: Path | None, public_key_path: Path | None) -> CheckResu
             key.verify(signature, manifest)
         except InvalidSignature:
             inventory = take_inventory()
-            return CheckResult(Verdict.BAD_SIGNATURE, inventory.digest, len(inventory.files),
-                               inventory.distributions[OWN_DISTRIBUTION],
-                               problem=f"{signature_path} is not a signature of {manifest_path} "
-                                       f"by the key {public_key_path}",
-                               public_key_sha256=key_id, **where)
+            return SoftwareCheck(Verdict.BAD_SIGNATURE, inventory.digest, len(inventory.files),
+                                 inventory.distributions[OWN_DISTRIBUTION],
+                                 problem=f"{signature_path} is not a signature of {manifest_path} "
+                                         f"by the key {public_key_path}",
+                                 public_key_sha256=key_id, **where)
         document = _parse(manifest, manifest_path)
         inventory = take_inventory(document["distributions"])
     except SelfCheckError as error:
         inventory = take_inventory()
-        return CheckResult(Verdict.UNREADABLE, inventory.digest, len(inventory.files),
-                           inventory.distributions[OWN_DISTRIBUTION], problem=str(error),
-                           **where)
+        return SoftwareCheck(Verdict.UNREADABLE, inventory.digest, len(inventory.files),
+                             inventory.distributions[OWN_DISTRIBUTION], problem=str(error),
+                             **where)
     differences = _compare(document["files"], inventory.files)
     verdict = Verdict.MISMATCH if differences else Verdict.VERIFIED
     problem = f"{len(differences)} difference(s) from the manifest" if differences else None
-    return CheckResult(verdict, inventory.digest, len(inventory.files),
-                       inventory.distributions[OWN_DISTRIBUTION],
-                       manifest_digest=str(document.get("digest")),
-                       differences=tuple(differences[:MAX_LISTED]),
-                       more_differences=max(len(differences) - MAX_LISTED, 0), problem=problem,
-                       public_key_sha256=key_id, covers=tuple(inventory.distributions),
-                       **where)
+    return SoftwareCheck(verdict, inventory.digest, len(inventory.files),
+                         inventory.distributions[OWN_DISTRIBUTION],
+                         manifest_digest=str(document.get("digest")),
+                         differences=tuple(differences[:MAX_LISTED]),
+                         more_differences=max(len(differences) - MAX_LISTED, 0), problem=problem,
+                         public_key_sha256=key_id, covers=tuple(inventory.distributions),
+                         **where)
 
 
 def _covered(names: tuple[str, ...]) -> str:

@@ -15,16 +15,16 @@ from typing import Any
 
 import structlog
 
-from controller.selfcheck.manifest import CheckResult, Verdict, check
+from controller.selfcheck.manifest import SoftwareCheck, Verdict, check
 
 log = structlog.get_logger(__name__)
 
 _lock = threading.Lock()
-_current: CheckResult | None = None
+_current: SoftwareCheck | None = None
 
 
 def check_and_record(manifest: Path | None, public_key: Path | None, *,
-                     required: bool) -> CheckResult:
+                     required: bool) -> SoftwareCheck:
     """Run the check, remember its verdict for the journal, and log it (an error when the
     config requires verification and it failed)."""
     result = check(manifest, public_key)
@@ -46,7 +46,7 @@ def check_and_record(manifest: Path | None, public_key: Path | None, *,
     return result
 
 
-def current() -> CheckResult | None:
+def current() -> SoftwareCheck | None:
     with _lock:
         return _current
 

@@ -28,19 +28,19 @@ import json
 import os
 import re
 import tempfile
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any
 
 from controller.errors import WagerError
 from controller.games.catalog import GAMES
 from controller.games.rules import GameId, GameRules
 from controller.journal.policy import Durability
 from controller.protection.feed import Feed
+from controller.roles import PERSON_ROLES
 from controller.service.errors import ConfigError
 from controller.service.policy import (
     DEFAULT_FLOOD_BURST,
@@ -52,12 +52,18 @@ from controller.service.policy import (
     ClockPolicy,
     ConnectionLimits,
     FloodLimits,
-    Unsynchronised,
 )
-from controller.service.protocol import MAX_MINOR_UNITS
-from controller.service.tomlread import Section
+from controller.service.tomlread import (
+    FieldSpec,
+    FieldType,
+    Section,
+    choice,
+    load_document,
+    parse_document,
+)
 from controller.settlement.model import BetLimit, ProgressiveConfig, Wager
 from controller.settlement.validate import check_wager
+from drivers.shoe import ShoeDialect
 
 DEFAULT_CONTROL_SOCKET = Path("/run/tablectl/control.sock")
 DEFAULT_OPERATORS_GROUP = "tablectl-operators"
@@ -90,7 +96,9 @@ _GROUP = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
 _USB_HID = re.compile(r"^usb:[0-9a-fA-F]{4}:[0-9a-fA-F]{4}(:[^:/\s]+)?$")
 _USB_BULK = re.compile(r"^usb://[0-9a-fA-F]{4}:[0-9a-fA-F]{4}(/\S+)?$")
 _SOCKET_URL = re.compile(r"^socket://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$")
-_E = TypeVar("_E", bound=Enum)
+FEED_SECTION = "feed"
+"""The one section of this file the service does not read: ``tablectl feed``'s own, which its
+reader checks by its own spec (docs/feed.md)."""
 SIM_URL = "sim"
 """Device URL meaning "the firmware_sim device of this kind, started in-process"."""
 
@@ -103,25 +111,6 @@ class DeviceKind(str, Enum):
     LIVE = "live"
     """The LIVE-3P studio procedure (4 burn cards, face up P1 -> P2 -> P3 -> Banker), read by a
     shoe; required for, and only for, live-three-pictures."""
-
-
-class ShoeDialect(str, Enum):
-    """The shoe's byte format; the values are those of ``drivers.shoe.ShoeDialect``."""
-
-    FRAMED = "framed"
-    SCANNER = "scanner"
-    BEETEK = "beetek"
-    HID = "hid"
-
-    @property
-    def marks_burns(self) -> bool:
-        """The shoe marks a burn card as a burn: the framed protocol's CARD flag bit 0 and the
-        Bee-Tek's ``[Manual Burn Cards]`` section do; a barcode scanner (serial or HID) reads
-        only the card (docs/protocols-shoes.md)."""
-        return self in (ShoeDialect.FRAMED, ShoeDialect.BEETEK)
-
-
-_DECK_DIALECTS = frozenset({ShoeDialect.SCANNER, ShoeDialect.HID})
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +200,8 @@ class ControlConfig:
     """Members may act for the person logged in on their screen (the web process's account;
     docs/service.md, "Delegation"); ``None``: nobody but root and the service's account."""
     web_roles: frozenset[str] = frozenset({"operator", "supervisor"})
-    """The roles ``web_group`` may act in (of surveillance, operator, supervisor)."""
+    """The roles ``web_group`` may act in (of surveillance, operator, supervisor), in the
+    control socket's words (:attr:`controller.roles.Role.socket_name`)."""
     studio_group: str | None = None
     """Members may act for a game server as ``operator`` only (the studio gateway's account;
     docs/studio.md); ``None``: no such group."""
@@ -263,24 +253,109 @@ class ServiceConfig:
 
 def load_config(path: str | Path) -> ServiceConfig:
     """Read and check the config file at ``path``; any problem is one :class:`ConfigError`."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise ConfigError(path, None, f"cannot read: {error.strerror or error}") from error
-    return parse_config(raw, source=str(path), base=path.resolve().parent)
+    root = load_document(path)
+    assert root.base is not None  # the file's directory
+    return _Reader(root.source, root.base, from_file=True).read(root)
 
 
 def parse_config(text: str | bytes, *, source: str, base: Path | None = None) -> ServiceConfig:
     """Check TOML ``text``; ``base`` resolves relative paths (default: the working directory)."""
-    try:
-        data = tomllib.loads(text.decode("utf-8") if isinstance(text, bytes) else text)
-    except UnicodeDecodeError as error:
-        raise ConfigError(source, None, f"not UTF-8 text ({error.reason})") from error
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(source, None, f"not valid TOML: {error}") from error
-    return _Reader(source, base or Path.cwd(), from_file=base is not None) \
-        .read(Section(source, "", data))
+    root = parse_document(text, source, base=base)
+    return _Reader(source, base or Path.cwd(), from_file=base is not None).read(root)
+
+
+_JOURNAL_FIELDS = (
+    FieldSpec("directory", FieldType.PATH),
+    FieldSpec("durability", FieldType.TEXT, Durability.MONEY, check=choice(Durability, "policy")),
+    FieldSpec("hmac_key_file", FieldType.PATH, None, empty_ok=True),
+    FieldSpec("retention_days", FieldType.INTEGER, DEFAULT_RETENTION_DAYS, minimum=1, unit="d"),
+    FieldSpec("flood_burst", FieldType.INTEGER, DEFAULT_FLOOD_BURST, minimum=1, maximum=1000),
+    FieldSpec("flood_window_s", FieldType.INTEGER, DEFAULT_FLOOD_WINDOW_SECONDS, minimum=1,
+              maximum=3600, unit="s"),
+    FieldSpec("background_check_hours", FieldType.INTEGER, DEFAULT_BACKGROUND_CHECK_HOURS,
+              minimum=0, maximum=24 * 31, unit="h"),
+    FieldSpec("background_check_delay_s", FieldType.INTEGER, DEFAULT_BACKGROUND_CHECK_DELAY_SECONDS,
+              minimum=0, maximum=24 * 3600, unit="s"),
+)
+"""``[journal]`` (docs/service.md)."""
+_SOFTWARE_FIELDS = (
+    FieldSpec("manifest", FieldType.PATH),
+    FieldSpec("public_key", FieldType.PATH),
+    FieldSpec("verify", FieldType.TEXT, SoftwareVerify.REPORT,
+              check=choice(SoftwareVerify, "setting")),
+)
+"""``[software]``: both files, once the section is there."""
+_PROTECTION_FIELDS = (
+    FieldSpec("feed", FieldType.TEXT, Feed.COLLECTED_REVERSED, check=choice(Feed, "feed")),
+)
+"""``[protection]``."""
+_CLOCK = ClockPolicy()
+_CLOCK_FIELDS = (
+    FieldSpec("unsynchronised", FieldType.TEXT, _CLOCK.unsynchronised,
+              check=choice(type(_CLOCK.unsynchronised), "policy")),
+    FieldSpec("max_error_ms", FieldType.INTEGER, _CLOCK.max_error_ms, minimum=1, maximum=60_000,
+              unit="ms"),
+    FieldSpec("step_threshold_ms", FieldType.INTEGER, _CLOCK.step_threshold_ms, minimum=1,
+              maximum=60_000, unit="ms"),
+    FieldSpec("status_interval_s", FieldType.INTEGER, _CLOCK.status_interval_s, minimum=10,
+              maximum=86_400, unit="s"),
+)
+"""``[clock]``, its defaults :class:`ClockPolicy`'s."""
+_PROGRESSIVE = ProgressiveConfig()
+_PROGRESSIVE_FIELDS = (
+    FieldSpec("stake", FieldType.INTEGER, _PROGRESSIVE.stake, minimum=1, maximum=MAX_LIMIT_MINOR,
+              unit="minor"),
+    FieldSpec("seed", FieldType.INTEGER, _PROGRESSIVE.seed, minimum=0, maximum=MAX_LIMIT_MINOR,
+              unit="minor"),
+    FieldSpec("contribution_per_mille", FieldType.INTEGER, _PROGRESSIVE.contribution_per_mille,
+              minimum=0, maximum=1000),
+)
+"""``[progressive]``, its defaults :class:`ProgressiveConfig`'s."""
+
+
+def _group(value: str) -> str | None:
+    """A Unix group's name (``""``: none, where the key allows it)."""
+    if not value:
+        return None
+    if not _GROUP.match(value):
+        raise ValueError(f"{value!r} is not a group name")
+    return value
+
+
+def _socket_path(path: Path) -> Path:
+    if len(os.fsencode(path)) > 107:
+        raise ValueError("path longer than the 107 bytes a Unix socket allows")
+    return path
+
+
+def _web_roles(roles: tuple[str, ...]) -> frozenset[str]:
+    delegable = tuple(role.socket_name for role in PERSON_ROLES)  # the socket's words
+    for role in roles:
+        if role not in delegable:
+            raise ValueError(f"{role!r}: one of {', '.join(delegable)}")
+    return frozenset(roles)
+
+
+_CONTROL = ControlConfig()
+_CONTROL_FIELDS = (
+    FieldSpec("socket", FieldType.PATH, _CONTROL.socket, check=_socket_path),
+    FieldSpec("socket_group", FieldType.TEXT, _CONTROL.socket_group, empty_ok=True, check=_group),
+    FieldSpec("operators_group", FieldType.TEXT, _CONTROL.operators_group, check=_group),
+    FieldSpec("surveillance_group", FieldType.TEXT, _CONTROL.surveillance_group, check=_group),
+    FieldSpec("supervisors_group", FieldType.TEXT, _CONTROL.supervisors_group, check=_group),
+    FieldSpec("max_connections", FieldType.INTEGER, DEFAULT_MAX_CONNECTIONS, minimum=1,
+              maximum=4096),
+    FieldSpec("reserved_connections", FieldType.INTEGER, DEFAULT_RESERVED_CONNECTIONS, minimum=1,
+              maximum=64),
+    FieldSpec("idle_seconds", FieldType.INTEGER, int(DEFAULT_IDLE_SECONDS), minimum=5,
+              maximum=86400, unit="s"),
+    FieldSpec("max_per_account", FieldType.INTEGER, DEFAULT_PER_ACCOUNT, minimum=1, maximum=4096),
+    FieldSpec("web_group", FieldType.TEXT, None, check=_group),
+    FieldSpec("web_roles", FieldType.TEXTS, _CONTROL.web_roles, check=_web_roles),
+    FieldSpec("studio_group", FieldType.TEXT, None, check=_group),
+)
+"""``[control]``, its defaults :class:`ControlConfig`'s; the groups must differ (checked
+after)."""
 
 
 class _Reader:
@@ -288,12 +363,6 @@ class _Reader:
         self.source = source
         self.base = base
         self.from_file = from_file
-
-    def path(self, section: Section, name: str, value: str) -> Path:
-        if "\0" in value:
-            raise section.error(name, "must not contain a NUL character")
-        candidate = Path(value).expanduser()
-        return candidate if candidate.is_absolute() else self.base / candidate
 
     def read(self, root: Section) -> ServiceConfig:
         table = root.section("table", required=True)
@@ -335,7 +404,7 @@ class _Reader:
         software = self._software(root.section("software"))
         clock = self._clock(root.section("clock"))
         protection_feed = self._protection(root.section("protection"))
-        root.section("feed")  # the feed's own section: controller.feed.config reads it
+        root.leave(FEED_SECTION, "tablectl feed (controller.feed.config)")
         root.finish()
         return ServiceConfig(source=self.source, table_id=table_id, game=rules.id, boxes=boxes,
                              device=device, journal=journal,
@@ -384,12 +453,12 @@ class _Reader:
                                     f"{', '.join(d.value for d in ShoeDialect)}") from None
         deck: str | None = None
         if "deck" in section:
-            if dialect not in _DECK_DIALECTS:
+            if dialect is None or not dialect.reads_barcodes:
                 raise section.error("deck", "only the scanner and hid dialects read barcodes "
                                             "through a deck map")
             deck = section.string("deck")
             if Path(deck).suffix == ".json" or "/" in deck:  # a file, as drivers.decks reads it
-                deck = str(self.path(section, "deck", deck))
+                deck = str(section.resolve("deck", deck))
         url = section.string("url")
         self._check_url(section, url, dialect)
         section.finish()
@@ -490,105 +559,44 @@ class _Reader:
         if "progressive" not in rules.bets:
             raise section.error(None, f"{rules.cite} has no progressive bet; remove "
                                       "[progressive]")
-        default = ProgressiveConfig()
-        config = ProgressiveConfig(
-            stake=section.integer("stake", default.stake, minimum=1, maximum=MAX_LIMIT_MINOR,
-                                  unit="minor"),
-            seed=section.integer("seed", default.seed, minimum=0, maximum=MAX_LIMIT_MINOR,
-                                 unit="minor"),
-            contribution_per_mille=section.integer(
-                "contribution_per_mille", default.contribution_per_mille, minimum=0,
-                maximum=1000),
-        )
-        section.finish()
-        return config
+        return ProgressiveConfig(**section.read(_PROGRESSIVE_FIELDS))
 
     def _journal(self, section: Section) -> JournalConfig:
-        directory = self.path(section, "directory", section.string("directory"))
-        durability = self._choice(section, "durability", Durability.MONEY, "policy")
-        key_text = section.string("hmac_key_file", None, empty_ok=True)
-        key_file = None if not key_text else self.path(section, "hmac_key_file", key_text)
+        given_key = "hmac_key_file" in section
+        values = section.read(_JOURNAL_FIELDS)
         beside = self.base / DEFAULT_KEY_NAME
-        if key_text is None and self.from_file and beside.exists():
-            key_file = beside  # on by default: the key the install created
-        retention = section.integer("retention_days", DEFAULT_RETENTION_DAYS, minimum=1)
-        flood = FloodLimits(
-            burst=section.integer("flood_burst", DEFAULT_FLOOD_BURST, minimum=1,
-                                  maximum=1000),
-            window_seconds=section.integer("flood_window_s", DEFAULT_FLOOD_WINDOW_SECONDS,
-                                           minimum=1, maximum=3600, unit="s"))
-        check_hours = section.integer("background_check_hours", DEFAULT_BACKGROUND_CHECK_HOURS,
-                                      minimum=0, maximum=24 * 31, unit="h")
-        check_delay = section.integer("background_check_delay_s",
-                                      DEFAULT_BACKGROUND_CHECK_DELAY_SECONDS, minimum=0,
-                                      maximum=24 * 3600, unit="s")
-        section.finish()
-        return JournalConfig(directory, durability, key_file, retention, flood=flood,
-                             background_check_hours=check_hours,
-                             background_check_delay_s=check_delay)
+        if not given_key and self.from_file and beside.exists():
+            values["hmac_key_file"] = beside  # on by default: the key the install created
+        flood = FloodLimits(burst=values.pop("flood_burst"),
+                            window_seconds=values.pop("flood_window_s"))
+        return JournalConfig(**values, flood=flood)
 
     def _software(self, section: Section | None) -> SoftwareConfig:
         if section is None:
             return SoftwareConfig()
-        paths = {name: self.path(section, name, section.string(name))
-                 for name in ("manifest", "public_key")}
-        verify = self._choice(section, "verify", SoftwareVerify.REPORT, "setting")
-        section.finish()
-        return SoftwareConfig(paths["manifest"], paths["public_key"], verify)
-
-    @staticmethod
-    def _choice(section: Section, name: str, default: _E, what: str) -> _E:
-        """One value of ``default``'s Enum, by its text; anything else names the choices."""
-        kind = type(default)
-        text = section.string(name, default.value)
-        try:
-            return kind(text)
-        except ValueError:
-            raise section.error(name, f"unknown {what} {text!r}; use one of "
-                                f"{', '.join(v.value for v in kind)}") from None
+        return SoftwareConfig(**section.read(_SOFTWARE_FIELDS))
 
     def _protection(self, section: Section | None) -> Feed:
         if section is None:
             return Feed.COLLECTED_REVERSED
-        feed = self._choice(section, "feed", Feed.COLLECTED_REVERSED, "feed")
-        section.finish()
+        feed: Feed = section.read(_PROTECTION_FIELDS)["feed"]
         return feed
 
     def _clock(self, section: Section | None) -> ClockPolicy:
         if section is None:
             return ClockPolicy()
-        default = ClockPolicy()
-        unsynchronised = self._choice(section, "unsynchronised", default.unsynchronised,
-                                      "policy")
-        max_error = section.integer("max_error_ms", default.max_error_ms, minimum=1,
-                                    maximum=60_000, unit="ms")
-        step = section.integer("step_threshold_ms", default.step_threshold_ms, minimum=1,
-                               maximum=60_000, unit="ms")
-        interval = section.integer("status_interval_s", default.status_interval_s,
-                                   minimum=10, maximum=86_400, unit="s")
-        section.finish()
-        return ClockPolicy(unsynchronised, max_error, step, interval)
-
-    def _group(self, section: Section, name: str, default: str | None,
-               *, empty_ok: bool = False) -> str | None:
-        value = section.string(name, default, empty_ok=empty_ok)
-        if value is None or value == "":
-            return None
-        if not _GROUP.match(value):
-            raise section.error(name, f"{value!r} is not a group name")
-        return str(value)
+        return ClockPolicy(**section.read(_CLOCK_FIELDS))
 
     def _control(self, section: Section | None) -> ControlConfig:
         if section is None:
             return ControlConfig()
-        socket_path = self.path(section, "socket",
-                                section.string("socket", str(DEFAULT_CONTROL_SOCKET)))
-        if len(os.fsencode(socket_path)) > 107:
-            raise section.error("socket", "path longer than the 107 bytes a Unix socket allows")
-        socket_group = self._group(section, "socket_group", DEFAULT_SOCKET_GROUP, empty_ok=True)
-        operators = self._group(section, "operators_group", DEFAULT_OPERATORS_GROUP)
-        surveillance = self._group(section, "surveillance_group", DEFAULT_SURVEILLANCE_GROUP)
-        supervisors = self._group(section, "supervisors_group", DEFAULT_SUPERVISORS_GROUP)
+        if "tcp" in section:
+            raise section.error("tcp", "removed: a TCP peer has no credentials, so it could not "
+                                "be given a role; reach the Unix socket over SSH instead "
+                                "(docs/service.md, Remote access)")
+        values = section.read(_CONTROL_FIELDS)
+        operators, surveillance = values["operators_group"], values["surveillance_group"]
+        supervisors, web_group = values["supervisors_group"], values["web_group"]
         if operators == surveillance:
             raise section.error("surveillance_group", "must differ from operators_group, or "
                                                       "surveillance could command the table")
@@ -596,37 +604,20 @@ class _Reader:
             raise section.error("supervisors_group", "must differ from operators_group and "
                                 "surveillance_group, or a dealer could take a supervisor's "
                                 "decisions")
-        if "tcp" in section:
-            raise section.error("tcp", "removed: a TCP peer has no credentials, so it could not "
-                                "be given a role; reach the Unix socket over SSH instead "
-                                "(docs/service.md, Remote access)")
-        limits = ConnectionLimits(
-            max_connections=section.integer("max_connections", DEFAULT_MAX_CONNECTIONS,
-                                            minimum=1, maximum=4096),
-            reserved=section.integer("reserved_connections", DEFAULT_RESERVED_CONNECTIONS,
-                                     minimum=1, maximum=64),
-            idle_seconds=float(section.integer("idle_seconds", int(DEFAULT_IDLE_SECONDS),
-                                               minimum=5, maximum=86400)),
-            per_account=section.integer("max_per_account", DEFAULT_PER_ACCOUNT, minimum=1,
-                                        maximum=4096))
-        web_group = self._group(section, "web_group", None)
         if web_group is not None and web_group in (operators, supervisors):
             raise section.error("web_group", "must differ from operators_group and "
                                 "supervisors_group: its members act for others, who log in")
-        web_roles = section.strings("web_roles", ("operator", "supervisor"))
-        delegable = ("surveillance", "operator", "supervisor")
-        for role in web_roles:
-            if role not in delegable:
-                raise section.error("web_roles", f"{role!r}: one of {', '.join(delegable)}")
-        studio_group = self._group(section, "studio_group", None)
-        if studio_group is not None and studio_group in (operators, supervisors, web_group):
+        if values["studio_group"] is not None \
+                and values["studio_group"] in (operators, supervisors, web_group):
             raise section.error("studio_group", "must differ from operators_group, "
                                 "supervisors_group and web_group: its members act for game "
                                 "servers, as operator only")
-        section.finish()
-        assert operators is not None and surveillance is not None and supervisors is not None
-        return ControlConfig(socket_path, socket_group, operators, surveillance, supervisors,
-                             limits, web_group, frozenset(web_roles), studio_group)
+        limits = ConnectionLimits(
+            max_connections=values.pop("max_connections"),
+            reserved=values.pop("reserved_connections"),
+            idle_seconds=float(values.pop("idle_seconds")),
+            per_account=values.pop("max_per_account"))
+        return ControlConfig(**values, limits=limits)
 
 
 def check_host(config: ServiceConfig) -> None:
@@ -637,7 +628,8 @@ def check_host(config: ServiceConfig) -> None:
     the file, the key and the problem. ``tablectl run`` calls it with ``--check`` and without
     (controller/cli/run.py), so neither says OK where the other refuses."""
     device = config.device
-    if device.dialect in _DECK_DIALECTS and device.deck is not None:
+    if device.dialect is not None and device.dialect.reads_barcodes \
+            and device.deck is not None:
         from drivers.decks import DeckMap  # the driver's own loader: one reading of a map
         from drivers.errors import DriverConfigError
 

@@ -30,6 +30,7 @@ from types import MappingProxyType
 from typing import Any
 
 from controller import strictjson
+from controller.roles import PERSON_ROLES, Access, Role
 from controller.table.commands import IrregularityKind
 from controller.text import is_printable
 
@@ -59,40 +60,6 @@ studio's batch of 500 is about 25 kB as rows, so it is one request and one input
 the 64 KiB line bound, not this count, is what limits a batch of long ids."""
 ROW_COLUMNS = ("wager_id", "position", "bet", "amount", "player")
 """The columns of a ``rows`` wager, in order; ``player`` may be null (no player named)."""
-
-
-class Access(str, Enum):
-    """What a verb does to the table, which decides who may send it."""
-
-    READ = "read"
-    """Looks only (watch, status, list): surveillance may."""
-    COMMAND = "command"
-    """Changes the table or the money: operators (and root) only."""
-
-
-class Role(str, Enum):
-    """What a connected peer may do, decided once at connect from its credentials."""
-
-    NONE = "none"
-    SURVEILLANCE = "surveillance"
-    OPERATOR = "operator"
-    """A dealer: commands the table; the table refuses a supervisor's decision from them."""
-    SUPERVISOR = "supervisor"
-    """A Pit Supervisor or above: commands, including the decisions the rules give them."""
-    ROOT = "root"
-
-    def may(self, access: Access) -> bool:
-        if self in (Role.OPERATOR, Role.SUPERVISOR, Role.ROOT):
-            return True
-        return self is Role.SURVEILLANCE and access is Access.READ
-
-    @property
-    def sees_face_down(self) -> bool:
-        """May see a card dealt face down before the table reveals it (the dealer's hand while
-        RWS-3CP players decide): surveillance, which watches the table and is not at it, and
-        root/the service account, which holds the journal anyway. Dealers and Pit Supervisors
-        at the table may not (docs/service.md, "Face-down cards")."""
-        return self in (Role.SURVEILLANCE, Role.ROOT)
 
 
 class ErrorCode(str, Enum):
@@ -367,7 +334,7 @@ class ActingFor:
     role: Role
 
     def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "role": self.role.value}
+        return {"name": self.name, "role": self.role.socket_name}
 
 
 def _acting_for(value: object, request_id: RequestId) -> ActingFor | None:
@@ -382,11 +349,11 @@ def _acting_for(value: object, request_id: RequestId) -> ActingFor | None:
     if not _text(name) or len(name) > MAX_PERSON_CHARS or not name.isprintable():
         raise Refusal(ErrorCode.MALFORMED, f"'acting_for' name must be 1-{MAX_PERSON_CHARS} "
                       "printable characters", request_id)
-    delegable = (Role.SURVEILLANCE, Role.OPERATOR, Role.SUPERVISOR)
-    if role not in [r.value for r in delegable]:
+    delegable = {r.socket_name: r for r in PERSON_ROLES}
+    if not isinstance(role, str) or role not in delegable:
         raise Refusal(ErrorCode.MALFORMED, "'acting_for' role must be one of "
-                      f"{', '.join(r.value for r in delegable)}, got {role!r}", request_id)
-    return ActingFor(name, Role(role))
+                      f"{', '.join(delegable)}, got {role!r}", request_id)
+    return ActingFor(name, delegable[role])
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,12 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from controller.games.cards import Card
-
-
-class Role(str, Enum):
-    DEALER = "dealer"
-    SUPERVISOR = "supervisor"
-    """Pit Supervisor or above (RWS-NC3P 5.11, MBS-R3P 6.2: a higher position may act)."""
+from controller.roles import TABLE_ROLES, Role
 
 
 class Choice(str, Enum):
@@ -93,6 +88,14 @@ class SupervisorAction(str, Enum):
 class Command:
     actor: str
     role: Role = Role.DEALER
+
+    def __post_init__(self) -> None:
+        # The table judges a command as a dealer's or a Pit Supervisor's, nobody else's: the
+        # socket maps its peers first (Role.at_table); a journal or a test that names another
+        # role is refused here rather than judged by the wrong rule.
+        if self.role not in TABLE_ROLES:
+            raise ValueError(f"a table command's role is one of "
+                             f"{', '.join(r.value for r in TABLE_ROLES)}, not {self.role.value!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

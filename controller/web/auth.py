@@ -20,7 +20,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 
 from argon2 import PasswordHasher
@@ -28,6 +27,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 
 import structlog
 
+from controller.roles import PERSON_ROLES, Role, person_role
 from controller.web.throttle import Backoff, LoginThrottle
 from drivers.shoe.codes import printable
 
@@ -65,28 +65,6 @@ def _dummy_hash() -> str:
     return _DUMMY_HASH[0]
 
 
-class Role(str, Enum):
-    """Who is looking: each sees only its pages."""
-
-    DEALER = "dealer"
-    """The dealer's screen only."""
-    SURVEILLANCE = "surveillance"
-    """The console (journal review) and the dealer's screen."""
-    SUPERVISOR = "supervisor"
-    """The console and the dealer's screen."""
-
-    @property
-    def sees_console(self) -> bool:
-        return self is not Role.DEALER
-
-    @property
-    def sees_face_down(self) -> bool:
-        """May see the dealer's face-down hand before the reveal, in the journal's records as on
-        the control socket (``controller.service.protocol.Role.sees_face_down``): surveillance,
-        which watches the table and is not at it. A Pit Supervisor is at the table."""
-        return self is Role.SURVEILLANCE
-
-
 @dataclass(frozen=True, slots=True)
 class Account:
     name: str
@@ -116,10 +94,9 @@ def load_accounts(path: Path) -> dict[str, Account]:
             raise AccountsError(f"accounts file {path} line {number}: not "
                                 "name:role:argon2-hash[:argon2-pin-hash[:argon2-badge-hash]]")
         try:
-            accounts[name] = Account(name, Role(role), digest, pin or None, badge or None)
+            accounts[name] = Account(name, person_role(role), digest, pin or None, badge or None)
         except ValueError as error:
-            raise AccountsError(f"accounts file {path} line {number}: unknown role {role!r} "
-                                f"(one of {', '.join(r.value for r in Role)})") from error
+            raise AccountsError(f"accounts file {path} line {number}: {error}") from error
     return accounts
 
 
@@ -130,6 +107,9 @@ def add_account(path: Path, name: str, role: Role, password: str,
     their badge types into the kiosk's reader)."""
     if not name or ":" in name or len(name) > 64 or not name.isprintable():
         raise AccountsError(f"account name {name!r}: 1-64 printable characters, no ':'")
+    if role not in PERSON_ROLES:
+        raise AccountsError(f"role {role.value!r}: an account is one of "
+                            f"{', '.join(r.value for r in PERSON_ROLES)}")
     if len(password) < 8:
         raise AccountsError("password: at least 8 characters")
     if not password.isprintable():

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.service.control.client import CommandRefused, ControlClient
+from controller.service.control.client import ControlClient, RequestRefused
 from controller.service.errors import ControlError
-from controller.service.protocol import MAX_TEXT_CHARS, VERBS, Role as SocketRole
-from controller.web.auth import Role, Session
+from controller.roles import TABLE_ROLES, Role
+from controller.service.protocol import MAX_TEXT_CHARS, VERBS
+from controller.web.auth import Session
 from controller.web.presence import SupervisorPresence
 
 COMMAND_SECONDS = 10.0
@@ -28,7 +29,6 @@ SUPERVISOR_VERBS = frozenset(v for v in VERBS if v.startswith("supervisor.")) \
     | {"journal.acknowledge"}
 """The verbs the table gives only to a supervisor."""
 SCREEN_VERBS = frozenset(v for v, spec in VERBS.items() if not spec.streams)
-_SOCKET_ROLE = {Role.DEALER: SocketRole.OPERATOR, Role.SUPERVISOR: SocketRole.SUPERVISOR}
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +36,12 @@ class Actor:
     """The person a request is sent for, in the socket's words."""
 
     name: str
-    role: SocketRole
+    role: Role
     present: bool
     """A supervisor present by PIN (their idle time restarts with this action)."""
 
     def acting_for(self) -> dict[str, str]:
-        return {"name": self.name, "role": self.role.value}
+        return {"name": self.name, "role": self.role.socket_name}
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,16 +59,15 @@ def acting(viewer: Session, verb: str, presence: SupervisorPresence) -> Actor | 
     if verb in SUPERVISOR_VERBS:
         present = presence.present(viewer.id, touch=True)
         if present is not None:
-            return Actor(present.name, SocketRole.SUPERVISOR, True)
+            return Actor(present.name, Role.SUPERVISOR, True)
         if viewer.role is Role.SUPERVISOR:
-            return Actor(viewer.name, SocketRole.SUPERVISOR, False)
+            return Actor(viewer.name, Role.SUPERVISOR, False)
         return Refused("role", f"{verb}: a supervisor's decision; a supervisor must log in at "
                        "this screen (name and PIN) first")
-    role = _SOCKET_ROLE.get(viewer.role)
-    if role is None:
+    if viewer.role not in TABLE_ROLES:
         return Refused("role", f"{verb}: {viewer.role.value} watches the table and does not "
                        "command it")
-    return Actor(viewer.name, role, False)
+    return Actor(viewer.name, viewer.role, False)
 
 
 def attempt_on_record(viewer: Session, verb: str) -> Actor | None:
@@ -82,7 +81,7 @@ def attempt_on_record(viewer: Session, verb: str) -> Actor | None:
     ``None``: nothing to record (not a supervisor's verb, or a viewer who commands nothing)."""
     if verb not in SUPERVISOR_VERBS or viewer.role is not Role.DEALER:
         return None
-    return Actor(viewer.name, SocketRole.OPERATOR, False)
+    return Actor(viewer.name, Role.DEALER, False)
 
 
 def clipped(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -116,7 +115,7 @@ class TableCommander:
         try:
             with ControlClient(self.socket_path, timeout=self.timeout) as client:
                 result = client.request(verb, args, actor=ACTOR, acting_for=actor.acting_for())
-        except CommandRefused as refused:
+        except RequestRefused as refused:
             return Answer(False, code=str(getattr(refused.code, "value", refused.code)),
                           message=refused.message)
         except (ControlError, OSError) as error:

@@ -3,7 +3,8 @@
 Safe by default: it listens on 127.0.0.1. Any other address needs TLS (a certificate and its
 key) and an accounts file, or the process refuses to start, naming the key. Without an
 accounts file (loopback only) every viewer gets ``local_role``, the dealer's screen by default:
-the Pi's own kiosk.
+the Pi's own kiosk. The keys are declared in :data:`FIELDS` and read by the project's one TOML
+reader (:mod:`controller.service.tomlread`), the command line's values by the same specs.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import ipaddress
 import os
 import re
 import socket
-import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from controller.web.auth import Role
+from controller.roles import Role, person_role
+from controller.service.tomlread import FieldSpec, FieldType, Section, load_document
 from controller.web.dealer import DEFAULT_CHIPS
 from controller.web.errors import WebConfigError
 from controller.web.localtime import LocalZone
@@ -29,9 +30,6 @@ from drivers.shoe.hid import parse_usb_url
 DEFAULT_PORT = 8640
 DEFAULT_JOURNAL = "/var/lib/tablectl/journal"
 DEFAULT_SOCKET = "/run/tablectl/control.sock"
-_KEYS = {"listen", "port", "tls_cert", "tls_key", "accounts", "local_role", "journal",
-         "hmac_key_file", "socket", "index", "timezone", "video_url", "supervisor_idle_seconds",
-         "chips", "badge_reader", "badge_needs_pin"}
 MIN_SUPERVISOR_IDLE = 10
 MAX_SUPERVISOR_IDLE = 3600
 MAX_CHIPS = 12
@@ -150,92 +148,75 @@ def listen_problem(address: str) -> str | None:
     return None
 
 
-def load_web_config(path: Path | None, **override: Any) -> WebConfig:
-    """The config file (if any) with command-line values over it, checked."""
-    config = WebConfig()
-    if path is not None:
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as error:
-            raise WebConfigError(f"{path}: {error.strerror or error}") from error
-        except tomllib.TOMLDecodeError as error:
-            raise WebConfigError(f"{path}: not TOML: {error}") from error
-        section = data.get("web")
-        if set(data) - {"web"} or not isinstance(section, dict):
-            raise WebConfigError(f"{path}: expected one [web] table")
-        unknown = set(section) - _KEYS
-        if unknown:
-            raise WebConfigError(f"{path}: web.{sorted(unknown)[0]}: unknown key")
-        config = _apply(config, section, path.parent)
-    return _apply(config, {k: v for k, v in override.items() if v is not None},
-                  Path.cwd()).checked()
+def _listen(value: str) -> str:
+    problem = listen_problem(value)
+    if problem is not None:  # the address first, so it is not blamed on TLS (issue 31)
+        raise WebConfigError(f"web.listen {value!r}: {problem}")
+    return value
 
 
-def _apply(config: WebConfig, values: dict[str, Any], base: Path) -> WebConfig:
-    changes: dict[str, Any] = {}
-    for key, value in values.items():
-        if key == "port":
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise WebConfigError(f"web.port: must be an integer, got {value!r}")
-            changes[key] = value
-        elif key == "supervisor_idle_seconds":
-            if not isinstance(value, int) or isinstance(value, bool) \
-                    or not MIN_SUPERVISOR_IDLE <= value <= MAX_SUPERVISOR_IDLE:
-                raise WebConfigError(f"web.supervisor_idle_seconds: a whole number of seconds "
-                                     f"from {MIN_SUPERVISOR_IDLE} to {MAX_SUPERVISOR_IDLE}, "
-                                     f"got {value!r}")
-            changes[key] = value
-        elif key == "chips":
-            changes[key] = _chips(value)
-        elif key == "badge_reader":
-            changes[key] = _badge_reader(value)
-        elif key == "badge_needs_pin":
-            if not isinstance(value, bool):
-                raise WebConfigError(f"web.badge_needs_pin: true or false, got {value!r}")
-            changes[key] = value
-        elif key == "listen":
-            if not isinstance(value, str):
-                raise WebConfigError(f"web.listen: must be a string, got {value!r}")
-            problem = listen_problem(value)
-            if problem is not None:
-                raise WebConfigError(f"web.listen {value!r}: {problem}")
-            changes[key] = value
-        elif key in ("timezone", "video_url"):
-            if not isinstance(value, str):
-                raise WebConfigError(f"web.{key}: must be a string, got {value!r}")
-            changes[key] = None if not value else (
-                LocalZone.named(value) if key == "timezone" else VideoLink.parse(value))
-        elif key == "local_role":
-            try:
-                changes[key] = Role(value)
-            except ValueError as error:
-                raise WebConfigError(f"web.local_role {value!r}: one of "
-                                     f"{', '.join(r.value for r in Role)}") from error
-        else:
-            if not isinstance(value, str | Path):
-                raise WebConfigError(f"web.{key}: must be a path")
-            changes[key] = None if str(value) == "" else (base / Path(value))
-    return replace(config, **changes)
-
-
-def _chips(value: Any) -> tuple[int, ...]:
+def _chips(value: tuple[int, ...]) -> tuple[int, ...]:
     """``web.chips``: 1 to MAX_CHIPS distinct positive integers (minor units), shown sorted."""
-    if not isinstance(value, list) or not value or len(value) > MAX_CHIPS or any(
-            not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= MAX_CHIP
-            for v in value):
-        raise WebConfigError(f"web.chips: 1 to {MAX_CHIPS} positive whole amounts in minor "
-                             f"units (500 = 5.00), got {value!r}")
+    if not value or len(value) > MAX_CHIPS:
+        raise ValueError(f"1 to {MAX_CHIPS} positive whole amounts in minor units (500 = 5.00), "
+                         f"got {len(value)} of them")
     return tuple(sorted(set(value)))
 
 
-def _badge_reader(value: Any) -> str | None:
+def _badge_reader(value: str) -> str | None:
     """``web.badge_reader``: ``usb:VID:PID[:SERIAL]`` as the shoe's HID url ("" : none)."""
-    if not isinstance(value, str):
-        raise WebConfigError(f"web.badge_reader: must be a string, got {value!r}")
     if not value:
         return None
     try:
         parse_usb_url(value)
     except DriverConfigError as error:
-        raise WebConfigError(f"web.badge_reader: {error}") from error
+        raise ValueError(str(error)) from error
     return value
+
+
+FIELDS = (
+    FieldSpec("listen", FieldType.TEXT, empty_ok=True, check=_listen),
+    FieldSpec("port", FieldType.INTEGER, minimum=0, maximum=65535),
+    FieldSpec("tls_cert", FieldType.PATH, empty_ok=True),
+    FieldSpec("tls_key", FieldType.PATH, empty_ok=True),
+    FieldSpec("accounts", FieldType.PATH, empty_ok=True),
+    FieldSpec("local_role", FieldType.TEXT, check=person_role),
+    FieldSpec("journal", FieldType.PATH),
+    FieldSpec("hmac_key_file", FieldType.PATH, empty_ok=True),
+    FieldSpec("socket", FieldType.PATH),
+    FieldSpec("index", FieldType.PATH, empty_ok=True),
+    FieldSpec("timezone", FieldType.TEXT, empty_ok=True,
+              check=lambda name: LocalZone.named(name) if name else None),
+    FieldSpec("video_url", FieldType.TEXT, empty_ok=True,
+              check=lambda template: VideoLink.parse(template) if template else None),
+    FieldSpec("supervisor_idle_seconds", FieldType.INTEGER, minimum=MIN_SUPERVISOR_IDLE,
+              maximum=MAX_SUPERVISOR_IDLE, unit="s"),
+    FieldSpec("chips", FieldType.INTEGERS, minimum=1, maximum=MAX_CHIP, unit="minor", check=_chips),
+    FieldSpec("badge_reader", FieldType.TEXT, empty_ok=True, check=_badge_reader),
+    FieldSpec("badge_needs_pin", FieldType.BOOLEAN),
+)
+"""``[web]``, key by key (docs/web.md); a key not given keeps :class:`WebConfig`'s default.
+Relative paths are taken from the config file's directory (the working directory for a
+command-line option)."""
+COMMAND_LINE = "the command line"
+
+
+def _error(source: str, key: str | None, problem: str) -> WebConfigError:
+    return WebConfigError(f"{source}: {key + ': ' if key else ''}{problem}")
+
+
+def load_web_config(path: Path | None, **override: Any) -> WebConfig:
+    """The config file (if any) with command-line values over it, checked."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        root = load_document(path, error=_error)
+        if set(root.names()) != {"web"}:
+            raise root.error(None, "expected one [web] table")
+        section = root.section("web")
+        assert section is not None
+        values = section.read(FIELDS, given_only=True)
+        root.finish()
+    given = {key: str(value) if isinstance(value, Path) else value
+             for key, value in override.items() if value is not None}
+    values |= Section(COMMAND_LINE, "web", given, error=_error).read(FIELDS, given_only=True)
+    return replace(WebConfig(), **values).checked()

@@ -22,7 +22,7 @@ from typing import Any
 
 import structlog
 
-from controller.service.control.client import CommandRefused, ControlClient
+from controller.service.control.client import ControlClient, RequestRefused
 from drivers.backoff import ExponentialBackoff
 from controller.service.protocol import ErrorCode
 from controller.service.errors import ControlError
@@ -201,7 +201,7 @@ class TableFollower:
         while self._status_as:
             try:
                 return client.request("round.status", acting_for=self._status_as[0])
-            except CommandRefused as refused:
+            except RequestRefused as refused:
                 if refused.code not in (ErrorCode.FORBIDDEN, ErrorCode.MALFORMED):
                     raise
                 dropped = self._status_as.pop(0)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import socket
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import uvicorn
 
@@ -39,6 +41,16 @@ def build_app(config: WebConfig) -> WebApp:
 
 def serve(config: WebConfig) -> int:
     app = build_app(config)
+    return serve_asgi(app.asgi, config, name="tablectl web",
+                      serving=f"journal {config.journal}, table {config.socket}")
+
+
+def serve_asgi(asgi: Any, config: WebConfig, *, name: str, serving: str,
+               on_bind_error: Callable[[], None] | None = None) -> int:
+    """Bind ``config``'s address, say it once, and serve ``asgi`` with uvicorn until SIGTERM:
+    the one way a page of ours listens (``tablectl web`` and ``tablectl floor web``), with the
+    first-request deadline and the bounded TLS buffers. ``on_bind_error`` releases what the
+    caller opened when the address cannot be bound."""
     family = socket.AF_INET6 if ":" in config.listen else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -46,16 +58,18 @@ def serve(config: WebConfig) -> int:
         sock.bind((config.listen, config.port))
     except OSError as error:
         sock.close()
+        if on_bind_error is not None:
+            on_bind_error()
         raise WebConfigError(f"web.listen {config.listen}:{config.port}: "
                              f"{error.strerror or error}") from error
     sock.listen(128)
     port = sock.getsockname()[1]
     scheme = "https" if config.tls else "http"
-    print(f"tablectl web: listening on {scheme}://{config.listen}:{port}/ "
-          f"(journal {config.journal}, table {config.socket})", file=sys.stderr, flush=True)
+    print(f"{name}: listening on {scheme}://{config.listen}:{port}/ ({serving})",
+          file=sys.stderr, flush=True)
     bound_tls_buffers()
     server = uvicorn.Server(uvicorn.Config(
-        app.asgi, http=FirstRequestDeadline, log_config=None, access_log=False,
+        asgi, http=FirstRequestDeadline, log_config=None, access_log=False,
         lifespan="on", proxy_headers=False,
         server_header=False, timeout_graceful_shutdown=2,
         ssl_certfile=str(config.tls_cert) if config.tls_cert else None,

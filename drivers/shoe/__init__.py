@@ -17,10 +17,24 @@ from drivers.events import DeviceEvent
 
 
 class ShoeDialect(str, Enum):
+    """The shoe's byte format (``device.dialect`` in the service's config)."""
+
     FRAMED = "framed"
     SCANNER = "scanner"
     BEETEK = "beetek"
     HID = "hid"
+
+    @property
+    def marks_burns(self) -> bool:
+        """The shoe marks a burn card as a burn: the framed protocol's CARD flag bit 0 and the
+        Bee-Tek's ``[Manual Burn Cards]`` section do; a barcode scanner (serial or HID) reads
+        only the card (docs/protocols-shoes.md)."""
+        return self in (ShoeDialect.FRAMED, ShoeDialect.BEETEK)
+
+    @property
+    def reads_barcodes(self) -> bool:
+        """The shoe reads barcodes, which a deck map turns into cards (``device.deck``)."""
+        return self in (ShoeDialect.SCANNER, ShoeDialect.HID)
 
 
 def open_shoe(dialect: ShoeDialect | str, url: str, events: queue.Queue[DeviceEvent],
@@ -32,7 +46,7 @@ def open_shoe(dialect: ShoeDialect | str, url: str, events: queue.Queue[DeviceEv
         known = ", ".join(d.value for d in ShoeDialect)
         raise DriverConfigError(f"unknown shoe dialect {dialect!r}; known dialects: "
                                 f"{known}") from error
-    if kind in (ShoeDialect.SCANNER, ShoeDialect.HID):
+    if kind.reads_barcodes:
         deck = options.get("deck", "generic-code128")
         if not hasattr(deck, "lookup"):
             from drivers.decks import DeckMap

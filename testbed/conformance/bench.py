@@ -14,7 +14,7 @@ from drivers.conformance.shuffler import SCENARIOS as SHUFFLER_SCENARIOS
 from drivers.transport import SerialTransport
 from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.framed import FramedSimDevice
-from tests.drivers.sim_fixtures import serve
+from testbed.serving import serve
 
 SIM_PERSON_SECONDS = 5.0
 """A simulated person acts at once: a physical step that shows nothing in 5 s never will."""

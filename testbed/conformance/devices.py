@@ -1,5 +1,5 @@
 """Device variants for testing the conformance kit itself: the conformant ones it must pass
-(this module) and the mutants it must fail (:mod:`tests.drivers.conformance.mutants`).
+(this module) and the mutants it must fail (:mod:`testbed.conformance.mutants`).
 
 Each variant is a small subclass of a simulator that follows docs/protocols.md
 (:class:`firmware_sim.shuffler.ShufflerSim`, :class:`firmware_sim.shoe_framed.FramedShoeSim`)

@@ -14,7 +14,7 @@ from drivers.framed.messages import Button
 from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.shoe_framed import FramedShoeSim
 from firmware_sim.shuffler import ShufflerSim
-from tests.drivers.conformance.devices import Variant
+from testbed.conformance.devices import Variant
 
 Bend = Callable[[bytes], bytes]
 

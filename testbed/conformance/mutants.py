@@ -18,8 +18,8 @@ from drivers.framed.messages import (
 )
 from firmware_sim.shoe_framed import FramedShoeSim
 from firmware_sim.shuffler import HAND_SIZE, ShufflerSim
-from tests.drivers.conformance.devices import ExposingShuffler, Variant, _mix, _shoe, _shuffler
-from tests.drivers.conformance.field_mutants import FIELD_MUTANTS
+from testbed.conformance.devices import ExposingShuffler, Variant, _mix, _shoe, _shuffler
+from testbed.conformance.field_mutants import FIELD_MUTANTS
 
 
 # link mutants (both devices) ------------------------------------------------------------------

@@ -21,7 +21,7 @@ from controller.journal.replay import replay_records
 from firmware_sim.framed import bind_server
 from firmware_sim.serve import PtyServer
 from firmware_sim.shuffler import ShufflerSim
-from tests.crash.rig import (
+from testbed.crash.rig import (
     check_journal,
     dispensed_vs_journaled,
     run_crash_campaign,

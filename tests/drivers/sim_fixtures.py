@@ -4,68 +4,28 @@ a real TCP socket, and queue helpers that wait with timeouts (never sleep)."""
 from __future__ import annotations
 
 import queue
-import threading
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
 
 from drivers.events import DeviceEvent
-from firmware_sim.framed import FramedSimDevice, bind_server
-from firmware_sim.serve import PtyServer, TcpServer
+from firmware_sim.framed import FramedSimDevice
+from testbed.serving import Served, serve
+from tests.waiting import wait_for
 
 WAIT = 5.0
 E = TypeVar("E", bound=DeviceEvent)
 
 
-@dataclass
-class Served:
-    """A simulator behind a byte server, and the URL a driver opens."""
-
-    sim: FramedSimDevice
-    server: PtyServer | TcpServer
-    url: str
-
-
-def serve(sim: FramedSimDevice, kind: str, tmp_path: Path) -> Served:
-    if kind == "pty":
-        server: PtyServer | TcpServer = PtyServer(sim, link=tmp_path / "device")
-        url = str(tmp_path / "device")
-    else:
-        server = TcpServer(sim)
-        url = server.url
-    bind_server(sim, server)
-    server.start()
-    return Served(sim, server, url)
-
-
 def next_event(events: queue.Queue[DeviceEvent], kind: type[E], timeout: float = WAIT,
                seen: list[DeviceEvent] | None = None) -> E:
-    """The next event of type ``kind``; others are appended to ``seen``. Fails on timeout."""
-    while True:
-        try:
-            event = events.get(timeout=timeout)
-        except queue.Empty:
-            pytest.fail(f"no {kind.__name__} within {timeout} s (saw {seen})")
-        if isinstance(event, kind):
-            return event
-        if seen is not None:
-            seen.append(event)
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = WAIT) -> bool:
-    """Poll ``condition`` (bounded) for state that no event announces, such as what the
-    simulator still holds unacknowledged; ``True`` once it holds, ``False`` at the deadline."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        pause.wait(0.01)
-    return True
+    """The next event of type ``kind``; others are appended to ``seen``. Fails on timeout
+    (:func:`tests.waiting.wait_for`, typed for the caller)."""
+    event = wait_for(events, kind, timeout=timeout, seen=seen)
+    assert isinstance(event, kind)
+    return event
 
 
 def drain(events: queue.Queue[DeviceEvent]) -> list[DeviceEvent]:

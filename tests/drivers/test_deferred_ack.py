@@ -18,8 +18,8 @@ from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.shuffler import ShufflerSim
 from tests.drivers.sim_fixtures import (  # noqa: F401 - fixtures
     Served, drain, fixture_events, fixture_served, fixture_transport_kind, next_event, serve,
-    wait_until,
 )
+from tests.waiting import wait_until
 
 RESEND_WAIT = 30.0  # a bound for a resend that is coming, generous under load
 """Long enough for several of the simulator's resends (every 0.3 s)."""
@@ -60,12 +60,13 @@ def test_unacknowledged_event_stays_with_the_device(shuffler: Shuffler, sim: Shu
     """Until the host says the event is durable the device keeps resending it; the copies are
     not handed on a second time."""
     done = _shuffled(shuffler, events)
-    assert wait_until(lambda: shuffler.stats.duplicate_events >= 2, RESEND_WAIT)
+    wait_until(lambda: shuffler.stats.duplicate_events >= 2, "two duplicate events",
+               timeout=RESEND_WAIT)
     assert sim.unacked_events == 1
     assert not [e for e in drain(events) if isinstance(e, ShuffleDone)]
     assert done.origin is not None
     assert shuffler.acknowledge(done.origin) is True
-    assert wait_until(lambda: sim.unacked_events == 0, RESEND_WAIT)
+    wait_until(lambda: sim.unacked_events == 0, "sim.unacked_events == 0", timeout=RESEND_WAIT)
 
 
 def test_copy_after_a_lost_acknowledgement_is_answered(
@@ -82,7 +83,7 @@ def test_copy_after_a_lost_acknowledgement_is_answered(
     assert shuffler.acknowledge(done.origin) is True
     assert sim.unacked_events == 1
     next_event(events, DeviceOnline)
-    assert wait_until(lambda: sim.unacked_events == 0, RESEND_WAIT)
+    wait_until(lambda: sim.unacked_events == 0, "sim.unacked_events == 0", timeout=RESEND_WAIT)
     shuffler.status()  # a round trip after the copy has been read
     assert not [e for e in drain(events) if isinstance(e, ShuffleDone)]
 
@@ -107,7 +108,8 @@ def test_acknowledging_an_earlier_boot_sends_nothing(shuffler: Shuffler, sim: Sh
     assert done.origin is not None
     old_boot = sim.boot_id
     sim.reboot()
-    assert wait_until(lambda: shuffler.boot_id not in (None, old_boot), RESEND_WAIT)
+    wait_until(lambda: shuffler.boot_id not in (None, old_boot), "a new boot id",
+               timeout=RESEND_WAIT)
     assert shuffler.acknowledge(done.origin) is False
 
 
@@ -117,7 +119,7 @@ def test_immediate_ack_remains_the_default(served: Served, sim: ShufflerSim,
     with Shuffler(served.url, events, backoff=(0.02, 0.1)) as shuffler:
         assert shuffler.connected.wait(5.0)
         _shuffled(shuffler, events)
-        assert wait_until(lambda: sim.unacked_events == 0, RESEND_WAIT)
+        wait_until(lambda: sim.unacked_events == 0, "sim.unacked_events == 0", timeout=RESEND_WAIT)
 
 
 def test_backlog_arrives_before_the_online_report(served: Served, sim: ShufflerSim,

@@ -11,7 +11,8 @@ from drivers.events import DeviceEvent, DeviceIdentity, DeviceOnline
 from drivers.framed.messages import MsgType, Nak, NakReason
 from drivers.shuffler import Shuffler
 from firmware_sim.shuffler import IDENTITY, ShufflerSim
-from tests.drivers.sim_fixtures import next_event, serve, wait_until
+from tests.drivers.sim_fixtures import next_event, serve
+from tests.waiting import wait_until
 
 FAST = {"backoff": (0.02, 0.2), "attempt_timeout": 0.2}
 
@@ -59,7 +60,8 @@ def test_a_refused_identify_is_not_retried_and_the_events_go_on(tmp_path: Path) 
         driver.start()
         next_event(events, DeviceOnline, timeout=10.0)
         assert driver.identifier is not None
-        assert wait_until(lambda: driver.identifier.completed >= 1)  # type: ignore[union-attr]
+        wait_until(lambda: driver.identifier.completed >= 1,  # type: ignore[union-attr]
+                   "the identification completed")
         assert driver.identifier.failures == 1 and handed == []
         assert sim.asked == 1
     finally:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.floorlab import Mosquitto, feed_config, floor_config
+from testbed.floorlab import Mosquitto, feed_config, floor_config
 from controller.bench import Bench
 from tests.feed_e2e.broker import make_pki, start_broker
 

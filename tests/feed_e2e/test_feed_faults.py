@@ -11,16 +11,17 @@ import sys
 import threading
 from pathlib import Path
 
-from benchmarks.journalgen import rehome, write_all, write_live
 from controller.feed.keys import SIGNATURE_PROPERTY, read_private_seed, signed_bytes
 from controller.feed.mqtt import user_properties
 from controller.feed.signer import Signer
 from controller.floor.chain import Verdict
 from controller.floor.store import Store
 from controller.journal.record import GENESIS_HASH, canonical_json, seal
+from testbed.journalgen import rehome, write_all, write_live
 from tests.feed_e2e.broker import SITE, Mosquitto
 from tests.feed_e2e.conftest import feed_config, floor_config
 from tests.feed_e2e.helpers import WAIT_S, Client, RunningFloor, publish_journal
+from tests.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 KILLS = 5 if os.environ.get("TABLECTL_FEED_QUICK") else 20
@@ -162,17 +163,6 @@ def _floor_count(database: Path) -> int:
         return 0
 
 
-def _wait_for(check, what: str, timeout: float = 60.0) -> None:
-    """Poll ``check`` (a database another process writes), bounded."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        threading.Event().wait(0.05)
-
-
 def test_floor_sigkilled_mid_stream_gets_the_rest_again(
         tmp_path: Path, pki: Path, broker: Mosquitto, journal_3cp: Path) -> None:
     """The floor process is SIGKILLed while applying; its messages were acknowledged to the
@@ -190,8 +180,8 @@ def test_floor_sigkilled_mid_stream_gets_the_rest_again(
                                         "INFO", "floor", "--config", str(config)], cwd=REPO,
                                        stdout=sink, stderr=sink)
         subscribed = log.read_bytes().count(b"floor subscribed") + 1
-        _wait_for(lambda: log.read_bytes().count(b"floor subscribed") >= subscribed,
-                  "the floor subscribed")
+        wait_until(lambda: log.read_bytes().count(b"floor subscribed") >= subscribed,
+                   "the floor subscribed")
         return process
 
     floor = start_floor()
@@ -199,13 +189,13 @@ def test_floor_sigkilled_mid_stream_gets_the_rest_again(
         feed_config(tmp_path, pki, broker, "T1", tmp_path / "journal-T1"), len(lines)))
     feed.start()
     try:
-        _wait_for(lambda: _floor_count(database) >= len(lines) // 3, "a third applied")
+        wait_until(lambda: _floor_count(database) >= len(lines) // 3, "a third applied")
         floor.send_signal(signal.SIGKILL)
         floor.wait(timeout=WAIT_S)
         feed.join(timeout=60)
         assert _floor_count(database) < len(lines), "the floor was not killed mid-stream"
         floor = start_floor()
-        _wait_for(lambda: _floor_count(database) >= len(lines), "every record applied")
+        wait_until(lambda: _floor_count(database) >= len(lines), "every record applied")
     finally:
         feed.join(timeout=60)
         floor.send_signal(signal.SIGTERM)

@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.journalgen import rehome, write_all, write_live
 from controller.feed.keys import SIGNATURE_PROPERTY, read_private_seed, signed_bytes
 from controller.feed.mqtt import user_properties
 from controller.feed.signer import Signer
@@ -23,6 +22,7 @@ from controller.floor.store import Store
 from controller.floor.view import floor_view
 from controller.journal.files import journal_files
 from controller.journal.record import canonical_json, seal
+from testbed.journalgen import rehome, write_all, write_live
 from tests.feed_e2e.broker import SITE, Mosquitto
 from tests.feed_e2e.conftest import feed_config, floor_config
 from tests.feed_e2e.helpers import WAIT_S, Client, RunningFloor, publish_journal

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.journalgen import rehome, write_all
 from controller.floor.chain import Verdict
 from controller.floor.store import Store
 from controller.floor.view import floor_view
+from testbed.journalgen import rehome, write_all
 from tests.feed_e2e.broker import Mosquitto
 from tests.feed_e2e.conftest import feed_config, floor_config
 from tests.feed_e2e.helpers import RunningFloor, publish_journal

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.floorlab import Mosquitto
+from testbed.floorlab import Mosquitto
 from controller.bench import Bench
 from tests.feed_e2e.broker import make_pki, start_broker
 

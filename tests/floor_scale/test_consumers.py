@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.floorlab import feed_config, floor_config, start_program
+from testbed.floorlab import feed_config, floor_config, start_program
 from controller.feed.config import load_floor_config
 from controller.floor.store import Store
 from controller.service.errors import ConfigError

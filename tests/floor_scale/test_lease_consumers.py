@@ -10,7 +10,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.floorlab import feed_config, floor_config, start_program
+from testbed.floorlab import feed_config, floor_config, start_program
 from controller.floor.store import Store
 from testbed.journalgen import rehome, write_live
 from tests.feed_e2e.broker import Mosquitto

@@ -249,7 +249,7 @@ def fixture_processes(tmp_path: Path) -> Iterator[Processes]:
         pytest.fail(f"test left processes running (killed): {left}", pytrace=False)
 
 
-def wait_for(events: Iterator[dict[str, Any]], *types: str) -> dict[str, Any]:
+def next_watched(events: Iterator[dict[str, Any]], *types: str) -> dict[str, Any]:
     """The next watched event of one of ``types`` (the client's timeout bounds the wait)."""
     for event in events:
         if event["type"] in types:

@@ -11,7 +11,7 @@ from typing import Any
 
 from controller.journal.reader import iter_records
 from controller.service.control.client import ControlClient
-from tests.service_e2e.conftest import WAGERS, HeldDevice, wait_for
+from tests.service_e2e.conftest import WAGERS, HeldDevice, next_watched
 
 INTERRUPTION = {
     # game -> (clause if established, decision if established, clause if not, decision if not)
@@ -38,7 +38,7 @@ def bet(client: ControlClient, game: str) -> list[str]:
 def bet_and_deal(client: ControlClient, events: Any, game: str) -> dict[str, Any]:
     """A round to the end of its deal by the service's simulated device; its status."""
     bet(client, game)
-    wait_for(events, "DealComplete")
+    next_watched(events, "DealComplete")
     return client.request("round.status")
 
 
@@ -84,7 +84,7 @@ def wait_online(client: ControlClient, events: Iterator[dict[str, Any]],
     if status["device"]["online"] and device.name not in status["offline"]:
         return
     while True:
-        noted = wait_for(events, "DeviceNoted")
+        noted = next_watched(events, "DeviceNoted")
         if (noted["device"], noted["detail"]) == (device.name, "DeviceOnline"):
             return
 
@@ -105,7 +105,7 @@ def deal_one_hand(client: ControlClient, events: Iterator[dict[str, Any]],
     while 3 not in cards.values():
         if device.kind == "scanner":
             device.sim.draw()
-        event = wait_for(events, "CardAssigned", "BurnCard", "CardIgnored")
+        event = next_watched(events, "CardAssigned", "BurnCard", "CardIgnored")
         if event["type"] == "CardAssigned":
             cards[event["position"]] += 1
 
@@ -117,10 +117,10 @@ def deal_the_rest(client: ControlClient, events: Iterator[dict[str, Any]],
     while dealing(client):
         if device.kind == "scanner":
             device.sim.draw()
-            wait_for(events, "CardAssigned", "BurnCard", "CardIgnored")
+            next_watched(events, "CardAssigned", "BurnCard", "CardIgnored")
         else:
             device.sim.take_hand()
-            wait_for(events, "HandComplete")
+            next_watched(events, "HandComplete")
 
 
 def ended_once(journal: Path, round_id: str) -> dict[str, Any]:

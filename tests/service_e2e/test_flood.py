@@ -17,7 +17,7 @@ import pytest
 
 from controller.journal.reader import iter_records
 from controller.journal.record import Record
-from controller.service.control.client import CommandRefused
+from controller.service.control.client import RequestRefused
 from controller.service.wiring.floodgate import FLOOD_SUMMARY
 from controller.service.policy import DEFAULT_FLOOD_BURST
 from tests.service_e2e.conftest import EVENT_SECONDS, Processes, config_toml
@@ -34,7 +34,7 @@ def _flood(service_socket: Path, count: int) -> list[str]:
     messages = []
     with ControlClient(service_socket, timeout=EVENT_SECONDS) as client:
         for number in range(count):
-            with pytest.raises(CommandRefused) as refused:
+            with pytest.raises(RequestRefused) as refused:
                 client.request("round.close", actor=f"dealer:{number}")
             messages.append(refused.value.message)
     return messages

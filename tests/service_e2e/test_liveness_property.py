@@ -25,7 +25,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,7 +41,7 @@ from hypothesis.stateful import (
 
 from controller.cli import build_parser
 from controller.service.lifecycle.app import Service
-from controller.service.control.client import CommandRefused, ControlClient
+from controller.service.control.client import ControlClient, RequestRefused
 from controller.service.config import parse_config
 from controller.service.errors import ControlError
 from controller.service.wiring.liveness import COMMAND, VOID
@@ -51,6 +50,7 @@ from firmware_sim.framed import bind_server
 from firmware_sim.serve import PtyServer
 from tests.controller.service.document_sim import DocumentShuffler
 from tests.controller.service.operator_rig import WAGERS, toml
+from tests.waiting import WaitTimeout, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 GAME = "rws-nc-three-pictures"
@@ -123,15 +123,19 @@ class Table:
         return self.control.request("round.status")
 
     def until(self, condition: Callable[[], bool], timeout: float, what: str) -> None:
-        """Re-checked after each event and at least every 50 ms of silence (bounded)."""
-        end = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > end:
-                raise AssertionError(f"timed out waiting for {what}; status: {self.status()}")
-            try:
-                self.events.get(timeout=0.05)
-            except queue.Empty:
-                pass
+        """Wait for ``condition`` (:func:`tests.waiting.wait_until`), taking the events that
+        came meanwhile off the queue; a wait that runs out names the table's status."""
+        def after_the_events() -> bool:
+            while True:
+                try:
+                    self.events.get_nowait()
+                except queue.Empty:
+                    return condition()
+
+        try:
+            wait_until(after_the_events, what, timeout=timeout)
+        except WaitTimeout as error:
+            raise AssertionError(f"{error}; status: {self.status()}") from error
 
 
 def situation(status: dict[str, Any]) -> tuple[Any, ...]:
@@ -184,7 +188,7 @@ class ServiceUnderFaults(RuleBasedStateMachine):
         verb, request_args = args.verb(args)
         try:
             self.table.control.request(verb, request_args, actor="dealer:liveness")
-        except CommandRefused as refused:
+        except RequestRefused as refused:
             return refused.message
         return None
 

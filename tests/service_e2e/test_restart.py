@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from controller.journal.verify import verify
-from tests.crash.rig import dispensed_vs_journaled
+from testbed.crash.rig import dispensed_vs_journaled
 from tests.service_e2e.conftest import (
     GAMES,
     HELD,

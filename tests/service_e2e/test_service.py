@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from controller.journal.verify import verify
-from controller.service.control.client import CommandRefused, ControlClient
+from controller.service.control.client import ControlClient, RequestRefused
 from tests.lines import LineReader
 from tests.service_e2e.conftest import (
     GAMES,
@@ -24,8 +24,8 @@ from tests.service_e2e.conftest import (
     Account,
     Processes,
     config_toml,
+    next_watched,
     unprivileged_account,
-    wait_for,
 )
 from tests.service_e2e.rounds import bet_and_deal, finish
 
@@ -73,7 +73,7 @@ def test_a_refused_command_is_one_line_exit_1(processes: Processes, tmp_path: Pa
     usage = processes.cli("decide", "1", "maybe", "--socket", sock)
     assert usage.returncode == 2 and "invalid choice: 'maybe'" in usage.stderr
     with ControlClient(sock) as client:
-        with pytest.raises(CommandRefused, match="no decisions are due"):
+        with pytest.raises(RequestRefused, match="no decisions are due"):
             client.request("decide", {"position": "1", "choice": "play"})
     service.terminate()
 
@@ -271,7 +271,7 @@ def test_a_wrong_deck_count_blocks_dealing_until_counted(processes: Processes,
         counted = processes.cli("deck", "counted", "52", *sock)
         assert counted.returncode == 0, counted.stderr
         assert "DeckReleased" in counted.stdout
-        wait_for(events, "DealComplete")
+        next_watched(events, "DealComplete")
         status = client.request("round.status")
         assert status["round"] == 2 and status["deck_blocked"] is None
         assert all(len(cards) == 3 for cards in status["hands"].values()), status["hands"]

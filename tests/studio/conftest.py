@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.floorlab import free_port
+from testbed.floorlab import free_port
 from controller.service.control.client import ControlClient
 from tests.feed_e2e.broker import make_pki
 from tests.service_e2e.conftest import Processes, ServiceProcess, config_toml

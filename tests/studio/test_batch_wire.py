@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.floorlab import free_port
+from testbed.floorlab import free_port
 from controller.journal.reader import iter_records
 from controller.service.protocol import MAX_LINE_BYTES, encode
 from controller.studio.book import wager_id

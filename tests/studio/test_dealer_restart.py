@@ -4,13 +4,13 @@ void)."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from controller.journal.reader import iter_records
 from controller.studio.book import RoundBook
 from tests.service_e2e.conftest import Processes
 from tests.studio.conftest import Studio
+from tests.waiting import wait_until
 
 END_SECONDS = 240.0
 """The bound on the round's end, generous: its deal and settlement take well under a second."""
@@ -19,17 +19,19 @@ END_SECONDS = 240.0
 def _until_ended(studio: Studio, number: int) -> list[dict[str, Any]]:
     """The round's events from cursor 0 until its RoundSettled or RoundVoided, read as a game
     server does (a long poll answers as soon as an event is there, so the reads are as many
-    as the deal takes)."""
+    as the deal takes; :func:`tests.waiting.wait_until` bounds them all)."""
     events: list[dict[str, Any]] = []
-    deadline = time.monotonic() + END_SECONDS
-    while time.monotonic() < deadline:
+
+    def types_so_far() -> list[str]:
         status, answer = studio.call(
             "GET", f"/v1/rounds/{number}/events?after={len(events)}&wait=20")
         assert status == 200, answer
-        events += answer["events"]
-        if any(e["type"] in ("RoundSettled", "RoundVoided") for e in events):
-            return events
-    raise AssertionError(f"round {number} did not end: {[e['type'] for e in events]}")
+        events.extend(answer["events"])
+        return [event["type"] for event in events]
+
+    wait_until(types_so_far, f"round {number} ended", timeout=END_SECONDS,
+               check=lambda types: "RoundSettled" in types or "RoundVoided" in types)
+    return events
 
 
 def test_a_round_open_at_a_service_restart_is_dealt_and_settled(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.floorlab import free_port
+from testbed.floorlab import free_port
 from controller.service.lifecycle.backoff import EXIT_TEMPFAIL
 from tests.controller.journal.smalldisk import fill, small_disk
 from tests.studio.conftest import studio_toml

@@ -17,11 +17,13 @@ from tests.service_e2e.conftest import Processes
 from tests.studio.conftest import Studio, read_line
 
 KILLS = 10
-ROUNDS = 12
+ROUNDS = 16
 WAGERS = 100
-"""1,200 wagers in batches of 25. A restarted client's first new answer is at the latest the
-next round's open, so each round gives at least one kill: 12 rounds outlast 10 kills however
-fast the batches go (4 rounds of 300 did not once a batch took milliseconds: issue 28)."""
+"""1,600 wagers in batches of 25. A restarted client's first new answer is at the latest the
+next round's open, so a kill costs at most about one round and a bit: 12 rounds did not always
+outlast 10 kills on a loaded machine (the shift ended after 9 once, the client finishing a
+round between the answer and the kill), and 4 rounds of 300 did not once a batch took
+milliseconds (issue 28). 16 rounds leave six to spare."""
 ANSWERS_SECONDS = 120.0
 
 
@@ -48,9 +50,9 @@ def test_game_server_killed_mid_round_ten_times(studio: Studio, processes: Proce
         deadline_checks = 0
         while _answers(studio) <= before and client.poll() is None:
             deadline_checks += 1
-            assert deadline_checks < ANSWERS_SECONDS * 20, "no answer from the gateway"
+            assert deadline_checks < ANSWERS_SECONDS * 50, "no answer from the gateway"
             with contextlib.suppress(subprocess.TimeoutExpired):
-                client.wait(timeout=0.05)  # the ledger is a file: polled, bounded above
+                client.wait(timeout=0.02)  # the ledger is a file: polled, bounded above
         if client.poll() is not None:
             break  # the shift finished before this kill
         client.send_signal(signal.SIGKILL)

@@ -23,6 +23,7 @@ import pytest
 
 from controller.service.control.client import ControlClient
 from controller.web.auth import Role, add_account
+from tests.waiting import WaitTimeout, wait_until
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -95,7 +96,7 @@ def service_fixture(workdir: Path) -> Iterator[Service]:
     socket_path = runtime / "tablectl" / "control.sock"
     process = subprocess.Popen([sys.executable, "-m", "controller", "run"], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    ready = _wait_for_status(socket_path, process)
+    ready = _answers_status(socket_path, process)
     if not ready:
         _stop(process)
         pytest.fail(f"tablectl run did not answer: {process.stderr.read()[-2000:]!r}"
@@ -108,29 +109,23 @@ def service_fixture(workdir: Path) -> Iterator[Service]:
             process.stderr.close()
 
 
-def _wait_for_status(socket_path: Path, process: subprocess.Popen[bytes]) -> bool:
-    """The service is ready when its socket answers ``round.status``: the client's connect
-    retries are bounded by its timeout, so this is a bounded wait on the service itself."""
-    done = threading.Event()
-    ok: list[bool] = []
+def _answers_status(socket_path: Path, process: subprocess.Popen[bytes]) -> bool:
+    """Whether the service came up: its socket answers ``round.status`` before the process
+    ends (:func:`tests.waiting.wait_until`, each try bounded by the client's timeout)."""
+    def answered_or_ended() -> str:
+        if process.poll() is not None:
+            return "ended"
+        try:
+            with ControlClient(socket_path, timeout=1.0) as client:
+                client.request("round.status")
+        except Exception:  # noqa: BLE001 (not up yet: asked again until the bound)
+            return ""
+        return "answered"
 
-    def probe() -> None:
-        while not done.is_set() and process.poll() is None:
-            try:
-                with ControlClient(socket_path, timeout=1.0) as client:
-                    client.request("round.status")
-                ok.append(True)
-                break
-            except Exception:  # noqa: BLE001 (not up yet: try again until the deadline)
-                done.wait(0.1)
-        done.set()
-
-    thread = threading.Thread(target=probe, name="wait-service")
-    thread.start()
-    done.wait(START_SECONDS)
-    done.set()
-    thread.join(timeout=5)
-    return bool(ok)
+    try:
+        return wait_until(answered_or_ended, "the service answers round.status") == "answered"
+    except WaitTimeout:
+        return False
 
 
 @pytest.fixture(name="accounts", scope="module")

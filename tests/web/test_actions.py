@@ -20,7 +20,6 @@ from starlette.testclient import TestClient
 
 from controller.journal.reader import iter_entries
 from controller.service.control.server import AccessPolicy, ControlClient, ControlServer
-from controller.service.protocol import Role as SocketRole
 from controller.web.app import WebApp
 from controller.web.auth import Authenticator, Role, add_account, load_accounts
 from tests.controller.service.operator_rig import Rig
@@ -61,7 +60,7 @@ def socket_fixture(tmp_path: Path, rig: Rig) -> Iterator[Path]:
     policy = AccessPolicy(OPERATORS, SURVEILLANCE, supervisors_group=SUPERVISORS,
                           groups_of=lambda uid, gid: frozenset({WEB, SURVEILLANCE}),
                           superusers=frozenset(), web_group=WEB,
-                          web_roles=frozenset({SocketRole.OPERATOR, SocketRole.SUPERVISOR}))
+                          web_roles=frozenset({Role.DEALER, Role.SUPERVISOR}))
     with ControlServer(tmp_path / "c.sock", rig.wiring.handler, policy) as server:
         yield server.path
 
@@ -221,7 +220,7 @@ def test_a_supervisor_who_badges_in_is_journaled_by_name(tmp_path: Path, rig: Ri
 
     from firmware_sim.usb.backend import SimUsbBackend
     from firmware_sim.usb.hid_scanner import HidScannerSim
-    from tests.web.test_badge import wait_until
+    from tests.waiting import wait_until
 
     badge = "04A2-77F1-SUP1"
     accounts = tmp_path / "badge-accounts"

@@ -11,8 +11,7 @@ import queue
 import re
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from drivers.errors import DriverConfigError
 from drivers.shoe.hid_codec import REPORT_SIZE
 from firmware_sim.usb.backend import SimUsbBackend
 from firmware_sim.usb.hid_scanner import HidScannerSim
+from tests.waiting import wait_until
 
 BADGE = "04A2-77F1-SUP1"
 OTHER_BADGE = "04A2-0000-NOBODY"
@@ -39,14 +39,6 @@ FAST_BACKOFF = (0.05, 0.2)
 WAIT_SECONDS = 15.0
 ORIGIN = {"origin": "http://127.0.0.1"}
 KIOSK = ("127.0.0.1", 50000)
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = WAIT_SECONDS) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        time.sleep(0.01)
 
 
 @pytest.fixture(name="sim")

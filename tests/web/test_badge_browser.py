@@ -17,9 +17,9 @@ from controller.web.app import WebApp
 from controller.web.auth import Authenticator, Role, add_account, load_accounts
 from firmware_sim.usb.backend import SimUsbBackend
 from firmware_sim.usb.hid_scanner import HidScannerSim
+from tests.waiting import wait_until
 
 from .conftest import PASSWORDS, PINS
-from .test_badge import wait_until
 from .touch import WAIT_MS, touch_page
 
 BADGE = "04A2-77F1-SUP1"

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from benchmarks.web import write_synthetic_journal
 from controller.journal.policy import Durability
 from controller.journal.reader import iter_records
 from controller.journal.writer import JournalWriter
@@ -28,6 +27,7 @@ from controller.web.localtime import LocalZone
 from controller.web.roundscsv import rounds_csv, safe_cell
 from controller.web.search import RoundFilter
 from controller.web.video import VideoLink
+from testbed.journalgen import write_synthetic_journal
 
 ROUND_LINK = re.compile(r'href="/console/round/([^"]+)"')
 VMS = "https://vms.example/play?camera={table}&t={utc}&e={epoch}"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.web.conftest import Service, Web, _stop, _wait_for_status
+from tests.web.conftest import Service, Web, _answers_status, _stop
 from tests.web.touch import (WAIT_MS, assert_results_on_screen, idle, log_in, place,
                              settle_watching, tap_step, touch_page)
 
@@ -56,7 +56,7 @@ def nc3p_service_fixture(workdir: Path) -> Iterator[Service]:
     process = subprocess.Popen([sys.executable, "-m", "controller", "run", "--config",
                                 str(config)], env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
-    if not _wait_for_status(socket_path, process):
+    if not _answers_status(socket_path, process):
         _stop(process)
         pytest.fail(f"tablectl run did not answer: {process.stderr.read()[-2000:]!r}"
                     if process.stderr else "tablectl run did not answer")

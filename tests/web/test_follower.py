@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from controller.service.control.server import AccessPolicy, ControlServer
-from controller.service.protocol import Role as SocketRole
+from controller.roles import Role
 from controller.web.live import Broadcast, TableFollower
 from tests.controller.service.operator_rig import Rig
 
@@ -45,12 +45,12 @@ def _open_offered(view: dict[str, Any]) -> bool:
 
 
 @pytest.mark.parametrize(("roles", "dealer_buttons"), [
-    (frozenset({SocketRole.OPERATOR, SocketRole.SUPERVISOR}), True),
-    (frozenset({SocketRole.OPERATOR}), True),
+    (frozenset({Role.DEALER, Role.SUPERVISOR}), True),
+    (frozenset({Role.DEALER}), True),
     (frozenset(), False),
 ])
 def test_the_screen_follows_the_table_whatever_roles_the_web_group_has(
-        tmp_path: Path, rig: Rig, roles: frozenset[SocketRole], dealer_buttons: bool) -> None:
+        tmp_path: Path, rig: Rig, roles: frozenset[Role], dealer_buttons: bool) -> None:
     """With ``control.web_roles`` holding supervisor the follower reads as one; with operator
     only, the socket refuses that and it reads as a dealer (the dealer's buttons stay); with
     neither, in its own (surveillance) role: the screen still follows the table instead of

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.web import write_synthetic_journal
 from controller.journal.codec import encode_output
 from controller.journal.reader import iter_records
 from controller.journal.record import event_type_of
@@ -21,6 +20,7 @@ from controller.web.export import build_export, journal_hashes, export_seqs, ver
 from controller.web.index import JournalIndex
 from controller.web.search import RoundFilter, overrides, recall, search_rounds
 from controller.web.timeline import read_round
+from testbed.journalgen import write_synthetic_journal
 
 
 @pytest.fixture(name="journal")

@@ -19,7 +19,6 @@ import pytest
 from argon2 import PasswordHasher
 from starlette.testclient import TestClient
 
-from benchmarks.web import write_synthetic_journal
 from controller.web import live
 from controller.web.app import WebApp
 from controller.web.auth import (FREE_ADDRESS_FAILURES, MAX_SESSIONS_PER_ACCOUNT, Account,
@@ -29,6 +28,7 @@ from controller.web.live import Broadcast, StreamLimit
 from controller.web.presence import SupervisorPresence
 from controller.web.throttle import Backoff, Throttle
 from controller.web.timeline import read_round
+from testbed.journalgen import write_synthetic_journal
 
 CHEAP = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 ORIGIN = "http://testserver"

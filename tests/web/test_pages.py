@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from benchmarks.web import write_synthetic_journal
 from controller.web.app import WebApp
 from controller.web.auth import FREE_FAILURES, Authenticator, Role, add_account, load_accounts
 from controller.web.config import load_web_config
 from controller.web.dealer import dealer_view
 from controller.web.errors import AccountsError, WebConfigError
+from testbed.journalgen import write_synthetic_journal
 
 LOOPBACK = "http://127.0.0.1"
 """The kiosk (no accounts) answers only to a loopback host."""

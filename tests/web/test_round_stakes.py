@@ -9,10 +9,10 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
-from benchmarks.web import write_synthetic_journal
 from controller.journal.reader import iter_records
 from controller.web.app import WebApp
 from controller.web.auth import Authenticator, Role
+from testbed.journalgen import write_synthetic_journal
 
 
 def _amounts_and_voided(journal: Path) -> tuple[dict[str, int], dict[str, list[str]]]:

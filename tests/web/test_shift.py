@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.shift import plan_shift, run_shift
-from benchmarks.shift_audit import audit, audit_records
-from benchmarks.shift_table import Irregularity, ShiftError, ShiftTable, shift_table
 from controller.journal.reader import iter_records
+from testbed.shift.audit import audit, audit_records
+from testbed.shift.play import plan_shift, run_shift
+from testbed.shift.table import Irregularity, ShiftError, ShiftTable, shift_table
 
 IRREGULAR = {1: Irregularity.EXPOSED_CARD, 2: Irregularity.JAM, 3: Irregularity.WRONG_COUNT}
 

@@ -14,11 +14,11 @@ import pytest
 from argon2 import PasswordHasher
 from starlette.testclient import TestClient
 
-from benchmarks.web import write_synthetic_journal
 from controller.web.app import WebApp
 from controller.web.auth import (FREE_ADDRESS_FAILURES, FREE_FAILURES, Account, Authenticator,
                                  Role)
 from controller.web.throttle import Backoff, LoginThrottle
+from testbed.journalgen import write_synthetic_journal
 
 CHEAP = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 ORIGIN = "http://testserver"

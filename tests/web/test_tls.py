@@ -18,8 +18,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from benchmarks.web import write_synthetic_journal
 from controller.web.auth import Role, add_account
+from testbed.journalgen import write_synthetic_journal
 
 START_SECONDS = 20.0
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.web.conftest import PINS, Service, _stop, _wait_for_status
+from tests.web.conftest import PINS, Service, _answers_status, _stop
 from tests.web.conftest import Web
 from tests.web.touch import WAIT_MS, log_in, shot, tap_step, touch_page
 
@@ -56,7 +56,7 @@ def clock_service_fixture(workdir: Path) -> Iterator[Service]:
     process = subprocess.Popen([sys.executable, "-m", "controller", "run", "--config",
                                 str(config)], env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
-    if not _wait_for_status(socket_path, process):
+    if not _answers_status(socket_path, process):
         _stop(process)
         pytest.fail("tablectl run --config (clock refuse) did not answer")
     try:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from benchmarks.shift_table import Process
+from testbed.shift.table import Process
 from tests.web.conftest import Service, Web
 from tests.web.test_touch_reconstruct import device_table, supervisor_logs_in, tell
 from tests.web.touch import WAIT_MS, idle, log_in, place, shot, tap_step, touch_page

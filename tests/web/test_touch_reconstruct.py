@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from benchmarks.shift_table import Process, _answers, _device_path, _start
+from testbed.shift.table import Process, _answers, _device_path, _start
 from tests.web.conftest import PINS, Service, Web
 from tests.web.touch import WAIT_MS, idle, log_in, place, shot, tap_step, touch_page
 

@@ -10,12 +10,8 @@ URL`` (port 0 picks a free one, for tests).
 
 from __future__ import annotations
 
-import socket
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-
-import uvicorn
 
 from controller.floor.page.app import FloorPage
 from controller.floor.page.console import ConsoleLink
@@ -23,8 +19,7 @@ from controller.floor.page.reader import FloorReader
 from controller.floor.page.shift import DEFAULT_SHIFTS, Shifts
 from controller.web.auth import Authenticator, load_accounts
 from controller.web.config import WebConfig, load_web_config
-from controller.web.connections import FirstRequestDeadline, bound_tls_buffers
-from controller.web.errors import WebConfigError
+from controller.web.server import serve_asgi
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,34 +39,10 @@ def build_app(settings: FloorWebSettings) -> FloorPage:
 
 
 def serve(settings: FloorWebSettings) -> int:
-    config = settings.web
     app = build_app(settings)
-    family = socket.AF_INET6 if ":" in config.listen else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((config.listen, config.port))
-    except OSError as error:
-        sock.close()
-        app.reader.close()
-        raise WebConfigError(f"web.listen {config.listen}:{config.port}: "
-                             f"{error.strerror or error}") from error
-    sock.listen(128)
-    port = sock.getsockname()[1]
-    scheme = "https" if config.tls else "http"
-    print(f"tablectl floor web: listening on {scheme}://{config.listen}:{port}/ "
-          f"(floor database {settings.database.split('@')[-1]})", file=sys.stderr, flush=True)
-    bound_tls_buffers()
-    server = uvicorn.Server(uvicorn.Config(
-        app.asgi, http=FirstRequestDeadline, log_config=None, access_log=False,
-        lifespan="on", proxy_headers=False, server_header=False, timeout_graceful_shutdown=2,
-        ssl_certfile=str(config.tls_cert) if config.tls_cert else None,
-        ssl_keyfile=str(config.tls_key) if config.tls_key else None))
-    try:
-        server.run(sockets=[sock])
-    finally:
-        sock.close()
-    return 0
+    return serve_asgi(app.asgi, settings.web, name="tablectl floor web",
+                      serving=f"floor database {settings.database.split('@')[-1]}",
+                      on_bind_error=app.reader.close)
 
 
 DEFAULT_LOCAL_ROLE = "supervisor"

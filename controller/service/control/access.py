@@ -34,7 +34,8 @@ from pathlib import Path
 import structlog
 
 from controller.service.errors import ServiceError
-from controller.service.protocol import ErrorCode, Refusal, Request, Role
+from controller.roles import PERSON_ROLES, Role
+from controller.service.protocol import ErrorCode, Refusal, Request
 
 log = structlog.get_logger(__name__)
 
@@ -60,7 +61,7 @@ class Peer:
         own = f"uid {self.uid} (pid {self.pid})"
         if self.acting_for is None:
             return own
-        return f"{self.acting_for} as {self.role.value} through {own}"
+        return f"{self.acting_for} as {self.role.socket_name} through {own}"
 
 
 GroupsOf = Callable[[int, int], frozenset[str]]
@@ -92,7 +93,7 @@ class AccessPolicy:
     """uids that may do everything: root and the service's own user."""
     web_group: str | None = None
     """Members may send requests for a person they name (``acting_for``): the web process."""
-    web_roles: frozenset[Role] = frozenset({Role.OPERATOR, Role.SUPERVISOR})
+    web_roles: frozenset[Role] = frozenset({Role.DEALER, Role.SUPERVISOR})
     """The roles a member of ``web_group`` may act in; never root."""
     studio_group: str | None = None
     """Members may act for a game server they name, as operator only: the studio gateway
@@ -101,15 +102,15 @@ class AccessPolicy:
     def delegates_for(self, uid: int, gid: int) -> frozenset[Role]:
         """The roles a peer may act in for a person it names (none for most peers)."""
         if uid in self.superusers:
-            return frozenset({Role.SURVEILLANCE, Role.OPERATOR, Role.SUPERVISOR})
+            return frozenset(PERSON_ROLES)
         if self.web_group is None and self.studio_group is None:
             return frozenset()
         groups = self.groups_of(uid, gid)
         roles: frozenset[Role] = frozenset()
         if self.web_group is not None and self.web_group in groups:
-            roles |= self.web_roles - {Role.ROOT, Role.NONE}
+            roles |= self.web_roles & frozenset(PERSON_ROLES)
         if self.studio_group is not None and self.studio_group in groups:
-            roles |= {Role.OPERATOR}
+            roles |= {Role.DEALER}
         return roles
 
     def delegated(self, peer: Peer, request: Request) -> tuple[Peer, Request]:
@@ -132,12 +133,12 @@ class AccessPolicy:
                        " nor control.studio_group)")
             else:
                 why = (f"{request.verb} not permitted: {peer.describe()} may act as "
-                       f"{', '.join(sorted(r.value for r in peer.delegates))} only "
-                       f"(control.web_roles), not {acting.role.value}")
+                       f"{', '.join(sorted(r.socket_name for r in peer.delegates))} only "
+                       f"(control.web_roles), not {acting.role.socket_name}")
             raise Refusal(ErrorCode.FORBIDDEN, why, request.id)
         via = f" via {request.actor}" if request.actor else " via delegate"
         acted = Peer(peer.pid, peer.uid, peer.gid, acting.role, acting_for=acting.name)
-        return acted, replace(request, actor=f"{acting.name} [{acting.role.value}{via}]")
+        return acted, replace(request, actor=f"{acting.name} [{acting.role.socket_name}{via}]")
 
     def role_for(self, uid: int, gid: int) -> Role:
         if uid in self.superusers:
@@ -146,7 +147,7 @@ class AccessPolicy:
         if self.supervisors_group is not None and self.supervisors_group in groups:
             return Role.SUPERVISOR
         if self.operators_group in groups:
-            return Role.OPERATOR
+            return Role.DEALER
         if self.surveillance_group in groups:
             return Role.SURVEILLANCE
         return Role.NONE

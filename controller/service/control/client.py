@@ -1,7 +1,7 @@
 """The control-socket client: what ``tablectl`` client commands and the tests speak.
 
 Blocking and simple on purpose: one request, one reply. :meth:`ControlClient.request` returns the
-result or raises :class:`CommandRefused` carrying the server's :class:`ErrorCode` and reason;
+result or raises :class:`RequestRefused` carrying the server's :class:`ErrorCode` and reason;
 :meth:`ControlClient.watch` subscribes and yields round events until the service hangs up.
 Connection problems are one-line :class:`ControlError` s (no service, no permission).
 """
@@ -27,8 +27,10 @@ CONNECT_BACKOFF = ExponentialBackoff(0.01, 0.5)
 so that the burst of peers that filled it does not come back in step (``drivers.backoff``)."""
 
 
-class CommandRefused(TablectlError):
-    """The service answered ``ok: false``; ``code`` is the :class:`ErrorCode`."""
+class RequestRefused(TablectlError):
+    """The service answered ``ok: false``; ``code`` is the :class:`ErrorCode`. (Not the table's
+    ``CommandRefused`` round event, which a command's answer may carry among its events: one
+    name, one class.)"""
 
     def __init__(self, code: ErrorCode | str, message: str) -> None:
         self.code = ErrorCode(code) if code in ErrorCode._value2member_map_ else code
@@ -38,7 +40,7 @@ class CommandRefused(TablectlError):
 
 class ControlClient:
     """A blocking client: ``request(verb, args)`` returns the result or raises
-    :class:`CommandRefused`; ``watch()`` yields events."""
+    :class:`RequestRefused`; ``watch()`` yields events."""
 
     def __init__(self, path: str | Path, *, timeout: float | None = 5.0) -> None:
         self.path = Path(path)
@@ -159,7 +161,7 @@ class ControlClient:
         reply = self.read_message()
         if not reply.get("ok"):
             error = reply.get("error") or {}
-            raise CommandRefused(str(error.get("code", "?")), str(error.get("message", reply)))
+            raise RequestRefused(str(error.get("code", "?")), str(error.get("message", reply)))
         result = reply.get("result")
         return result if isinstance(result, dict) else {}
 

@@ -32,7 +32,8 @@ import structlog
 
 from controller.service.control.access import Peer
 from controller.service.policy import ConnectionLimits
-from controller.service.protocol import ErrorCode, RequestId, Role, encode, error_reply
+from controller.roles import Role
+from controller.service.protocol import ErrorCode, RequestId, encode, error_reply
 
 log = structlog.get_logger(__name__)
 

@@ -53,7 +53,7 @@ from controller.service.control.access import (
     remove_stale_socket,
     system_groups_of,
 )
-from controller.service.control.client import CommandRefused, ControlClient
+from controller.service.control.client import ControlClient, RequestRefused
 from controller.service.control.connections import (
     Admission,
     Connection,
@@ -69,15 +69,14 @@ from controller.service.protocol import (
     Refusal,
     Request,
     RequestId,
-    Role,
     decode_request,
     encode,
     error_reply,
     ok_reply,
 )
 
-__all__ = ["AccessPolicy", "CommandRefused", "ControlClient", "ControlServer", "EncodedEvent",
-           "Handler", "Peer", "system_groups_of"]
+__all__ = ["AccessPolicy", "ControlClient", "ControlServer", "EncodedEvent", "Handler", "Peer",
+           "RequestRefused", "system_groups_of"]
 
 log = structlog.get_logger(__name__)
 
@@ -341,7 +340,7 @@ class ControlServer:
                                                 no_descriptor=at_limit)
         if evict is not None:
             log.warning("control connection closed to make room", closed=evict.peer.describe(),
-                        admitted=peer.describe(), role=peer.role.value)
+                        admitted=peer.describe(), role=peer.role.socket_name)
             self._close_with(evict, "closed to make room for a supervisor")
         if refusal is not None:
             self._turned_away.failed(peer=peer.describe(), connections=len(self._connections),
@@ -353,7 +352,7 @@ class ControlServer:
             return True
         self._connections[sock.fileno()] = Connection(sock, peer)
         self._selector.register(sock, selectors.EVENT_READ)
-        log.info("control client connected", peer=peer.describe(), role=peer.role.value)
+        log.info("control client connected", peer=peer.describe(), role=peer.role.socket_name)
         return True
 
     def _pause_accepting(self) -> None:

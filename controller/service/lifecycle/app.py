@@ -31,7 +31,8 @@ from controller.service.config import ServiceConfig
 from controller.service.control.server import AccessPolicy, ControlServer, Handler, Peer
 from controller.service.errors import ServiceError
 from controller.service.wiring.health import Health
-from controller.service.protocol import ErrorCode, Refusal, Request, Role
+from controller.roles import Role
+from controller.service.protocol import ErrorCode, Refusal, Request
 from controller.service.lifecycle.sdnotify import Notifier, watchdog_interval
 from controller.service.visibility import redact_event
 
@@ -88,7 +89,8 @@ class Service:
             policy or AccessPolicy(control.operators_group, control.surveillance_group,
                                    supervisors_group=control.supervisors_group,
                                    web_group=control.web_group,
-                                   web_roles=frozenset(Role(r) for r in control.web_roles),
+                                   web_roles=frozenset(Role.from_socket_name(r)
+                                                       for r in control.web_roles),
                                    studio_group=control.studio_group),
             socket_group=control.socket_group, limits=control.limits)
         self._probe = probe

@@ -29,7 +29,8 @@ from controller.journal.rounds import round_outputs
 from controller.service.control.server import Peer
 from controller.service.wiring.liveness import offered_to
 from controller.service.operator.clearing import CLEAR_SECONDS, ClearWatch
-from controller.service.protocol import ErrorCode, Refusal, Request, Role
+from controller.roles import Role
+from controller.service.protocol import ErrorCode, Refusal, Request
 from controller.service.wiring.tablethread import AcknowledgeJournal, TableThread
 from controller.service.visibility import redact_event, redact_status
 from controller.table import commands as cmd
@@ -56,8 +57,8 @@ class DeviceSide(Protocol):
     def status(self) -> dict[str, Any]: ...
 
 
-def table_role(peer: Peer) -> cmd.Role:
-    return cmd.Role.SUPERVISOR if peer.role in (Role.SUPERVISOR, Role.ROOT) else cmd.Role.DEALER
+def table_role(peer: Peer) -> Role:
+    return peer.role.at_table
 
 
 def account_of(peer: Peer) -> str:

@@ -35,7 +35,7 @@ from controller.journal.startup import (
 from controller.journal.writer import JournalWriter
 from controller.protection.guard import Guard
 from controller.service.wiring.warmup import WarmingGuard
-from controller.selfcheck.manifest import CheckResult
+from controller.selfcheck.manifest import SoftwareCheck
 from controller.selfcheck import status as selfcheck_status
 from controller.selfcheck.status import check_and_record
 from controller.service.config import DeviceKind, ServiceConfig, SoftwareVerify
@@ -104,7 +104,7 @@ class Wiring:
         self.operator: DeviceOperator | None = None
         self.sim_dealer: SimulatedDealer | None = None
         self.recovery: RecoveryReport | None = None
-        self.software: CheckResult | None = None
+        self.software: SoftwareCheck | None = None
         self.handler: TableHandler | None = None
         self.retention: RetentionTimer | None = None
         self.journal_check: StartupCheck | None = None

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.web import write_synthetic_journal
 from controller.cli import EXIT_USAGE, build_parser, main
 from controller.games.catalog import GAMES
+from testbed.journalgen import write_synthetic_journal
 from tests.stderr import one_error_line
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from benchmarks.web import write_synthetic_journal
 from controller.cli import EXIT_INTERNAL, EXIT_USAGE, main
 from controller.web.app import WebApp
 from controller.web.auth import Authenticator, Role
+from testbed.journalgen import write_synthetic_journal
 from tests.stderr import one_error_line
 
 

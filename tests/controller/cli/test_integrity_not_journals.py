@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.web import write_synthetic_journal
 from controller.cli import EXIT_USAGE, main
+from testbed.journalgen import write_synthetic_journal
 from tests.stderr import one_error_line
 
 

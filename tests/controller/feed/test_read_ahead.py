@@ -12,8 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchmarks.floorlab import feed_config, make_pki
-from benchmarks.journalgen import rehome, write_all
+from testbed.floorlab import feed_config, make_pki
 from controller.bench import Bench
 from controller.feed import run as feed_run
 from controller.feed.config import load_feed_config
@@ -22,6 +21,7 @@ from controller.service.visibility import Horizon, ends_round
 from controller.feed.run import Feed
 from controller.journal.reader import iter_records
 from controller.journal.record import Record
+from testbed.journalgen import rehome, write_all
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None,
                                 reason="openssl makes the feed's TLS files")

@@ -9,11 +9,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchmarks.floorlab import feed_config, make_pki
-from benchmarks.journalgen import rehome, write_all
+from testbed.floorlab import feed_config, make_pki
 from controller.bench import Bench
 from controller.feed.config import load_feed_config
 from controller.feed.run import Feed, _Refused, _Resend
+from testbed.journalgen import rehome, write_all
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None,
                                 reason="openssl makes the feed's TLS files")

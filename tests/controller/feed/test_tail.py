@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.journalgen import rehome
 from controller.bench import Bench
 from controller.feed.tail import JournalTail
 from controller.journal.files import file_name
+from testbed.journalgen import rehome
 
 
 @pytest.fixture(name="lines", scope="module")
@@ -81,7 +81,7 @@ def test_read_first_finds_a_record_deep_in_the_journal(tmp_path: Path) -> None:
     """A resend from the middle of a journal: ``read_first`` returns the record at the seq
     asked for even when many chunks of earlier records lie before it (``read`` gives nothing
     for a chunk it only skipped)."""
-    from benchmarks.journalgen import rehome, write_all
+    from testbed.journalgen import rehome, write_all
     from controller.bench import Bench
 
     Bench("rws-three-card-poker", 6, seed=2, journal_dir=tmp_path / "bench").run()

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from benchmarks.journalgen import rehome
 from controller.bench import Bench
 from controller.feed.keys import signed_bytes
+from testbed.journalgen import rehome
 
 SIGN_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 """Table T1's key in these tests (the floor is given its public half)."""

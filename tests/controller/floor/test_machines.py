@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from benchmarks.journalgen import rehome
 from controller.bench import Bench
 from controller.feed.config import Broker, FloorConfig
 from controller.floor.consumer import Floor, Message
 from controller.floor.view import floor_view, view_lines
 from controller.games.cards import FULL_DECK
 from controller.journal.reader import iter_records
+from testbed.journalgen import rehome
 from tests.controller.floor.conftest import SIGN_KEY, sign_line
 from controller.journal.record import GENESIS_HASH, canonical_json, seal, to_jsonable
 from firmware_sim.shuffler import IDENTITY

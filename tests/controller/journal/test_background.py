@@ -20,6 +20,7 @@ from controller.journal import JournalWriter
 from controller.journal.background import BackgroundCheck, CheckOutcome, CheckResult
 from controller.journal.policy import Durability
 from controller.journal.verify import verify
+from tests.waiting import wait_until
 
 WAIT_SECONDS = 300.0
 
@@ -119,23 +120,21 @@ def test_killed_checker_is_failed_and_stop_kills_a_running_one(
                             python=_script(tmp_path, "exec sleep 600"))
     check.start()
     try:
-        pid = _wait_for_child(check)
+        pid = _child_pid(check)
         os.kill(pid, signal.SIGKILL)
         result = outcomes.get(timeout=WAIT_SECONDS)
         assert result.outcome is CheckOutcome.FAILED and "exit status -9" in (result.error or "")
         check.run_now()
-        pid = _wait_for_child(check)
+        pid = _child_pid(check)
     finally:
         check.close()
     assert outcomes.empty()
     assert not Path(f"/proc/{pid}").exists()
 
 
-def _wait_for_child(check: BackgroundCheck) -> int:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        process = check._process  # the one seam: which pid to kill from outside
-        if process is not None:
-            return process.pid
-        time.sleep(0.02)
-    raise AssertionError("no checker started")
+def _child_pid(check: BackgroundCheck) -> int:
+    """The checker's pid once it has started (``_process``: the one seam, which pid to kill
+    from outside)."""
+    process = wait_until(lambda: check._process, "a checker started", timeout=WAIT_SECONDS)
+    assert process is not None
+    return process.pid

@@ -29,7 +29,8 @@ from drivers.shuffler import Shuffler
 from firmware_sim.framed import bind_server
 from firmware_sim.serve import PtyServer
 from firmware_sim.shuffler import ShufflerSim
-from tests.drivers.sim_fixtures import next_event, wait_until
+from tests.drivers.sim_fixtures import next_event
+from tests.waiting import wait_until
 
 GAME = "rws-nc-three-pictures"
 WAIT = 5.0
@@ -102,7 +103,7 @@ def _next_controller_until_drained(writer: JournalWriter, link: str, sim: Shuffl
     """The next controller's life, until the shuffler holds nothing unacknowledged."""
     table, thread, driver = _controller(writer, link)
     try:
-        assert wait_until(lambda: sim.unacked_events == 0, WAIT)
+        wait_until(lambda: sim.unacked_events == 0, "sim.unacked_events == 0", timeout=WAIT)
     finally:
         _stop(thread, driver)
     return table
@@ -174,7 +175,8 @@ def test_event_the_journal_refused_is_retried(
     table, thread, driver = _controller(writer, link)
     try:
         driver.shuffle()
-        assert wait_until(lambda: failed and sim.unacked_events == 0, WAIT)
+        wait_until(lambda: failed and sim.unacked_events == 0,
+                   "a failed write and every event acknowledged", timeout=WAIT)
     finally:
         _stop(thread, driver)
     assert table.failures == 1
@@ -209,12 +211,14 @@ def test_backlog_before_the_round_is_ruled_outside_it(
     thread.start()
     driver.start()
     try:
-        assert wait_until(lambda: sim.unacked_events == 0 and _online(seen), WAIT)
+        wait_until(lambda: sim.unacked_events == 0 and _online(seen),
+                   "online with every event acknowledged", timeout=WAIT)
         thread.put(cmd.OpenRound(**dealer))
         thread.put(cmd.PlaceWager(**dealer, wager_id="w1", position="1", bet="main",
                                   amount=1000, player="p1"))
         thread.put(cmd.CloseBets(**dealer))
-        assert wait_until(lambda: any(type(e).__name__ == "BetsClosed" for e in seen), WAIT)
+        wait_until(lambda: any(type(e).__name__ == "BetsClosed" for e in seen),
+                   "a BetsClosed", timeout=WAIT)
     finally:
         _stop(thread, driver)
     kinds = [type(e).__name__ for e in seen]
@@ -241,7 +245,8 @@ def test_backlog_in_a_round_opened_meanwhile_is_held_for_a_supervisor(
     thread.start()
     driver.start()
     try:
-        assert wait_until(lambda: sim.unacked_events == 0 and _online(seen), WAIT)
+        wait_until(lambda: sim.unacked_events == 0 and _online(seen),
+                   "online with every event acknowledged", timeout=WAIT)
     finally:
         _stop(thread, driver)
     kinds = [type(e).__name__ for e in seen]

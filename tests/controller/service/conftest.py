@@ -19,7 +19,7 @@ from controller.service.protocol import Request, Role
 from controller.service.wiring.tablethread import TableThread
 from controller.table.layout import TableLayout
 
-DEALER = Peer(10, 1001, 1001, Role.OPERATOR)
+DEALER = Peer(10, 1001, 1001, Role.DEALER)
 SUPERVISOR = Peer(11, 1002, 1002, Role.SUPERVISOR)
 ALLOW_CLOCK = '\n[clock]\nunsynchronised = "allow"\n'
 """Tests not about the clock open rounds whatever this machine's clock says (CI machines are

@@ -28,7 +28,7 @@ def main() -> None:
         return frozenset({"sup" if os.path.exists(flag) else "ops"})
 
     def handler(request: Request, peer: Peer) -> Mapping[str, Any]:
-        return {"role": peer.role.value}
+        return {"role": peer.role.socket_name}
 
     policy = AccessPolicy("ops", "surv", groups_of=groups_of, supervisors_group="sup",
                           superusers=frozenset())

@@ -23,6 +23,7 @@ from firmware_sim.framed import bind_server
 from firmware_sim.serve import PtyServer
 from firmware_sim.shuffler import ShufflerSim
 from tests.controller.service.conftest import ALLOW_CLOCK
+from tests.waiting import WaitTimeout, wait_until
 
 DEALER = {"actor": "dealer:test", "role": cmd.Role.DEALER}
 SUPERVISOR = {"actor": "supervisor:test", "role": cmd.Role.SUPERVISOR}
@@ -144,17 +145,20 @@ class Rig:
 
     def until(self, condition: Callable[[], bool], timeout: float = 10.0,
               what: str = "condition") -> None:
-        """Wait for a condition that events announce: re-checked after each event and at
-        least every 50 ms of the stream's silence (a bounded poll, not a synchronising
-        sleep)."""
-        end = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > end:
-                raise AssertionError(f"timed out waiting for {what}; status: {self.status()}")
-            try:
-                self.seen.append(self.events.get(timeout=0.05))
-            except queue.Empty:
-                pass
+        """Wait for a condition that events announce (:func:`tests.waiting.wait_until`); the
+        events that came meanwhile go to :attr:`seen`, and a wait that runs out names the
+        table's status."""
+        def after_the_events() -> bool:
+            while True:
+                try:
+                    self.seen.append(self.events.get_nowait())
+                except queue.Empty:
+                    return condition()
+
+        try:
+            wait_until(after_the_events, what, timeout=timeout)
+        except WaitTimeout as error:
+            raise AssertionError(f"{error}; status: {self.status()}") from error
 
 
 def vars_of(event: object) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from controller.cli import main
 from controller.cli import run as run_cli
 from controller.service.lifecycle.app import Health, Service
 from controller.service.config import ServiceConfig
-from controller.service.control.server import CommandRefused, ControlClient, Peer
+from controller.service.control.server import ControlClient, RequestRefused, Peer
 from controller.service.protocol import ErrorCode, Request
 from controller.service.lifecycle.sdnotify import Notifier
 from tests.controller.service.conftest import service_toml
@@ -54,7 +54,7 @@ def test_service_reports_ready_watchdog_and_stopping(
             status = client.request("round.status")
             assert (status["table"], status["state"]) == ("T1", "idle")
             client.request("round.open")
-            with pytest.raises(CommandRefused) as caught:
+            with pytest.raises(RequestRefused) as caught:
                 client.request("round.close")
         assert caught.value.code is ErrorCode.REFUSED
         assert "dealing device offline: shuffler" in caught.value.message

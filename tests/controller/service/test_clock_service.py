@@ -27,6 +27,7 @@ from controller.service.clock.kernel import ClockReading, boot_id
 from controller.service.protocol import Refusal, Request
 from controller.service.wiring.pipeline import Wiring
 from tests.controller.service.conftest import DEALER, MINIMAL, SUPERVISOR
+from tests.waiting import wait_for
 
 HOUR_NS = 3600 * 10**9
 
@@ -75,15 +76,6 @@ def fixture_wired(config: ServiceConfig) -> Iterator[tuple[Wiring, SteerableCloc
         wiring.close()
 
 
-def wait_for(published: queue.Queue[Mapping[str, Any]], kind: str) -> Mapping[str, Any]:
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        event = published.get(timeout=max(0.01, deadline - time.monotonic()))
-        if event.get("type") == kind:
-            return event
-    raise AssertionError(f"no {kind} published")
-
-
 def test_untrusted_clock_refuses_rounds_until_override_and_the_step_is_recorded(
         wired: tuple[Wiring, SteerableClock, queue.Queue[Mapping[str, Any]]],
         config: ServiceConfig, capsys: pytest.CaptureFixture[str]) -> None:
@@ -111,9 +103,11 @@ def test_untrusted_clock_refuses_rounds_until_override_and_the_step_is_recorded(
 
     # 3. the network time arrives mid-round: the wall clock steps an hour forward
     clock.set(offset_ns=0, synchronised=True)
-    stepped = wait_for(published, "ClockStepped")
+    stepped = wait_for(published, lambda event: event.get("type") == "ClockStepped",
+                       "a ClockStepped published")
     assert abs(stepped["step_ns"] - HOUR_NS) < 10**9
-    status = wait_for(published, "ClockStatus")
+    status = wait_for(published, lambda event: event.get("type") == "ClockStatus",
+                      "a ClockStatus published")
     assert status["trusted"] is True and status["blocks_rounds"] is False
     assert handler(Request(6, "round.status"), DEALER)["clock"]["trusted"] is True
     handler(Request(7, "supervisor.void", {"reason": "end of test"}), SUPERVISOR)

@@ -27,7 +27,7 @@ from controller.service.control import server as control_module
 from controller.service.control.connections import RepeatedError
 from controller.service.control.server import (
     AccessPolicy,
-    CommandRefused,
+    RequestRefused,
     ControlClient,
     MAX_PENDING_EVENTS,
     ControlServer,
@@ -107,7 +107,7 @@ def test_operator_commands_reach_the_handler(server: ControlServer, groups: Grou
     request, peer = handler.seen[0]
     assert request.actor == "dealer:1042"
     assert (peer.uid, peer.gid, peer.pid) == (os.getuid(), os.getgid(), os.getpid())
-    assert peer.role is Role.OPERATOR
+    assert peer.role is Role.DEALER
     assert groups.asked == [(os.getuid(), os.getgid())]
 
 
@@ -117,7 +117,7 @@ def test_surveillance_may_only_watch_status_and_list(server: ControlServer, grou
     with _connect(server, groups, SURVEILLANCE) as client:
         assert client.request("round.status") == {"verb": "round.status", "args": {}}
         assert client.request("wager.list")["verb"] == "wager.list"
-        with pytest.raises(CommandRefused) as caught:
+        with pytest.raises(RequestRefused) as caught:
             client.request("round.open")
         assert client.request("watch") == {"watching": True}
     assert caught.value.code is ErrorCode.FORBIDDEN
@@ -130,7 +130,7 @@ def test_a_peer_in_neither_group_may_do_nothing(server: ControlServer, groups: G
                                                 handler: Recorder) -> None:
     with _connect(server, groups, "users") as client:
         for verb in ("watch", "round.status"):
-            with pytest.raises(CommandRefused, match=f"{verb} not permitted: uid {os.getuid()}"
+            with pytest.raises(RequestRefused, match=f"{verb} not permitted: uid {os.getuid()}"
                                                      f".* is in none of {OPERATORS}"):
                 client.request(verb)
     assert handler.seen == []
@@ -168,11 +168,11 @@ def test_table_refusal_and_internal_errors(server: ControlServer, groups: Groups
     without details, and the server keeps serving."""
     with _connect(server, groups, OPERATORS) as client:
         handler.fail_with = WagerError("RWS-3CP has no bet 'tie'")
-        with pytest.raises(CommandRefused, match=r"refused \(refused\): RWS-3CP has no bet"):
+        with pytest.raises(RequestRefused, match=r"refused \(refused\): RWS-3CP has no bet"):
             client.request("wager.place", {"wager_id": "w", "position": "1", "bet": "tie",
                                            "amount": 5})
         handler.fail_with = RuntimeError("bug")
-        with pytest.raises(CommandRefused) as caught:
+        with pytest.raises(RequestRefused) as caught:
             client.request("round.open")
         assert caught.value.code is ErrorCode.INTERNAL and "bug" not in caught.value.message
         handler.fail_with = None
@@ -380,7 +380,7 @@ def test_past_the_cap_a_peer_is_told_busy_and_a_supervisor_still_gets_in(
         for dealer in dealers:  # each one admitted (and its role fixed) before the next
             dealer.request("round.status")
         extra = _connect(server, groups, OPERATORS)
-        with pytest.raises(CommandRefused) as caught:
+        with pytest.raises(RequestRefused) as caught:
             extra.request("round.status")
         assert caught.value.code is ErrorCode.BUSY
         assert "all 3 control connections are taken (control.max_connections)" in \
@@ -409,7 +409,7 @@ def test_one_account_may_not_take_every_slot(tmp_path: Path, groups: Groups,
         for client in mine:
             client.request("round.status")
         third = _connect(server, groups, OPERATORS)
-        with pytest.raises(CommandRefused, match=r"your account already holds 2 control "
+        with pytest.raises(RequestRefused, match=r"your account already holds 2 control "
                                                  r"connections \(control.max_per_account\)"):
             third.request("round.status")
         supervisor = _connect(server, groups, "tablectl-supervisors")

@@ -16,7 +16,7 @@ import pytest
 from controller.service.config import parse_config
 from controller.service.control.server import (
     AccessPolicy,
-    CommandRefused,
+    RequestRefused,
     ControlClient,
     ControlServer,
 )
@@ -42,7 +42,7 @@ def fixture_handler() -> Recorder:
 def fixture_server(tmp_path: Path, groups: Groups, handler: Recorder) -> Iterator[ControlServer]:
     policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=groups, superusers=frozenset(),
                           supervisors_group=SUPERVISORS, web_group=WEB,
-                          web_roles=frozenset({Role.OPERATOR, Role.SUPERVISOR}))
+                          web_roles=frozenset({Role.DEALER, Role.SUPERVISOR}))
     with ControlServer(tmp_path / "control.sock", handler, policy) as server:
         yield server
 
@@ -77,16 +77,16 @@ def test_a_delegate_may_not_name_a_role_beyond_web_roles(tmp_path: Path, groups:
     logged in on its screen."""
     policy = AccessPolicy(OPERATORS, SURVEILLANCE, groups_of=groups, superusers=frozenset(),
                           supervisors_group=SUPERVISORS, web_group=WEB,
-                          web_roles=frozenset({Role.OPERATOR}))
+                          web_roles=frozenset({Role.DEALER}))
     with ControlServer(tmp_path / "c.sock", handler, policy) as server, \
             _client(server, groups, WEB) as client:
-        with pytest.raises(CommandRefused) as caught:
+        with pytest.raises(RequestRefused) as caught:
             client.request("supervisor.void", {"reason": "x"},
                            acting_for={"name": "super1", "role": "supervisor"})
         client.request("round.open", acting_for={"name": "dealer1", "role": "operator"})
     assert caught.value.code is ErrorCode.FORBIDDEN
     assert "may act as operator only (control.web_roles), not supervisor" in caught.value.message
-    assert [(r.verb, p.role) for r, p in handler.seen] == [("round.open", Role.OPERATOR)]
+    assert [(r.verb, p.role) for r, p in handler.seen] == [("round.open", Role.DEALER)]
 
 
 @pytest.mark.parametrize("own", [OPERATORS, SURVEILLANCE])
@@ -96,7 +96,7 @@ def test_only_the_web_group_may_name_someone(server: ControlServer, groups: Grou
     surveillance command by naming a dealer: ``acting_for`` from outside the web group is
     refused before the table sees it."""
     with _client(server, groups, own) as client:
-        with pytest.raises(CommandRefused) as caught:
+        with pytest.raises(RequestRefused) as caught:
             client.request("supervisor.void", {"reason": "x"},
                            acting_for={"name": "boss", "role": "supervisor"})
     assert caught.value.code is ErrorCode.FORBIDDEN
@@ -112,10 +112,10 @@ def test_acting_for_is_checked_like_any_field(server: ControlServer, groups: Gro
         for acting, code in (({"name": "x", "role": "root"}, ErrorCode.MALFORMED),
                              ({"name": "x"}, ErrorCode.MALFORMED),
                              ({"name": "", "role": "operator"}, ErrorCode.MALFORMED)):
-            with pytest.raises(CommandRefused) as caught:
+            with pytest.raises(RequestRefused) as caught:
                 client.request("round.open", acting_for=acting)
             assert caught.value.code is code, acting
-        with pytest.raises(CommandRefused, match="a stream is the delegate's own"):
+        with pytest.raises(RequestRefused, match="a stream is the delegate's own"):
             client.request("watch", acting_for={"name": "d", "role": "operator"})
     assert handler.seen == []
 

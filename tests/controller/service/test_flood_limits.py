@@ -236,8 +236,8 @@ def test_the_person_a_delegate_names_is_a_source_of_their_own() -> None:
     """The web process is one account for every screen: the person it acts for (``acting_for``,
     docs/service.md "Delegation") counts apart, so one dealer flooding from a screen does not
     silence the others; an account's own requests count as the account."""
-    own = Peer(1, 4242, 4242, Role.OPERATOR)
-    dana = Peer(1, 4242, 4242, Role.OPERATOR, acting_for="dana")
+    own = Peer(1, 4242, 4242, Role.DEALER)
+    dana = Peer(1, 4242, 4242, Role.DEALER, acting_for="dana")
     sam = Peer(1, 4242, 4242, Role.SUPERVISOR, acting_for="sam")
     assert flood_source(own).startswith("uid 4242")
     assert flood_source(dana) == f"dana via {flood_source(own)}"

@@ -8,8 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ from tests.controller.service.conftest import (
     service_toml,
     voided_sessions,
 )
+from tests.waiting import wait_until
 
 WAIT_SECONDS = 300.0
 """Generous: the checker runs at nice 19, so on a loaded 2-core machine it gets what the
@@ -41,16 +40,6 @@ def _config(tmp: Path, *, delay: int = 0, hours: int = 24) -> ServiceConfig:
 class Running(InProcessService):
     def background(self) -> dict[str, Any]:
         return self.ask("round.status")["journal"]["background_check"]
-
-
-def _until(condition: Callable[[], Any], what: str) -> Any:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"not within {WAIT_SECONDS} s: {what}")
 
 
 def _events(directory: Path, kind: str) -> list[dict[str, Any]]:
@@ -84,7 +73,8 @@ def test_clean_journal_gives_an_ok_record_and_status(tmp_path: Path) -> None:
     _session(config, rounds=2)
     config = _config(tmp_path)
     with Running(config) as running:
-        last = _until(lambda: running.background()["last"], "a background check")
+        last = wait_until(lambda: running.background()["last"], "a background check",
+                          timeout=WAIT_SECONDS)
         status = running.background()
         writer_seq = running.service.wiring.writer.seq
     assert last["outcome"] == "ok" and last["problem"] is None and last["error"] is None
@@ -123,11 +113,12 @@ def test_record_tampered_after_ready_gives_a_failure_and_the_alert(tmp_path: Pat
         assert running.ask("round.status")["journal_hold"] is None  # READY: nothing found
         _rehash_in_place(first, 3)
         running.service.wiring.background_check.run_now()  # not an hour from now
-        last = _until(lambda: running.background()["last"], "a background check")
+        last = wait_until(lambda: running.background()["last"], "a background check",
+                          timeout=WAIT_SECONDS)
         assert last["outcome"] == "damaged"
         assert last["problem"]["kind"] == "altered" and last["problem"]["seq"] == 4
-        status = _until(lambda: (s := running.ask("round.status"))["journal_hold"] and s,
-                        "the hold")
+        status = wait_until(lambda: (s := running.ask("round.status"))["journal_hold"] and s,
+                            "the hold", timeout=WAIT_SECONDS)
         assert "altered" in status["journal_hold"]
         assert "journal damaged, commands held for a supervisor: altered" in \
             running.service.wiring.status_line()
@@ -159,10 +150,10 @@ def test_acknowledged_break_found_again_holds_nothing(tmp_path: Path) -> None:
     config = _config(tmp_path)
     with Running(config) as running:  # found at start, and by the check while held
         assert running.ask("round.status")["journal_hold"]
-        _until(lambda: running.background()["last"], "a background check")
+        wait_until(lambda: running.background()["last"], "a background check", timeout=WAIT_SECONDS)
         running.ask("journal.acknowledge", SUPERVISOR, reason="known")
     with Running(config) as running:
-        _until(lambda: running.background()["last"], "a background check")
+        wait_until(lambda: running.background()["last"], "a background check", timeout=WAIT_SECONDS)
         assert running.ask("round.status")["journal_hold"] is None
     assert [c["outcome"] for c in _events(directory, "journal_check")] == ["damaged"] * 2
     assert len(_events(directory, "journal_damage_found")) == 1
@@ -200,7 +191,7 @@ def test_stop_during_a_running_check_leaves_no_process(tmp_path: Path) -> None:
     before = _children(os.getpid())
     with Running(config) as running:
         check = running.service.wiring.background_check
-        _until(lambda: check.running, "the checker running")
+        wait_until(lambda: check.running, "the checker running", timeout=WAIT_SECONDS)
         pids = _children(os.getpid()) - before
         assert pids, "the checker is a child process"
     assert not (_children(os.getpid()) & pids), "a checker outlived the stop"
@@ -225,7 +216,8 @@ def test_a_break_found_in_the_background_still_holds_after_a_restart(tmp_path: P
     with Running(config) as running:
         _rehash_in_place(first, 3)
         running.service.wiring.background_check.run_now()
-        _until(lambda: running.ask("round.status")["journal_hold"], "the hold")
+        wait_until(lambda: running.ask("round.status")["journal_hold"], "the hold",
+                   timeout=WAIT_SECONDS)
         running.service.wiring.retention.run_pass()  # the daily pass, while the hold waits
     with Running(_config(tmp_path, delay=3600)) as again:
         hold = again.ask("round.status")["journal_hold"]
@@ -275,8 +267,8 @@ def test_a_daily_pass_under_way_cannot_drop_a_background_break(
         try:
             assert inside.wait(WAIT_SECONDS), "the daily pass never reached its check"
             wiring.background_check.run_now()
-            _until(lambda: _events(config.journal.directory, "journal_check"),
-                   "the background check's outcome")
+            wait_until(lambda: _events(config.journal.directory, "journal_check"),
+                       "the background check's outcome", timeout=WAIT_SECONDS)
             # the break is journaled only after the pass has written its mark: never between
             assert not pending_written.wait(2.0), \
                 "the break was kept pending while a daily pass held a mark it read before it"
@@ -284,7 +276,8 @@ def test_a_daily_pass_under_way_cannot_drop_a_background_break(
             release.set()
         daily.join(WAIT_SECONDS)
         assert pending_written.wait(WAIT_SECONDS)
-        _until(lambda: running.ask("round.status")["journal_hold"], "the hold")
+        wait_until(lambda: running.ask("round.status")["journal_hold"], "the hold",
+                   timeout=WAIT_SECONDS)
     with Running(_config(tmp_path, delay=3600)) as again:
         hold = again.ask("round.status")["journal_hold"]
         assert hold is not None and "altered" in hold

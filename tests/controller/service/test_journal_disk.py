@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from controller.service.protocol import ErrorCode, Refusal
 from tests.controller.journal.smalldisk import PAGE, fill, remount, small_disk
 from tests.controller.service.conftest import SUPERVISOR, service_toml
 from tests.controller.service.test_journal_start import Running
+from tests.waiting import wait_until
 
 PAD = "test_padding"
 """A record type replay ignores: it only moves the next record within the file's pages."""
@@ -58,13 +58,6 @@ def leave_slack(running: Running, slack: int) -> bool:
     return abs(PAGE - writer.path.stat().st_size % PAGE - slack) < 50
 
 
-def wait_for(condition: object, what: str) -> None:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
 def test_status_answers_while_the_outcome_waits_for_the_journal(
         config: ServiceConfig, disk: Path) -> None:
     """Issue 24 finding 6: the disk fills between an input's record and its outcome's. The
@@ -91,8 +84,8 @@ def test_status_answers_while_the_outcome_waits_for_the_journal(
         assert status["waits"] and "journal" in status["waits"][0]["waits_for"]
         assert "free space" in status["waits"][0]["way_out"]
         filler.unlink()
-        wait_for(lambda: running.ask("round.status")["state"] == "betting",
-                 "the journal to catch up")
+        wait_until(lambda: running.ask("round.status")["state"] == "betting",
+                   "the journal to catch up")
         status = running.ask("round.status")
         assert status["journal_behind"] == 0 and status["round"] == 1
         assert status["waits"] and "journal" not in status["waits"][0]["waits_for"]

@@ -142,7 +142,7 @@ def test_no_round_open_is_offered_while_the_software_is_refused() -> None:
 @pytest.mark.parametrize(("role", "expected"), [
     (Role.ROOT, ["tablectl supervisor continue", "tablectl supervisor void REASON"]),
     (Role.SUPERVISOR, ["tablectl supervisor continue", "tablectl supervisor void REASON"]),
-    (Role.OPERATOR, []),
+    (Role.DEALER, []),
     (Role.SURVEILLANCE, []),
 ])
 def test_a_peer_is_offered_only_the_commands_its_role_may_send(role: Role,

@@ -113,7 +113,7 @@ def test_finding_2_rws_options_belong_to_each_player(start: Any) -> None:
                                          "args": {"position": "1", "choice": "withdraw",
                                                   "player": "bob"}}).encode())
     assert rig.wiring is not None and rig.wiring.handler is not None
-    answer = rig.wiring.handler(request, Peer(None, 0, 0, Role.OPERATOR))
+    answer = rig.wiring.handler(request, Peer(None, 0, 0, Role.DEALER))
     taken = [e for e in answer["events"] if e["type"] == "PlayerOptionTaken"]
     assert [(e["player"], e["wager_ids"]) for e in taken] == [("bob", ["bob-1"])]
     assert not any(e["type"] == "HandRemoved" for e in answer["events"])

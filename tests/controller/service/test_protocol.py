@@ -42,7 +42,7 @@ def test_verb_list() -> None:
 
 
 @pytest.mark.parametrize(("role", "read", "command"), [
-    (Role.ROOT, True, True), (Role.OPERATOR, True, True), (Role.SUPERVISOR, True, True),
+    (Role.ROOT, True, True), (Role.DEALER, True, True), (Role.SUPERVISOR, True, True),
     (Role.SURVEILLANCE, True, False), (Role.NONE, False, False)])
 def test_roles(role: Role, read: bool, command: bool) -> None:
     """Surveillance only watches; operators and root command; anyone else nothing."""

@@ -18,7 +18,7 @@ import pytest
 from pytest_mock import MockerFixture
 
 from controller.service.config import ServiceConfig, load_config
-from controller.service.control.client import CommandRefused, ControlClient
+from controller.service.control.client import ControlClient, RequestRefused
 from controller.service.protocol import ErrorCode
 from controller.studio.config import StudioConfig
 from controller.studio.gateway import Gateway
@@ -172,7 +172,7 @@ def test_a_batch_the_table_did_not_answer_in_time_is_unavailable_not_refused(
         assert running.service.ready.wait(WAIT)
         number = gateway.open_round("gs1", {"key": "o1", "betting_seconds": 120})["round"]
         held.armed.set()
-        with pytest.raises(CommandRefused) as unanswered:
+        with pytest.raises(RequestRefused) as unanswered:
             gateway.place_batch("gs1", number, BATCH)  # returns after the handler's bound
         assert unanswered.value.code is ErrorCode.UNAVAILABLE
         assert held.entered.is_set() and not held.release.is_set()

@@ -13,7 +13,7 @@ from controller.journal import iter_records
 from controller.selfcheck import status as software_status
 from controller.service.lifecycle.app import Service
 from controller.service.config import parse_config
-from controller.service.control.server import CommandRefused, ControlClient
+from controller.service.control.server import ControlClient, RequestRefused
 from controller.service.protocol import ErrorCode
 from tests.controller.cli.test_selfcheck import write_key_pair
 from tests.controller.service.conftest import service_toml
@@ -49,7 +49,7 @@ def test_failed_check_is_journaled_and_blocks_rounds_only_when_required(
             status = client.request("round.status")
             assert status["software"]["verdict"] == "bad_signature"
             if verify == "required":
-                with pytest.raises(CommandRefused) as caught:
+                with pytest.raises(RequestRefused) as caught:
                     client.request("round.open")
                 assert caught.value.code is ErrorCode.REFUSED
                 assert "software not verified (BAD SIGNATURE" in caught.value.message

@@ -26,9 +26,9 @@ from tests.controller.service.conftest import DEALER
 from controller.service.visibility import redact_event, redact_status
 
 OPERATORS, SURVEILLANCE, SUPERVISORS = "ops", "surv", "sups"
-ROLE_GROUPS = {Role.OPERATOR: OPERATORS, Role.SUPERVISOR: SUPERVISORS,
+ROLE_GROUPS = {Role.DEALER: OPERATORS, Role.SUPERVISOR: SUPERVISORS,
                Role.SURVEILLANCE: SURVEILLANCE}
-SEES = {Role.OPERATOR: False, Role.SUPERVISOR: False, Role.SURVEILLANCE: True}
+SEES = {Role.DEALER: False, Role.SUPERVISOR: False, Role.SURVEILLANCE: True}
 
 CONFIG = """\
 [table]
@@ -109,7 +109,7 @@ def _deal_and_reveal(server: Service, groups: Groups, logs: list[dict[str, Any]]
     watchers = {role: client_as(server, groups, role) for role in SEES}
     streams = {role: client.watch() for role, client in watchers.items()}
     try:
-        dealer = clients[Role.OPERATOR]
+        dealer = clients[Role.DEALER]
         dealer.request("round.open")
         dealer.request("wager.place", {"wager_id": "w1", "position": "1", "bet": "ante",
                                        "amount": 500})

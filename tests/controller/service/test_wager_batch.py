@@ -11,7 +11,7 @@ import pytest
 from controller.cli.client import describe
 from controller.journal import iter_records
 from controller.service.config import ServiceConfig, load_config
-from controller.service.control.client import CommandRefused, ControlClient
+from controller.service.control.client import ControlClient, RequestRefused
 from controller.service.protocol import MAX_BATCH_ROWS, MAX_BATCH_WAGERS, ErrorCode
 from tests.controller.service.conftest import service_toml
 from tests.controller.service.test_journal_start import Running
@@ -83,7 +83,7 @@ def test_a_malformed_batch_is_refused_whole_and_not_recorded(config: ServiceConf
     with Running(config) as running, ControlClient(config.control.socket) as client:
         assert running.service.ready.wait(60)
         client.request("round.open")
-        with pytest.raises(CommandRefused) as refused:
+        with pytest.raises(RequestRefused) as refused:
             client.request("wager.place-batch", {"wagers": wagers})
         assert refused.value.code is ErrorCode.BAD_ARGS and words in refused.value.message
         assert client.request("wager.list")["wagers"] == []
@@ -147,7 +147,7 @@ def test_malformed_rows_are_refused_whole_and_not_recorded(config: ServiceConfig
     with Running(config) as running, ControlClient(config.control.socket) as client:
         assert running.service.ready.wait(60)
         client.request("round.open")
-        with pytest.raises(CommandRefused) as refused:
+        with pytest.raises(RequestRefused) as refused:
             client.request("wager.place-batch", args)
         assert refused.value.code is ErrorCode.BAD_ARGS and words in refused.value.message
         assert client.request("wager.list")["wagers"] == []

@@ -48,9 +48,9 @@ def test_a_watcher_gets_the_journal_records_own_payload_text(
     and surveillance's as the journal has them."""
     server, groups = service
     encoded = mocker.spy(control_server, "encode")
-    dealer = client_as(server, groups, Role.OPERATOR)
+    dealer = client_as(server, groups, Role.DEALER)
     watchers = {role: client_as(server, groups, role)
-                for role in (Role.OPERATOR, Role.SURVEILLANCE)}
+                for role in (Role.DEALER, Role.SURVEILLANCE)}
     try:
         for watcher in watchers.values():
             watcher.request("watch")
@@ -76,9 +76,9 @@ def test_a_watcher_gets_the_journal_records_own_payload_text(
     assert len(settled) == 1
     payload = _payload_of(settled[0])
     assert seen[Role.SURVEILLANCE][-1] == b'{"type":"RoundSettled",' + payload[1:].encode()
-    assert seen[Role.OPERATOR][-1] == seen[Role.SURVEILLANCE][-1]
+    assert seen[Role.DEALER][-1] == seen[Role.SURVEILLANCE][-1]
     record = next(r for r in records if r["event"] == "round_settled")
-    assert json.loads(seen[Role.OPERATOR][-1]) == {"type": "RoundSettled", **record["payload"]}
+    assert json.loads(seen[Role.DEALER][-1]) == {"type": "RoundSettled", **record["payload"]}
     assert not [call for call in encoded.call_args_list
                 if call.args[0].get("type") == "RoundSettled"]  # not encoded for the watchers
 
@@ -91,8 +91,8 @@ def test_a_watcher_gets_the_journal_records_own_payload_text(
              if r["event"] == "card_assigned" and r["payload"]["position"] == "dealer"]
     assert len(truth) == 3 and all(isinstance(card, str) for card in truth)
     assert dealer_cards(Role.SURVEILLANCE) == truth
-    assert dealer_cards(Role.OPERATOR) == [None, None, None]
-    assert not [body for body in seen[Role.OPERATOR] for card in truth
+    assert dealer_cards(Role.DEALER) == [None, None, None]
+    assert not [body for body in seen[Role.DEALER] for card in truth
                 if b'"dealer"' in body and card.encode() in body
                 and b'"CardAssigned"' in body]
 

@@ -24,7 +24,7 @@ from firmware_sim.scanner import ScannerShoeSim
 from firmware_sim.serve import PtyServer
 from firmware_sim.shoe_framed import FramedShoeSim
 from firmware_sim.shuffler import ShufflerSim
-from tests.drivers.conformance.bench import SimDealer, run_kit
+from testbed.conformance.bench import SimDealer, run_kit
 
 
 def _run(sim: FramedSimDevice, kind: str, tmp_path: Path, scenarios: tuple, *,

@@ -1,5 +1,5 @@
-"""The kit judged by devices built to test it (:mod:`tests.drivers.conformance.devices`,
-:mod:`tests.drivers.conformance.mutants`): every conformant variant passes every row run
+"""The kit judged by devices built to test it (:mod:`testbed.conformance.devices`,
+:mod:`testbed.conformance.mutants`): every conformant variant passes every row run
 against it, a few runs each (the 20-run figures are ``benchmarks/conformance.py``'s), and
 every mutant, broken in one clause of
 docs/protocols.md, fails the row that checks that clause, naming the clause, what was
@@ -14,9 +14,9 @@ import pytest
 
 from drivers.conformance import Verdict
 from firmware_sim.shuffler import ShufflerSim
-from tests.drivers.conformance.bench import run_kit, scenarios_for
-from tests.drivers.conformance.devices import CONFORMANT, Variant, _mix
-from tests.drivers.conformance.mutants import MUTANTS, ResyncWithoutBacklog
+from testbed.conformance.bench import run_kit, scenarios_for
+from testbed.conformance.devices import CONFORMANT, Variant, _mix
+from testbed.conformance.mutants import MUTANTS, ResyncWithoutBacklog
 
 CONFORMANT_RUNS = 3
 

@@ -17,7 +17,7 @@ from drivers.shoe import open_shoe
 from firmware_sim.beetek import BeeTekShoeSim
 from firmware_sim.scanner import ScannerShoeSim
 from firmware_sim.serve import PtyServer
-from tests.drivers.conformance.bench import SimDealer
+from testbed.conformance.bench import SimDealer
 
 
 class ControlCharScanner(ScannerShoeSim):

@@ -227,13 +227,13 @@ def _pty_events(wire: tuple[_Wire, PtyServer], stream: bytes,
     shoe = ScannerShoe(server.path, events, deck=DECK)
     shoe.start()
     try:
-        wait_for(events, DeviceOnline, PTY_WAIT)
+        wait_for(events, DeviceOnline, timeout=PTY_WAIT)
         assert device.send is not None
         for chunk in _chunks(stream + b"\r\n" + _barcode(SENTINEL) + b"\r\n", sizes):
             device.send(chunk)
         seen: list[DeviceEvent] = []
         while True:
-            read = wait_for(events, CardRead, PTY_WAIT, seen=seen)
+            read = wait_for(events, CardRead, timeout=PTY_WAIT, seen=seen)
             if read.card == SENTINEL:
                 return seen
             seen.append(read)

@@ -6,26 +6,11 @@ import queue
 import time
 
 from drivers.events import DeviceEvent
+from tests.waiting import wait_for
+
+__all__ = ["TIMEOUT", "assert_quiet", "online", "take", "wait_for"]
 
 TIMEOUT = 30.0  # a bound for an event that is coming: generous on a loaded machine
-
-
-def wait_for(events: queue.Queue[DeviceEvent], kind: type, timeout: float = TIMEOUT,
-             seen: list[DeviceEvent] | None = None) -> DeviceEvent:
-    """Return the next event of ``kind``; events skipped on the way go to ``seen``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise AssertionError(f"no {kind.__name__} within {timeout} s; saw {seen}")
-        try:
-            event = events.get(timeout=remaining)
-        except queue.Empty:
-            continue
-        if isinstance(event, kind):
-            return event
-        if seen is not None:
-            seen.append(event)
 
 
 def take(events: queue.Queue[DeviceEvent], count: int,
@@ -57,5 +42,5 @@ def online(events: queue.Queue[DeviceEvent], sim: object, timeout: float = TIMEO
     """The driver reported DeviceOnline and the simulator has its host attached."""
     from drivers.events import DeviceOnline
 
-    wait_for(events, DeviceOnline, timeout)
+    wait_for(events, DeviceOnline, timeout=timeout)
     assert sim.wait_attached(timeout), "simulator never saw the host connect"

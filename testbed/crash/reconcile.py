@@ -2,7 +2,7 @@
 or returned exactly once, every round ended once, every round a restart interrupted ended as
 its game's power-failure clause says, and where each kill left the round.
 
-Kept apart from :mod:`tests.crash.rig` (which runs the controllers and kills them) because it
+Kept apart from :mod:`testbed.crash.rig` (which runs the controllers and kills them) because it
 only reads a journal: the soak and the tests call it on a finished campaign.
 """
 
@@ -34,17 +34,17 @@ class Findings:
     journal as the killed controller left it: where it died."""
     kill_sequence: list[str] = field(default_factory=list)
     """The same phases in the order of the kills (to read beside
-    :attr:`tests.crash.rig.Campaign.targets`)."""
+    :attr:`testbed.crash.rig.Campaign.targets`)."""
     mid_round_kills: int = 0
     """Restarts that found a round past "No more bets" and not ended: the clauses under test."""
     recoveries_cut: int = 0
     """Kills that landed in a recovery (``recovery_started`` with no ``recovery_completed``)."""
     late_device_events: int = 0
     """Device inputs journaled after an input of a later event id from the same device boot:
-    events raised before a restart and delivered after newer ones (tests/crash asserts none)."""
+    events raised before a restart and delivered after newer ones (``tests/crash`` asserts none)."""
     stale_sets: int = 0
     """``CardSetDispensed`` inputs older (by event id) than the ``ShuffleDone`` before them: a
-    hand formed from an earlier deck reached a later round (tests/crash asserts none)."""
+    hand formed from an earlier deck reached a later round (``tests/crash`` asserts none)."""
     recovered_phases: Counter[str] = field(default_factory=Counter)
     """The ``phase`` of each ``recovery_completed`` after the first start. It differs from
     :attr:`kill_phases` when a kill cut a recovery short (two kills, one record) or left an

@@ -29,7 +29,7 @@ from typing import IO
 from controller.service.control.client import ControlClient
 from controller.web.auth import Role, add_account
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 START_SECONDS = 60.0
 """Bound on a process's start (a second or two normally; far more on a loaded 2-core box)."""
 DEALER, SUPERVISOR = "dealer1", "super1"

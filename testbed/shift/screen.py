@@ -20,7 +20,7 @@ from typing import Any
 
 from playwright.sync_api import Locator, Page, expect
 
-from benchmarks.shift_table import DEALER, PASSWORDS, PIN, SUPERVISOR
+from testbed.shift.table import DEALER, PASSWORDS, PIN, SUPERVISOR
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.shift_screen import ShownResult, money, shown_net
-from benchmarks.shift_table import DEALER, SUPERVISOR, ShiftError
+from testbed.shift.screen import ShownResult, money, shown_net
+from testbed.shift.table import DEALER, SUPERVISOR, ShiftError
 from controller.journal.reader import iter_records
 from controller.journal.record import Record
 from controller.journal.rounds import ACCEPTED_EVENTS, accepted_wagers

@@ -3,14 +3,14 @@ recovered JournaledTable + shuffler driver + automated dealer, players and super
 SIGKILLed mid-round and restarted with recovery, against a simulated shuffler that keeps running
 (the devices have their own power; the controller is what fails).
 
-``python -m tests.crash.rig controller --dir D --link L --game G --rounds N --seed S`` runs one
+``python -m testbed.crash.rig controller --dir D --link L --game G --rounds N --seed S`` runs one
 controller life: recover, then play until the journal holds N rounds, then exit 0. It prints
 ``EVENT <type>`` on stdout, flushed, for every round event it publishes, so that the parent can
-aim its kills (:mod:`tests.crash.targets`); errors go to stderr.
+aim its kills (:mod:`testbed.crash.targets`); errors go to stderr.
 :func:`run_crash_campaign` is the parent: it serves the simulator on a pty, starts controllers
 and kills each at a seeded target (most just after an event of the deal, some at a random
 time), checks the journal verifies after every kill, and finally lets a controller finish.
-:func:`check_journal` (:mod:`tests.crash.reconcile`, re-exported here) is what the tests assert
+:func:`check_journal` (:mod:`testbed.crash.reconcile`, re-exported here) is what the tests assert
 on; :func:`dispensed_vs_journaled` compares the shuffler's hand meter with the sets the journal
 holds.
 """
@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from controller.table import commands as cmd
 from controller.table import events as ev
-from tests.crash.reconcile import GAMES, Findings, check_journal
-from tests.crash.targets import (
+from testbed.crash.reconcile import GAMES, Findings, check_journal
+from testbed.crash.targets import (
     EVENT_PREFIX,
     THREE_CARD_POKER,
     ChildOutput,
@@ -280,7 +280,7 @@ def spawn(directory: Path, link: Path, game: str, rounds: int, seed: int
           ) -> tuple[subprocess.Popen[bytes], ChildOutput]:
     """Start one controller life, its stdout and stderr drained from the first byte."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.crash.rig", "controller", "--dir", str(directory),
+        [sys.executable, "-m", "testbed.crash.rig", "controller", "--dir", str(directory),
          "--link", str(link), "--game", game, "--rounds", str(rounds), "--seed", str(seed)],
         cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return process, ChildOutput(process, f"crash-child-{process.pid}")
@@ -380,7 +380,7 @@ def summary(campaign: Campaign, findings: Findings) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.crash.rig")
+    parser = argparse.ArgumentParser(prog="python -m testbed.crash.rig")
     sub = parser.add_subparsers(dest="mode", required=True)
     run = sub.add_parser("controller")
     run.add_argument("--dir", required=True)
