@@ -64,8 +64,13 @@ def _simulator(kind: str, dialect: str | None, *, seed: int | None, deck: str | 
                shuffle_model: str) -> tuple[Any, bool]:
     """The simulator and whether it speaks the framed protocol."""
     if kind == "shuffler":
+        from firmware_sim.shuffle_models import ShuffleModel
         from firmware_sim.shuffler import ShufflerSim
 
+        if shuffle_model not in {model.value for model in ShuffleModel}:
+            raise SimulatorUnavailable(
+                f"no shuffling model {shuffle_model!r}; use one of "
+                f"{', '.join(model.value for model in ShuffleModel)}")
         return ShufflerSim(seed, shuffle_seconds=0.0, dispense_seconds=0.0, take_seconds=None,
                            shuffle_model=shuffle_model), True
     if dialect == "framed":

@@ -34,6 +34,7 @@ from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from controller.errors import WagerError
 from controller.games.catalog import GAMES
@@ -101,6 +102,13 @@ FEED_SECTION = "feed"
 reader checks by its own spec (docs/feed.md)."""
 SIM_URL = "sim"
 """Device URL meaning "the firmware_sim device of this kind, started in-process"."""
+SIM_SCHEME = "sim://"
+"""The simulator named by URL, as pyserial's ``serial_for_url`` and python-can's virtual bus
+name theirs: ``sim://shuffler?seed=7``, ``sim://shoe/beetek``, ``sim://shuffler?model=NAME``.
+The kind (and a shoe's dialect) must agree with ``[device]``; ``seed`` makes the simulated deals
+repeatable, ``model`` picks a faulty shuffling machine (``tablectl bench --shuffler``'s names).
+The simulator itself is found by name in the ``tablectl.simulators`` entry points."""
+SIM_QUERY_KEYS = ("seed", "model")
 
 
 class DeviceKind(str, Enum):
@@ -118,21 +126,24 @@ class DeviceConfig:
     kind: DeviceKind
     url: str
     """A serial path (``/dev/table-shuffler``), ``socket://host:port``, ``usb:VID:PID[:SERIAL]``
-    (HID scanner), ``usb://VVVV:PPPP[/SERIAL]`` (framed device on USB bulk) or ``sim``."""
+    (HID scanner), ``usb://VVVV:PPPP[/SERIAL]`` (framed device on USB bulk), ``sim`` or a
+    ``sim://`` URL (:data:`SIM_SCHEME`)."""
     dialect: ShoeDialect | None = None
     deck: str | None = None
     """Barcode deck map for the scanner and hid dialects: a shipped name, or a JSON file's path
     (relative to the config file's directory, made absolute here)."""
     seed: int | None = None
-    """Seed of the simulator (``url = "sim"`` only), so that ``tablectl bench --seed`` deals the
-    same cards every run. Not a config-file key: a table's shuffles come from ``secrets``."""
+    """Seed of the simulator (a simulated device only), so that ``tablectl bench --seed`` or a
+    ``sim://...?seed=N`` URL deals the same cards every run. Not a key of its own: a real
+    table's shuffles come from ``secrets``."""
     shuffle_model: str = "fair"
     """How the simulated shuffler orders its deck (``tablectl bench --shuffler``, a faulty
-    machine from :mod:`firmware_sim.shuffle_models`). Not a config-file key either."""
+    machine from :mod:`firmware_sim.shuffle_models`): ``tablectl bench --shuffler`` or a
+    ``sim://shuffler?model=NAME`` URL, refused at start by the simulator if it has no such model."""
 
     @property
     def simulated(self) -> bool:
-        return self.url == SIM_URL
+        return self.url == SIM_URL or self.url.startswith(SIM_SCHEME)
 
 
 DEFAULT_KEY_NAME = "journal.key"
@@ -460,9 +471,60 @@ class _Reader:
             if Path(deck).suffix == ".json" or "/" in deck:  # a file, as drivers.decks reads it
                 deck = str(section.resolve("deck", deck))
         url = section.string("url")
+        if url.startswith(SIM_SCHEME):
+            seed, model = self._sim_url(section, url, kind, dialect)
+            section.finish()
+            return DeviceConfig(kind=kind, url=url, dialect=dialect, deck=deck, seed=seed,
+                                shuffle_model=model)
         self._check_url(section, url, dialect)
         section.finish()
         return DeviceConfig(kind=kind, url=url, dialect=dialect, deck=deck)
+
+    @staticmethod
+    def _sim_url(section: Section, url: str, kind: DeviceKind,
+                 dialect: ShoeDialect | None) -> tuple[int | None, str]:
+        """The seed and the shuffling model a ``sim://`` URL names (:data:`SIM_SCHEME`), after
+        checking that its kind and dialect are the ``[device]`` section's own."""
+        parts = urlsplit(url)
+        path = [step for step in parts.path.split("/") if step]
+        named_kind = parts.netloc
+        device_kind = "shuffler" if kind is DeviceKind.SHUFFLER else "shoe"
+        if named_kind != device_kind:
+            raise section.error("url", f"{url!r} names a {named_kind or 'missing'} kind; this "
+                                       f"[device] is a {device_kind}: sim://{device_kind}"
+                                       + (f"/{dialect.value}" if dialect else ""))
+        if kind is DeviceKind.SHUFFLER and path:
+            raise section.error("url", f"{url!r}: a shuffler has no dialect (sim://shuffler)")
+        if dialect is not None and path not in ([], [dialect.value]):
+            raise section.error("url", f"{url!r}: the [device] dialect is {dialect.value!r}: "
+                                       f"sim://shoe/{dialect.value}")
+        if parts.fragment:
+            raise section.error("url", f"{url!r}: a sim URL has no fragment")
+        try:
+            query = parse_qs(parts.query, keep_blank_values=True,
+                             strict_parsing=bool(parts.query),
+                             max_num_fields=len(SIM_QUERY_KEYS) + 1)
+        except ValueError as error:
+            raise section.error("url", f"{url!r}: its query is not key=value&...: "
+                                       f"{error}") from error
+        for key, values in query.items():
+            if key not in SIM_QUERY_KEYS:
+                raise section.error("url", f"{url!r}: unknown query key {key!r}; use "
+                                           f"{' or '.join(SIM_QUERY_KEYS)}")
+            if len(values) != 1 or not values[0]:
+                raise section.error("url", f"{url!r}: give {key} once, with a value")
+        seed: int | None = None
+        if "seed" in query:
+            text = query["seed"][0]
+            if not text.isdigit() or len(text) > 19:
+                raise section.error("url", f"{url!r}: seed must be a whole number, "
+                                           f"0 or more, got {text!r}")
+            seed = int(text)
+        model = query.get("model", ["fair"])[0]
+        if model != "fair" and kind is not DeviceKind.SHUFFLER:
+            raise section.error("url", f"{url!r}: model is a shuffling machine's; a shoe "
+                                       "has none")
+        return seed, model
 
     def _check_url(self, section: Section, url: str, dialect: ShoeDialect | None) -> None:
         if url == SIM_URL:
@@ -488,7 +550,8 @@ class _Reader:
         if not url.startswith("/"):
             raise section.error("url", f"{url!r}: expected an absolute device path "
                                        "(/dev/table-shuffler), socket://HOST:PORT, "
-                                       "usb:VID:PID[:SERIAL], usb://VVVV:PPPP[/SERIAL] or sim")
+                                       "usb:VID:PID[:SERIAL], usb://VVVV:PPPP[/SERIAL], sim or "
+                                       "sim://KIND[/DIALECT][?seed=N]")
 
     def _limits(self, section: Section | None, rules: GameRules) -> dict[str, BetLimit]:
         limits: dict[str, BetLimit] = {}

@@ -188,7 +188,7 @@ def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> Dea
                                     name=name, seed=config.seed, deck=config.deck,
                                     shuffle_model=config.shuffle_model)
     except ValueError as error:  # the registry's SimulatorUnavailable
-        raise ServiceError(f"device.url 'sim': {error}") from error
+        raise ServiceError(f"device.url {config.url!r}: {error}") from error
     try:
         if config.kind is DeviceKind.SHUFFLER:
             from drivers.shuffler import Shuffler
