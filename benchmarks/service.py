@@ -81,6 +81,7 @@ unsynchronised = "allow"
 
 
 def _drain(notify: socket.socket) -> None:
+    """Read the later STATUS datagrams as systemd does, so the service never waits on them."""
     notify.settimeout(None)
     try:
         while notify.recv(4096):
@@ -164,19 +165,31 @@ def running_service(tmp: Path, *, durability: str = "money", extra: str = "",
     service refused its config): (pid, control socket, seconds from ``Popen`` to READY=1).
     SIGTERM at the end, which must exit 0."""
     config = tmp / "tablectl.toml"
-    sock = tmp / "control.sock"
     config.write_text(service_config(tmp, durability=durability, control_keys=extra,
                                      journal_keys=journal_keys))
+    with notified_service(tmp, ["-m", "controller", "run", "--config", str(config)],
+                          ready_s=30.0) as (pid, ready):
+        yield pid, tmp / "control.sock", ready
+
+
+@contextmanager
+def notified_service(tmp: Path, args: list[str], *,
+                     ready_s: float) -> Iterator[tuple[int, float]]:
+    """``python <args>`` started in the repository as systemd starts the unit (a
+    ``NOTIFY_SOCKET`` in ``tmp``, its log in ``tmp/service.log``) and waited for until READY=1
+    (``ready_s`` a bound, never a measure): (pid, seconds from ``Popen`` to READY=1). SIGTERM
+    at the end, which must exit 0 within :data:`STOP_SECONDS`. The one place every benchmark
+    starts and stops the service."""
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
     notify.bind(str(tmp / "notify"))
-    notify.settimeout(30)
+    notify.settimeout(ready_s)
     # the service's log to a file, not a pipe nobody reads until the end: a pipe's 64 KiB of
     # warnings (a busy machine makes more) blocked the service's logging mid-run, and the run
     # ended "no answer within 30 s" after 10,000 rounds
     log = (tmp / "service.log").open("w+")
     started = time.monotonic()
     process = subprocess.Popen(
-        [sys.executable, "-m", "controller", "run", "--config", str(config)], cwd=ROOT,
+        [sys.executable, *args], cwd=ROOT,
         env={**os.environ, "NOTIFY_SOCKET": str(tmp / "notify")},
         stdout=subprocess.DEVNULL, stderr=log, text=True)
     try:
@@ -187,7 +200,7 @@ def running_service(tmp: Path, *, durability: str = "money", extra: str = "",
         # could not stop (issue 27; its notifications no longer block either way)
         threading.Thread(target=_drain, args=(notify,), daemon=True,
                          name="notify-drain").start()
-        yield process.pid, sock, ready
+        yield process.pid, ready
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=STOP_SECONDS)
         if process.returncode != 0:

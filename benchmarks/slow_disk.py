@@ -32,10 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -47,16 +44,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.service import service_config  # noqa: E402
+from benchmarks.service import notified_service, service_config  # noqa: E402
 from controller.service.control.client import ControlClient  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 DELAYS_MS = (0, 200, 500)
 WAGERS = 8
 BOXES = tuple(str(box) for box in range(1, 9))
 GOAL_MS = 50.0
 READY_S = 60.0
-STOP_S = 180.0
 CLIENT_TIMEOUT_S = 60.0
 """Bounds for things that are coming on a loaded machine, never a measure."""
 PAUSE_S = 0.001
@@ -91,40 +86,9 @@ def running_service(tmp: Path, delay_ms: int) -> Iterator[Path]:
     config = tmp / "tablectl.toml"
     config.write_text(service_config(tmp, durability="always").replace(
         'boxes = ["1", "2", "3"]', "boxes = [" + ", ".join(f'"{b}"' for b in BOXES) + "]"))
-    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
-    notify.bind(str(tmp / "notify"))
-    notify.settimeout(READY_S)
-    log = (tmp / "service.log").open("w+")
-    process = subprocess.Popen(
-        [sys.executable, "-c", SERVICE, str(delay_ms), str(config)],
-        cwd=ROOT, env={**os.environ, "NOTIFY_SOCKET": str(tmp / "notify")},
-        stdout=subprocess.DEVNULL, stderr=log, text=True)
-    try:
-        while not notify.recv(4096).startswith(b"READY=1"):
-            pass
-        threading.Thread(target=_drain, args=(notify,), daemon=True, name="notify-drain").start()
+    with notified_service(tmp, ["-c", SERVICE, str(delay_ms), str(config)],
+                          ready_s=READY_S):
         yield tmp / "control.sock"
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=STOP_S)
-        if process.returncode != 0:
-            log.seek(0)
-            raise RuntimeError(f"service exited {process.returncode}: {log.read()[-500:]}")
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        notify.close()
-        log.close()
-
-
-def _drain(notify: socket.socket) -> None:
-    """Read the later STATUS datagrams as systemd does, so the service never waits on them."""
-    notify.settimeout(None)
-    try:
-        while notify.recv(4096):
-            pass
-    except OSError:  # closed at the end of the run
-        pass
 
 
 def summary(samples_s: Sequence[float]) -> dict[str, float | int]:

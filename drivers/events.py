@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from controller.games.cards import Card
 
@@ -286,10 +286,7 @@ class DeviceMode(str, Enum):
         protocol document does, and its byte values stay the wire's business. A word this enum
         does not know is ``None`` (the device said something the controller cannot follow,
         which callers treat as they treat silence)."""
-        if isinstance(said, cls) or said is None:
-            return said
-        name = getattr(said, "name", None)
-        return cls.__members__.get(name) if isinstance(name, str) else None
+        return _by_name(cls, said)
 
 
 class RefusalCause(str, Enum):
@@ -311,10 +308,21 @@ class RefusalCause(str, Enum):
     def of(cls, reason: object) -> RefusalCause | None:
         """The device-level word for a driver's refusal reason (matched by name, as
         :meth:`DeviceMode.of`), ``None`` when the error carries none this enum knows."""
-        if isinstance(reason, cls) or reason is None:
-            return reason
-        name = getattr(reason, "name", None)
-        return cls.__members__.get(name) if isinstance(name, str) else None
+        return _by_name(cls, reason)
+
+
+Word = TypeVar("Word", bound=Enum)
+
+
+def _by_name(words: type[Word], value: object) -> Word | None:
+    """``value`` in the device-level ``words``: itself if it is one already, else the member
+    named as ``value``'s ``name`` (a driver's enum names its members as the protocol document
+    does); ``None`` for ``None`` or a name ``words`` does not know. The one matching rule of
+    :meth:`DeviceMode.of` and :meth:`RefusalCause.of`."""
+    if isinstance(value, words) or value is None:
+        return value
+    name = getattr(value, "name", None)
+    return words.__members__.get(name) if isinstance(name, str) else None
 
 
 @dataclass(frozen=True, slots=True)

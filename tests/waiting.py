@@ -100,3 +100,20 @@ def wait_for(items: queue.Queue[Item], match: Callable[[Item], bool] | type,
         last = item
         if seen is not None:
             seen.append(item)
+
+
+def wait_draining(items: queue.Queue[Item], condition: Callable[[], bool], what: str, *,
+                  timeout: float = WAIT_S, seen: list[Item] | None = None) -> None:
+    """:func:`wait_until` ``condition``, first taking off ``items`` whatever came meanwhile
+    (appended to ``seen`` when given): for a condition that a queue's events announce, so the
+    queue is read while the test waits and the condition is judged after the events so far."""
+    def after_the_items() -> bool:
+        while True:
+            try:
+                item = items.get_nowait()
+            except queue.Empty:
+                return condition()
+            if seen is not None:
+                seen.append(item)
+
+    wait_until(after_the_items, what, timeout=timeout)

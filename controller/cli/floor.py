@@ -63,20 +63,15 @@ def run(args: argparse.Namespace) -> int:
 def _add_web_arguments(parser: Any) -> None:
     """``tablectl floor web``'s options (docs/floor-page.md): where and to whom the page is
     served, by the rules and option names of ``tablectl web``."""
-    from controller.cli.web import PERSON_CHOICES, _listen
+    from controller.cli.web import add_serving_arguments
 
     group = parser.add_argument_group("tablectl floor web (docs/floor-page.md)")
     group.add_argument("--web-config", type=nonempty_path, metavar="PATH",
                        help="a [web] file: listen, port, tls_cert, tls_key, accounts, "
                             "local_role (the rules of tablectl web; default 127.0.0.1 only)")
-    group.add_argument("--listen", type=_listen, metavar="ADDRESS",
-                       help="an IP address or a host name (web.listen; default 127.0.0.1)")
-    group.add_argument("--port", type=int, help="port (web.port; default 8640, 0: any)")
-    group.add_argument("--accounts", type=nonempty_path, metavar="FILE",
-                       help="accounts file (web.accounts; tablectl web passwd)")
-    group.add_argument("--local-role", choices=PERSON_CHOICES,
-                       help="without accounts (loopback only): every viewer's role (default "
-                            "supervisor without a --web-config)")
+    add_serving_arguments(group, local_role_default="default supervisor without a "
+                          "--web-config", accounts_help="accounts file (web.accounts; "
+                          "tablectl web passwd)")
     group.add_argument("--shifts", metavar="HH:MM,...",
                        help="shift start times, UTC; the first starts the gaming day "
                             "(default 06:00,14:00,22:00)")

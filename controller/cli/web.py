@@ -30,6 +30,20 @@ def _listen(text: str) -> str:
     return text
 
 
+def add_serving_arguments(parser: Any, *, local_role_default: str,
+                          accounts_help: str = "accounts file (web.accounts)") -> None:
+    """``--listen``, ``--port``, ``--accounts`` and ``--local-role``: where and to whom a page is
+    served, with one set of names and checks for ``tablectl web`` and ``tablectl floor web``
+    (``parser`` may be an argument group)."""
+    parser.add_argument("--listen", type=_listen, metavar="ADDRESS",
+                        help="an IP address or a host name (web.listen; default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port (web.port; default 8640, 0: any)")
+    parser.add_argument("--accounts", type=nonempty_path, metavar="FILE", help=accounts_help)
+    parser.add_argument("--local-role", choices=PERSON_CHOICES,
+                        help="without accounts (loopback only): every viewer's role "
+                             f"({local_role_default})")
+
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("web", help="the dealer's screen and the surveillance console")
     parser.add_argument("--config", type=nonempty_path, metavar="PATH",
@@ -38,14 +52,7 @@ def register(subparsers: Any) -> None:
                         help="journal directory (web.journal)")
     parser.add_argument("--socket", type=nonempty_path, metavar="PATH",
                         help="the table's control socket (web.socket)")
-    parser.add_argument("--listen", type=_listen, metavar="ADDRESS",
-                        help="an IP address or a host name (web.listen; default 127.0.0.1)")
-    parser.add_argument("--port", type=int, help="port (web.port; default 8640, 0: any)")
-    parser.add_argument("--accounts", type=nonempty_path, metavar="FILE",
-                        help="accounts file (web.accounts)")
-    parser.add_argument("--local-role", choices=PERSON_CHOICES,
-                        help="without accounts (loopback only): every viewer's role "
-                             "(web.local_role; default dealer)")
+    add_serving_arguments(parser, local_role_default="web.local_role; default dealer")
     parser.add_argument("--index", type=nonempty_path, metavar="FILE",
                         help="SQLite index file (web.index)")
     parser.add_argument("--hmac-key", dest="hmac_key_file", type=nonempty_path, metavar="FILE",

@@ -17,11 +17,12 @@ first seq it lacks, asking again with a doubling, jittered pause (up to :data:`R
 :mod:`drivers.backoff`) until it has caught up. A table it is behind on is not shown online
 (``controller.floor.view``).
 
-Several consumers on one site (``[floor] group``, PostgreSQL only): an MQTT 5 shared
-subscription (``$share/<group>/...``) hands each record to one of them, and the database keeps
-the order, not a coordinator of ours. A batch's records are checked (hash, signature) first,
-outside any lock; then its transaction takes each of its tables' advisory lock (one order for
-all, so no deadlock), reads their heads from the database and places each record in its chain.
+Several consumers on one site (``[floor] group``, PostgreSQL only; what is particular to a
+group's consumer, its subscription, locks and leases, is :mod:`controller.floor.group`): the
+broker hands each record to one of them, and the database keeps the order, not a coordinator of
+ours. A batch's records are checked (hash, signature) first, outside any lock; then its
+transaction takes its tables (their advisory locks, or their leases), reads their heads from the
+database and places each record in its chain.
 A record whose predecessor another consumer has not applied yet waits in the database
 (``pending``, written under the table's lock), and whichever consumer applies the predecessor
 applies it next, in the same transaction: the chain never waits for a turn of the other
@@ -29,13 +30,9 @@ consumer. One whose predecessor died with a SIGKILLed consumer is asked for from
 any gap. A group's consumers keep no broker session, so a dead one's share is not queued for
 it.
 
-With ``[floor] assign = "lease"`` the group divides the tables instead of the records: each
-table is leased to one consumer in PostgreSQL (:mod:`controller.floor.leases`), which
-subscribes to that table's topic alone and checks its lease in the apply's transaction (in
-place of the advisory locks). A heartbeat thread, on its own connection, renews, rebalances and
-claims, and follows each change on the broker (subscribe, unsubscribe, and a resend asked of a
-table taken over from another holder). A record of a table this consumer no longer holds is
-acknowledged and not applied: its new holder asks for it again.
+With ``[floor] assign = "lease"`` the group divides the tables instead of the records. A record
+of a table this consumer no longer holds is acknowledged and not applied: its new holder asks
+for it again.
 """
 
 from __future__ import annotations
@@ -55,15 +52,16 @@ from typing import Any
 import structlog
 
 from controller import strictjson
-from controller.feed.config import Assign, FloorConfig
+from controller.feed.config import FloorConfig
 from controller.feed.keys import SIGNATURE_PROPERTY
 from controller.feed.mqtt import make_client, start, stop_on_signals, topic_resend
 from controller.feed.mqtt import stop as stop_client
 from controller.floor.authenticity import public_keys
 from controller.floor.chain import Head, Judged, Verdict, examine, place
-from controller.floor.leases import Change, Leases, add_tables, held_now
+from controller.floor.group import GroupPart, events_topic
+from controller.floor.leases import Leases
 from controller.floor.machines import Machines, create_schema
-from controller.floor.store import GROUP_SCHEMA, Store
+from controller.floor.store import Store
 from controller.journal.damage import check_line
 from controller.journal.record import GENESIS_HASH, Record
 from drivers.backoff import ExponentialBackoff
@@ -126,8 +124,6 @@ class Floor:
         self.config = config
         self.store = Store(config.database)
         create_schema(self.store)
-        if config.group is not None:
-            self.store.create_tables(GROUP_SCHEMA)
         self.machines = Machines()
         """Each shuffler's evidence pooled by serial across tables (issue 25)."""
         self.heads: dict[str, Head] = self.store.heads()
@@ -156,16 +152,13 @@ class Floor:
         client_id = config.client_id if self.group is None else \
             f"{config.client_id}-{socket.gethostname()}-{os.getpid()}"
         self.consumer_id = client_id
-        self.leases: Leases | None = None
+        self.part: GroupPart | None = None if self.group is None else \
+            GroupPart(config, self.store, client_id)
+        """This consumer's part in its group: subscription, locks or leases."""
+        self.leases: Leases | None = None if self.part is None else self.part.leases
         """``assign = "lease"``: this consumer's tables (the heartbeat thread changes them)."""
-        self.lease_tables: set[str] = set(config.keys)
-        """The tables given a lease row: every table with a key, and any whose status came."""
         self.not_leased = 0
         """Records received for a table this consumer no longer held: its holder has them."""
-        self.heartbeat: threading.Thread | None = None
-        if config.assign is Assign.LEASE:
-            assert self.group is not None  # the config refuses assign without group
-            self.leases = Leases(config.database, self.group, client_id, self.lease_tables)
         self.client = make_client(config.broker, client_id)
         self.client.manual_ack_set(True)
         self.client.on_connect = self._on_connect
@@ -178,12 +171,8 @@ class Floor:
             return
         self.generation += 1
         site = self.config.site
-        events = f"tablectl/{site}/+/events"
-        if self.group is not None:  # MQTT 5 shared subscription: each message to one of us
-            events = f"$share/{self.group}/{events}"
-        topics = [(events, 1)]
-        if self.leases is not None:  # only the leased tables' topics
-            topics = [(_events_topic(site, table), 1) for table in sorted(self.leases.held)]
+        topics = [(f"tablectl/{site}/+/events", 1)] if self.part is None \
+            else self.part.events_topics()
         # every consumer takes every status (retained ones reach no shared subscription):
         # each learns at connect how far every table has sent
         client.subscribe([*topics, (f"tablectl/{site}/+/status", 1)])
@@ -209,43 +198,15 @@ class Floor:
         # nobody reads (the broker's next message goes to a live consumer; what the dead one
         # held is asked for again)
         start(self.client, self.config.broker, persistent=self.group is None)
-        if self.leases is not None:
-            self.heartbeat = threading.Thread(target=self.leases.run, args=(
-                self.stop, self._follow), name="floor-lease-heartbeat", daemon=True)
-            self.heartbeat.start()
+        if self.part is not None:
+            self.part.start(self.stop, self.client)
 
     def close(self) -> None:
         self.stop.set()
-        if self.heartbeat is not None:
-            self.heartbeat.join(timeout=30)
-        if self.leases is not None:
-            try:
-                self.leases.release_all()  # the others claim these at their next beat
-            except Exception as error:  # noqa: BLE001 (they expire anyway: said, not raised)
-                log.warning("floor leases not released (they expire)", error=str(error))
-            self.leases.close()
+        if self.part is not None:
+            self.part.close()
         stop_client(self.client)
         self.store.close()
-
-    def _follow(self, change: Change) -> None:
-        """Subscribe to the tables gained, unsubscribe from those lost; for a table taken over
-        from another holder, ask its feed at once to resend from the first seq the database
-        lacks (what that holder received and did not commit)."""
-        assert self.leases is not None
-        site = self.config.site
-        if change.lost:
-            self.client.unsubscribe([_events_topic(site, t) for t in sorted(change.lost)])
-        if change.gained:
-            self.client.subscribe([(_events_topic(site, t), 1) for t in sorted(change.gained)])
-        if change.taken_over and site != "+":  # "+": the chase asks, once it sees the gap
-            heads = self.leases.store.heads_of(change.taken_over)
-            for table in sorted(change.taken_over):
-                head = heads.get(table)
-                self.client.publish(topic_resend(site, table), json.dumps(
-                    {"from": (head.seq if head else 0) + 1}).encode(), qos=1)
-        if change.gained or change.lost:
-            log.info("floor leases changed", held=len(change.held), gained=sorted(change.gained),
-                     lost=sorted(change.lost), taken_over=sorted(change.taken_over))
 
     def run(self) -> None:
         self.start()
@@ -283,12 +244,9 @@ class Floor:
         examined = [None if m.topic.endswith("/status") else self._examine(m) for m in batch]
         with self.store.transaction():
             held: set[str] | None = None
-            if self.group is not None:
+            if self.part is not None:
                 tables = {_table_of(m.topic) for m in batch}
-                if self.leases is not None:  # the lease, checked in the apply's transaction
-                    held = held_now(self.store, self.group, self.consumer_id, tables)
-                else:
-                    self.store.lock_tables(tables)
+                held = self.part.take(tables)  # a lease is checked in the apply's transaction
                 self.heads.update(self.store.heads_of(tables))
                 before = {table: self.heads.get(table) for table in tables}
             for message, judged in zip(batch, examined, strict=True):
@@ -297,7 +255,7 @@ class Floor:
                     self.not_leased += 1  # its lease passed: the new holder asks for it
                     continue
                 self.handle(message, judged)
-            if self.group is not None:
+            if self.part is not None:
                 for table in sorted(tables):
                     if self.heads.get(table) != before[table]:
                         self._drain_pending(table)
@@ -352,9 +310,9 @@ class Floor:
             if head.seq >= chase.known_seq:
                 del self.chases[table]
                 continue
-            if self.leases is not None and table not in self.leases.held:
+            if self.part is not None and not self.part.holds(table):
                 # its holder asks; should this consumer take it over, it asks at the take-over
-                # (``_follow``), and the pause starts then, not from a time before
+                # (``GroupPart.follow``), and the pause starts then, not from a time before
                 chase.moved_at = now
                 continue
             if head.seq != chase.head_seq:
@@ -390,10 +348,8 @@ class Floor:
                                 f"unreadable status on {message.topic}: {problem}"), message)
             return
         self.store.set_status(table, online, message.payload.decode())
-        if self.leases is not None and table not in self.lease_tables:
-            assert self.group is not None
-            add_tables(self.store, self.group, [table])  # a table not in [floor.keys]
-            self.lease_tables.add(table)
+        if self.part is not None:
+            self.part.saw_status(table)
         seq = body.get("seq")
         if isinstance(seq, int) and not isinstance(seq, bool):
             self._learn(message.topic.split("/")[1], table, seq)
@@ -467,7 +423,7 @@ class Floor:
             for seq, site, payload, sent_ns in rows:
                 if seq != head.seq + 1:
                     break
-                message = Message(f"tablectl/{site}/{table}/events", payload, sent_ns, 0)
+                message = Message(events_topic(site, table), payload, sent_ns, 0)
                 found = check_line(payload, None)
                 if not isinstance(found, Record):
                     self._report(Judged(Verdict.ALTERED, table, seq, found.detail, site=site),
@@ -495,10 +451,6 @@ class Floor:
     def _tell(self, judged: Judged, message: Message) -> None:
         if self.on_judged is not None:
             self.on_judged(judged, message)
-
-
-def _events_topic(site: str, table: str) -> str:
-    return f"tablectl/{site}/{table}/events"
 
 
 def _table_of(topic: str) -> str:

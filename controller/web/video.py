@@ -26,6 +26,27 @@ from controller.web.localtime import parse_utc
 PLACEHOLDERS = ("table", "utc", "epoch")
 
 
+def link_template_problem(name: str, template: str, placeholders: tuple[str, ...]
+                          ) -> str | None:
+    """What is wrong with a link template the house configures (``name``: the key or option
+    that gave it), or None: known ``placeholders`` only, and an http(s) URL with a host. The one
+    check of this video link and of the floor page's console link
+    (:mod:`controller.floor.page.console`), so a typo in either is a one-line error at start."""
+    known = ", ".join(f"{{{placeholder}}}" for placeholder in placeholders)
+    try:
+        fields = [field for _text, field, _spec, _conversion
+                  in string.Formatter().parse(template) if field is not None]
+    except ValueError as error:  # an unmatched brace, said by the formatter
+        return f"{name}: {error} (placeholders are {known})"
+    for field in fields:
+        if field not in placeholders:
+            return f"{name}: unknown placeholder {{{field}}} (placeholders are {known})"
+    parts = urlsplit(template)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return f"{name} {template!r}: not an http(s) URL"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class VideoLink:
     """The configured template; :meth:`url` fills it for one round."""
@@ -35,18 +56,9 @@ class VideoLink:
     @classmethod
     def parse(cls, template: str) -> VideoLink:
         """The template, or :class:`WebConfigError` naming what is wrong with it."""
-        try:
-            fields = [name for _text, name, _spec, _conversion
-                      in string.Formatter().parse(template) if name is not None]
-        except ValueError as error:
-            raise WebConfigError(f"web.video_url: {error} (placeholders are "
-                                 "{table}, {utc}, {epoch})") from error
-        for name in fields:
-            if name not in PLACEHOLDERS:
-                raise WebConfigError(f"web.video_url: unknown placeholder {{{name}}} "
-                                     "(placeholders are {table}, {utc}, {epoch})")
-        if urlsplit(template).scheme not in ("http", "https"):
-            raise WebConfigError(f"web.video_url {template!r}: not an http(s) URL")
+        problem = link_template_problem("web.video_url", template, PLACEHOLDERS)
+        if problem is not None:
+            raise WebConfigError(problem)
         return cls(template)
 
     def url(self, table: str | None, utc_text: str | None) -> str | None:

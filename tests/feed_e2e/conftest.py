@@ -11,8 +11,9 @@ import pytest
 from testbed.floorlab import Mosquitto, feed_config, floor_config
 from controller.bench import Bench
 from tests.feed_e2e.broker import make_pki, start_broker
+from tests.feed_e2e.postgres import fixture_postgres
 
-__all__ = ["feed_config", "floor_config"]
+__all__ = ["feed_config", "fixture_postgres", "floor_config"]
 
 IDENTITIES = ["T1", "T2", "floor", "sniffer"]
 
@@ -37,16 +38,3 @@ def fixture_journal_3cp(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("journal-3cp")
     Bench("rws-three-card-poker", 12, seed=3, faults="0.3", journal_dir=directory).run()
     return directory
-
-
-@pytest.fixture(name="postgres")
-def fixture_postgres() -> Iterator[str]:
-    """The URL of a private, running PostgreSQL (from the OS packages)."""
-    from tests.feed_e2e.postgres import Postgres
-
-    server = Postgres()
-    server.start()
-    try:
-        yield server.url
-    finally:
-        server.stop()

@@ -9,6 +9,7 @@ publishes (:class:`controller.feed.status.TableStatus`)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from controller.feed.status import TableStatus
@@ -38,10 +39,23 @@ def apply_records(store: Store, machines: Machines, records: list[Record], *,
     store.set_status(status.table, online, status.payload(online=online).decode())
 
 
-def fill_floor(database: Path | str, journals: list[Path], tables: int
-               ) -> dict[str, list[Record]]:
+Applier = Callable[[Store, Machines, str, list[Record]], list[Record]]
+"""How :func:`fill_floor` applies one table's records (store, machines, table, its records):
+what it applied, so that a test can stop a table at a hold, leave it behind or offline."""
+
+
+def apply_all(store: Store, machines: Machines, table: str, records: list[Record]
+              ) -> list[Record]:
+    """The plain :data:`Applier`: every record, the table online."""
+    del table
+    apply_records(store, machines, records)
+    return records
+
+
+def fill_floor(database: Path | str, journals: list[Path], tables: int, *,
+               apply: Applier = apply_all) -> dict[str, list[Record]]:
     """``tables`` tables ``T001``... over ``journals`` in turn (into a SQLite file or a
-    ``postgresql://`` URL); their records, by table."""
+    ``postgresql://`` URL), each applied by ``apply``; what was applied, by table."""
     store = Store(str(database))
     create_schema(store)
     machines = Machines()
@@ -49,8 +63,8 @@ def fill_floor(database: Path | str, journals: list[Path], tables: int
     try:
         for number in range(1, tables + 1):
             table = f"T{number:03d}"
-            made[table] = table_records(journals[(number - 1) % len(journals)], table)
-            apply_records(store, machines, made[table])
+            records = table_records(journals[(number - 1) % len(journals)], table)
+            made[table] = apply(store, machines, table, records)
     finally:
         store.close()
     return made

@@ -13,12 +13,12 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from controller.feed.status import TableStatus
-from controller.floor.machines import Machines, create_schema
+from controller.floor.machines import Machines
 from controller.floor.store import Store
 from controller.journal.record import Record
 from controller.journal.rounds import summarise_rounds
 from tests.floor_page.conftest import FloorWeb, floor_config, start_floor_web
-from tests.floor_page.floordb import SITE, apply_records, table_records
+from tests.floor_page.floordb import SITE, apply_records, fill_floor
 from tests.web.conftest import browser_fixture, no_leaks_fixture  # noqa: F401 (fixtures)
 
 TABLES = 200
@@ -44,27 +44,22 @@ def fixture_floor(tmp_path_factory: pytest.TempPathFactory, journals: list[Path]
     """200 tables over the two bench journals through the floor's apply path; two stopped at
     a hold, one offline (its Will), one the floor is 25 records behind."""
     database = tmp_path_factory.mktemp("floor200") / "floor.sqlite3"
-    store = Store(str(database))
-    create_schema(store)
-    machines = Machines()
-    applied: dict[str, list[Record]] = {}
-    try:
-        for number in range(1, TABLES + 1):
-            table = f"T{number:03d}"
-            records = table_records(journals[(number - 1) % len(journals)], table)
-            if table in HELD:
-                records = records[:next(i for i, r in enumerate(records)
-                                        if r.event_type == "supervisor_required") + 1]
-            if table == BEHIND:
-                apply_records(store, machines, records[:-BEHIND_BY])
-                store.set_status(table, True, _status(records, True))
-                applied[table] = records[:-BEHIND_BY]
-                continue
-            apply_records(store, machines, records, online=table != OFFLINE)
-            applied[table] = records
-    finally:
-        store.close()
-    return database, applied
+    return database, fill_floor(database, journals, TABLES, apply=_apply_with_exceptions)
+
+
+def _apply_with_exceptions(store: Store, machines: Machines, table: str,
+                           records: list[Record]) -> list[Record]:
+    """:data:`HELD` stopped at their hold, :data:`OFFLINE` offline, :data:`BEHIND` short of
+    its last :data:`BEHIND_BY` records (its status says it has them all)."""
+    if table in HELD:
+        records = records[:next(i for i, r in enumerate(records)
+                                if r.event_type == "supervisor_required") + 1]
+    if table == BEHIND:
+        apply_records(store, machines, records[:-BEHIND_BY])
+        store.set_status(table, True, _status(records, True))
+        return records[:-BEHIND_BY]
+    apply_records(store, machines, records, online=table != OFFLINE)
+    return records
 
 
 @pytest.fixture(name="web", scope="module")

@@ -4,34 +4,21 @@ tiles and figures as from SQLite, and the page served from it."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-
-import pytest
 
 from controller.floor.page.figures import read_period, read_tiles
 from controller.floor.page.shift import Span
 from controller.floor.store import Store
 from controller.journal.record import parse_ts
+from tests.feed_e2e.postgres import fixture_postgres
 from tests.floor_page.conftest import start_floor_web
 from tests.floor_page.floordb import fill_floor
 from tests.floor_page.test_page import Browser
 
+__all__ = ["fixture_postgres"]
+
 TABLES = 4
-
-
-@pytest.fixture(name="postgres")
-def fixture_postgres() -> Iterator[str]:
-    """The URL of a private, running PostgreSQL (from the OS packages)."""
-    from tests.feed_e2e.postgres import Postgres
-
-    server = Postgres()
-    server.start()
-    try:
-        yield server.url
-    finally:
-        server.stop()
 
 
 def test_postgresql_gives_the_same_page_as_sqlite(postgres: str, journals: list[Path],

@@ -11,6 +11,9 @@ import pytest
 from testbed.floorlab import Mosquitto
 from controller.bench import Bench
 from tests.feed_e2e.broker import make_pki, start_broker
+from tests.feed_e2e.postgres import fixture_postgres
+
+__all__ = ["fixture_postgres"]
 
 TABLES = ["T1", "T2", "T3"]
 
@@ -35,19 +38,6 @@ def fixture_broker(tmp_path: Path, pki: Path) -> Iterator[Mosquitto]:
     broker = start_broker(directory, pki)
     yield broker
     broker.stop()
-
-
-@pytest.fixture(name="postgres")
-def fixture_postgres() -> Iterator[str]:
-    """The URL of a private, running PostgreSQL (from the OS packages)."""
-    from tests.feed_e2e.postgres import Postgres
-
-    server = Postgres()
-    server.start()
-    try:
-        yield server.url
-    finally:
-        server.stop()
 
 
 @pytest.fixture(name="journal_3cp", scope="session")

@@ -7,14 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from controller.feed.config import Broker, FloorConfig
-from controller.floor.consumer import Floor, Message
+from controller.feed.config import Assign
+from controller.floor.consumer import Floor
 from testbed.journalgen import rehome
-from tests.controller.floor.conftest import SIGN_KEY, sign_line
-
-TOPIC = "tablectl/site1/T1/events"
+from tests.floor_scale.handfed import applied, floor_pair, message
 
 
 @pytest.fixture(name="lines")
@@ -25,23 +22,7 @@ def fixture_lines(journal_3cp: Path) -> list[bytes]:
 @pytest.fixture(name="pair")
 def fixture_pair(postgres: str) -> Iterator[tuple[Floor, Floor]]:
     """Consumers a and b of group "floor" (never connected: their batches are fed here)."""
-    broker = Broker("127.0.0.1", 1883, False, None, None, None, None, None, 15)
-    public = SIGN_KEY.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
-    floors = tuple(Floor(FloorConfig("<test>", "site1", postgres, broker, f"test-{name}",
-                                     {"T1": public}, group="floor")) for name in "ab")
-    yield floors  # type: ignore[misc]
-    for floor in floors:
-        floor.store.close()
-        floor.client._reset_sockets()  # never started: see controller.feed.mqtt.stop
-
-
-def _message(line: bytes) -> Message:
-    return Message(TOPIC, line, None, 0, signature=sign_line(line))
-
-
-def _applied(floor: Floor) -> list[int]:
-    return [seq for (seq,) in floor.store.query(
-        "SELECT seq FROM records WHERE table_id = 'T1' ORDER BY applied_ns, seq")]
+    yield from floor_pair(postgres, Assign.SHARED)
 
 
 def _pending(floor: Floor) -> list[int]:
@@ -55,13 +36,13 @@ def test_a_record_ahead_of_its_predecessor_waits_for_the_other_consumer(
     taken for the first), and a, applying 1, applies 2 after it in the same transaction. The
     same the other way round for 3 and 4; a record both get (a resend) is applied once."""
     a, b = pair
-    b.handle_batch([_message(lines[1])])
-    assert _applied(a) == [] and _pending(a) == [2]
-    a.handle_batch([_message(lines[0])])
-    assert _applied(a) == [1, 2] and _pending(a) == []
-    a.handle_batch([_message(lines[3])])
-    b.handle_batch([_message(lines[2]), _message(lines[1])])
-    assert _applied(b) == [1, 2, 3, 4] and _pending(b) == []
+    b.handle_batch([message(lines[1])])
+    assert applied(a) == [] and _pending(a) == [2]
+    a.handle_batch([message(lines[0])])
+    assert applied(a) == [1, 2] and _pending(a) == []
+    a.handle_batch([message(lines[3])])
+    b.handle_batch([message(lines[2]), message(lines[1])])
+    assert applied(b) == [1, 2, 3, 4] and _pending(b) == []
     assert b.store.query("SELECT duplicates FROM tables") == [(1,)]
     assert b.store.query("SELECT kind FROM problems") == []
 
@@ -73,10 +54,10 @@ def test_a_record_held_by_a_dead_consumer_is_asked_for_by_the_other(
     4 (the chase reads the heads from the database, not its own memory: b never saw 1..3) and
     records the ask for the view, and applies 4..6 when 4 comes again."""
     a, b = pair
-    a.handle_batch([_message(line) for line in lines[:3]])
-    b.handle_batch([_message(lines[4]), _message(lines[5])])
+    a.handle_batch([message(line) for line in lines[:3]])
+    b.handle_batch([message(lines[4]), message(lines[5])])
     chase = b.chases["T1"]
     b.chase(chase.moved_at + chase.wait_s + 0.01)
     assert b.store.query("SELECT known_seq, asked_from, asks FROM behind") == [(6, 4, 1)]
-    b.handle_batch([_message(lines[3])])
-    assert _applied(b) == [1, 2, 3, 4, 5, 6] and _pending(b) == []
+    b.handle_batch([message(lines[3])])
+    assert applied(b) == [1, 2, 3, 4, 5, 6] and _pending(b) == []

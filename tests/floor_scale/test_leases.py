@@ -8,17 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from controller.feed.config import Assign, Broker, FloorConfig, load_floor_config
-from controller.floor.consumer import Floor, Message
+from controller.feed.config import Assign, load_floor_config
+from controller.floor.consumer import Floor
 from controller.floor.leases import Leases, fair_share
 from controller.service.errors import ConfigError
 from testbed.journalgen import rehome
-from tests.controller.floor.conftest import SIGN_KEY, sign_line
-
-TOPIC = "tablectl/site1/T1/events"
-GROUP = "floor"
+from tests.floor_scale.handfed import GROUP, applied, floor_pair, message
 
 
 @pytest.fixture(name="lines")
@@ -30,26 +26,7 @@ def fixture_lines(journal_3cp: Path) -> list[bytes]:
 def fixture_pair(postgres: str) -> Iterator[tuple[Floor, Floor]]:
     """Lease consumers a and b of group "floor", one table T1 (never connected: their beats
     and batches are driven here)."""
-    broker = Broker("127.0.0.1", 1883, False, None, None, None, None, None, 15)
-    public = SIGN_KEY.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
-    floors = tuple(Floor(FloorConfig("<test>", "site1", postgres, broker, f"test-{name}",
-                                     {"T1": public}, group=GROUP, assign=Assign.LEASE))
-                   for name in "ab")
-    yield floors  # type: ignore[misc]
-    for floor in floors:
-        assert floor.leases is not None
-        floor.leases.close()
-        floor.store.close()
-        floor.client._reset_sockets()  # never started: see controller.feed.mqtt.stop
-
-
-def _message(line: bytes) -> Message:
-    return Message(TOPIC, line, None, 0, signature=sign_line(line))
-
-
-def _applied(floor: Floor) -> list[int]:
-    return [seq for (seq,) in floor.store.query(
-        "SELECT seq FROM records WHERE table_id = 'T1' ORDER BY applied_ns, seq")]
+    yield from floor_pair(postgres, Assign.LEASE)
 
 
 def test_a_write_after_the_lease_passed_applies_nothing(
@@ -61,16 +38,16 @@ def test_a_write_after_the_lease_passed_applies_nothing(
     a, b = pair
     assert a.leases is not None and b.leases is not None
     assert a.leases.beat().gained == {"T1"}
-    a.handle_batch([_message(lines[0])])
-    assert _applied(a) == [1]
+    a.handle_batch([message(lines[0])])
+    assert applied(a) == [1]
     a.store.query("UPDATE floor_leases SET expires = clock_timestamp() - interval '1 second' "
                   "RETURNING table_id")
     taken = b.leases.beat()
     assert taken.gained == {"T1"} and taken.taken_over == {"T1"}
-    a.handle_batch([_message(lines[1])])
-    assert _applied(a) == [1] and a.not_leased == 1
-    b.handle_batch([_message(lines[1]), _message(lines[2])])
-    assert _applied(b) == [1, 2, 3]
+    a.handle_batch([message(lines[1])])
+    assert applied(a) == [1] and a.not_leased == 1
+    b.handle_batch([message(lines[1]), message(lines[2])])
+    assert applied(b) == [1, 2, 3]
     assert a.leases.beat().lost == {"T1"} and a.leases.held == frozenset()
     assert b.store.query("SELECT kind FROM problems") == []
 

@@ -50,7 +50,7 @@ from firmware_sim.framed import bind_server
 from firmware_sim.serve import PtyServer
 from tests.controller.service.document_sim import DocumentShuffler
 from tests.controller.service.operator_rig import WAGERS, toml
-from tests.waiting import WaitTimeout, wait_until
+from tests.waiting import WaitTimeout, wait_draining
 
 ROOT = Path(__file__).resolve().parents[2]
 GAME = "rws-nc-three-pictures"
@@ -123,17 +123,10 @@ class Table:
         return self.control.request("round.status")
 
     def until(self, condition: Callable[[], bool], timeout: float, what: str) -> None:
-        """Wait for ``condition`` (:func:`tests.waiting.wait_until`), taking the events that
+        """Wait for ``condition`` (:func:`tests.waiting.wait_draining`), taking the events that
         came meanwhile off the queue; a wait that runs out names the table's status."""
-        def after_the_events() -> bool:
-            while True:
-                try:
-                    self.events.get_nowait()
-                except queue.Empty:
-                    return condition()
-
         try:
-            wait_until(after_the_events, what, timeout=timeout)
+            wait_draining(self.events, condition, what, timeout=timeout)
         except WaitTimeout as error:
             raise AssertionError(f"{error}; status: {self.status()}") from error
 

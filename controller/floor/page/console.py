@@ -10,11 +10,11 @@ behind a proxy. Checked at start, so a typo is a one-line error, not a broken li
 
 from __future__ import annotations
 
-import string
 from dataclasses import dataclass
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from controller.floor.page.errors import FloorPageConfigError
+from controller.web.video import link_template_problem
 
 PLACEHOLDERS = ("table", "site")
 
@@ -26,19 +26,9 @@ class ConsoleLink:
     @classmethod
     def parse(cls, template: str) -> ConsoleLink:
         """The template, or :class:`FloorPageConfigError` naming what is wrong with it."""
-        try:
-            fields = [name for _text, name, _spec, _conversion
-                      in string.Formatter().parse(template) if name is not None]
-        except ValueError as error:
-            raise FloorPageConfigError(f"--console-url: {error} (placeholders are {{table}}, "
-                                       "{site})") from error
-        for name in fields:
-            if name not in PLACEHOLDERS:
-                raise FloorPageConfigError(f"--console-url: unknown placeholder {{{name}}} "
-                                           "(placeholders are {table}, {site})")
-        parts = urlsplit(template)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise FloorPageConfigError(f"--console-url {template!r}: not an http(s) URL")
+        problem = link_template_problem("--console-url", template, PLACEHOLDERS)
+        if problem is not None:
+            raise FloorPageConfigError(problem)
         return cls(template)
 
     def url(self, table: str, site: str) -> str:

@@ -23,7 +23,7 @@ from firmware_sim.framed import bind_server
 from firmware_sim.serve import PtyServer
 from firmware_sim.shuffler import ShufflerSim
 from tests.controller.service.conftest import ALLOW_CLOCK
-from tests.waiting import WaitTimeout, wait_until
+from tests.waiting import WaitTimeout, wait_draining
 
 DEALER = {"actor": "dealer:test", "role": cmd.Role.DEALER}
 SUPERVISOR = {"actor": "supervisor:test", "role": cmd.Role.SUPERVISOR}
@@ -145,18 +145,11 @@ class Rig:
 
     def until(self, condition: Callable[[], bool], timeout: float = 10.0,
               what: str = "condition") -> None:
-        """Wait for a condition that events announce (:func:`tests.waiting.wait_until`); the
+        """Wait for a condition that events announce (:func:`tests.waiting.wait_draining`); the
         events that came meanwhile go to :attr:`seen`, and a wait that runs out names the
         table's status."""
-        def after_the_events() -> bool:
-            while True:
-                try:
-                    self.seen.append(self.events.get_nowait())
-                except queue.Empty:
-                    return condition()
-
         try:
-            wait_until(after_the_events, what, timeout=timeout)
+            wait_draining(self.events, condition, what, timeout=timeout, seen=self.seen)
         except WaitTimeout as error:
             raise AssertionError(f"{error}; status: {self.status()}") from error
 

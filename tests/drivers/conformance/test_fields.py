@@ -5,13 +5,13 @@ never from our codec)."""
 
 from __future__ import annotations
 
-import binascii
 import re
 from pathlib import Path
 
 import pytest
 
 from drivers.conformance.fields import LAYOUTS, check_frame
+from testbed.conformance.field_mutants import seal, unstuff
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "protocols.md"
 FRAME = re.compile(r"```frame\n(.*?)```", re.S)
@@ -38,24 +38,7 @@ def _doc_device_frames() -> dict[str, bytes]:
 
 def _body(data: bytes) -> bytes:
     """2.2 undone: the frame between STX and ETX."""
-    out, escaped = bytearray(), False
-    for byte in data[1:-1]:
-        if escaped:
-            out.append(byte ^ 0x20)
-            escaped = False
-        elif byte == 0x10:
-            escaped = True
-        else:
-            out.append(byte)
-    return bytes(out)
-
-
-def _frame(body: bytes) -> bytes:
-    """``body`` (VER..PAYLOAD) with its CRC (2.1), stuffed (2.2) and delimited."""
-    body += binascii.crc_hqx(body, 0xFFFF).to_bytes(2, "big")
-    stuffed = b"".join(bytes((0x10, b ^ 0x20)) if b in (2, 3, 0x10) else bytes((b,))
-                       for b in body)
-    return b"\x02" + stuffed + b"\x03"
+    return unstuff(data[1:-1])
 
 
 def _bent(name: str, at: int, value: bytes, *, seq: int | None = None) -> bytes:
@@ -66,7 +49,7 @@ def _bent(name: str, at: int, value: bytes, *, seq: int | None = None) -> bytes:
     payload[at:at + len(value)] = value
     header = bytes((body[0], body[1] if seq is None else seq, body[2])) \
         + len(payload).to_bytes(2, "big")
-    return _frame(header + bytes(payload))
+    return seal(header + bytes(payload))
 
 
 DEVICE = _doc_device_frames()
@@ -139,7 +122,7 @@ def test_frame_level_fields() -> None:
     """2.1: VER 0x01, LEN at most 512 and equal to the payload, SEQ 0 on events and
     heartbeats, a reply's SEQ 1..255; 4: a TYPE no device sends."""
     body = _body(DEVICE["card"])[:-2]
-    other_version = check_frame(_frame(b"\x02" + body[1:]))
+    other_version = check_frame(seal(b"\x02" + body[1:]))
     assert other_version is not None and other_version.clause == "2.1"
     assert "VER 0x02" in other_version.reason
     event_seq = check_frame(_bent("card", 0, b"\x00\x07", seq=5))
@@ -148,12 +131,12 @@ def test_frame_level_fields() -> None:
     assert beat_seq is not None and beat_seq.clause == "2.1"
     reply_seq = check_frame(_bent("status", 0, b"\x02", seq=0))
     assert reply_seq is not None and reply_seq.clause == "2.1" and "SEQ 0" in reply_seq.reason
-    long = check_frame(_frame(b"\x01\x00\x75\x02\x01" + b"\x00\x01\x00\x01" + bytes(509)))
+    long = check_frame(seal(b"\x01\x00\x75\x02\x01" + b"\x00\x01\x00\x01" + bytes(509)))
     assert long is not None and long.clause == "2.1" and "LEN 513" in long.reason
-    short_len = check_frame(_frame(body[:3] + b"\x00\x05" + body[5:]))
+    short_len = check_frame(seal(body[:3] + b"\x00\x05" + body[5:]))
     assert short_len is not None and short_len.clause == "2.1" and "LEN says 5" in \
         short_len.reason
-    host_type = check_frame(_frame(b"\x01\x05\x20\x00\x00"))
+    host_type = check_frame(seal(b"\x01\x05\x20\x00\x00"))
     assert host_type is not None and host_type.clause == "4" and "0x20" in host_type.reason
 
 
