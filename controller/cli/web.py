@@ -69,8 +69,9 @@ def register(subparsers: Any) -> None:
     passwd.add_argument("name")
     passwd.add_argument("role", choices=PERSON_CHOICES)
     passwd.add_argument("--pin", action="store_true",
-                        help="a supervisor: also set the PIN they answer a hold with at the "
-                             "dealer's screen (asked for, or the second line on stdin)")
+                        help="also set a PIN (asked for, or the second line on stdin): a "
+                             "supervisor answers a hold with it at the dealer's screen; a "
+                             "dealer logs in with it at the kiosk, by name button and PIN pad")
     passwd.add_argument("--badge", action="store_true",
                         help="a supervisor: also set the badge the kiosk's reader reads "
                              "(present it to a reader that types into this terminal, or type "

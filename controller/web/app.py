@@ -289,16 +289,29 @@ class WebApp:
                                 status_code=303)
 
     async def login_page(self, request: Request) -> Response:
+        """The password form, and at the kiosk (a loopback client) the dealers with a PIN as
+        buttons and a PIN pad: a dealer logs in by taps (issue 36). Only the kiosk gets the
+        names and takes a PIN: elsewhere the page lists nobody and a PIN opens nothing."""
+        kiosk = is_loopback_address(self._address(request))
+        dealers = self.auth.pin_dealers() if kiosk else []
         if request.method == "GET":
-            return self.page("login.html", None, problem=None)
+            return self.page("login.html", None, problem=None, dealers=dealers)
         if (refusal := self.refused(request, None)) is not None:
-            return self.page("login.html", None, status=403, problem=refusal.message)
+            return self.page("login.html", None, status=403, problem=refusal.message,
+                             dealers=dealers)
         form = await small_form(request)
-        token = await asyncio.to_thread(self.auth.login, form.get("name", ""),
-                                        form.get("password", ""), self._address(request))
+        by_pin = "pin" in form
+        if by_pin and not kiosk:
+            return self.page("login.html", None, status=403, dealers=dealers,
+                             problem="A PIN logs in only at the table's own screen.")
+        check = self.auth.login_pin if by_pin else self.auth.login
+        token = await asyncio.to_thread(check, form.get("name", ""),
+                                        form.get("pin" if by_pin else "password", ""),
+                                        self._address(request))
         if token is None:
-            return self.page("login.html", None, status=401,
-                             problem="Wrong name or password (or too many tries: wait).")
+            return self.page("login.html", None, status=401, dealers=dealers,
+                             problem=f"Wrong name or {'PIN' if by_pin else 'password'} "
+                                     "(or too many tries: wait).")
         response = RedirectResponse("/", status_code=303)
         response.set_cookie(COOKIE, token, httponly=True, samesite="strict", secure=self.tls,
                             path="/")

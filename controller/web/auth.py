@@ -1,9 +1,9 @@
-"""Accounts, roles, login sessions, supervisors' PINs and the login throttle.
+"""Accounts, roles, login sessions, PINs and the login throttle.
 
 Accounts are lines ``name:role:argon2-hash[:argon2-pin-hash[:argon2-badge-hash]]`` in a file
-the web process reads (written by ``tablectl web passwd``, ``--pin`` for a supervisor's PIN,
-``--badge`` for their badge's id); passwords, PINs and badge ids are hashed with Argon2id
-(argon2-cffi). Sessions are random tokens held in memory only (a restart
+the web process reads (written by ``tablectl web passwd``, ``--pin`` for a supervisor's or a
+dealer's PIN, ``--badge`` for a supervisor's badge id); passwords, PINs and badge ids are
+hashed with Argon2id (argon2-cffi). Sessions are random tokens held in memory only (a restart
 logs everyone out), bounded in age, and in number per account (:data:`MAX_SESSIONS_PER_ACCOUNT`,
 the account's own oldest goes): one account logging in again and again never logs out another.
 Failed tries back off per account name, per client address and per name at an address
@@ -48,6 +48,11 @@ MAX_LOCKOUT_SECONDS = 300.0
 MAX_TRACKED = 4096
 MIN_PIN_DIGITS = 6
 MAX_PIN_DIGITS = 12
+PIN_ROLES = frozenset({Role.SUPERVISOR, Role.DEALER})
+"""Who may have a PIN: a supervisor answers a hold at the dealer's screen with it, a dealer logs
+in at the kiosk with it (issue 36: no keyboard in the shift). What each PIN opens is its own
+method: :meth:`Authenticator.check_pin` a supervisor's, :meth:`Authenticator.login_pin` a
+dealer's, so a dealer's PIN never answers a hold and a supervisor's never opens a session."""
 MAX_BADGE_CHARS = 64
 """A badge id longer than this is not a badge (a barcode, a stuck key): the reader thread
 drops such a line (:mod:`controller.web.badge`), and ``passwd --badge`` refuses it."""
@@ -71,7 +76,8 @@ class Account:
     role: Role
     password_hash: str
     pin_hash: str | None = None
-    """A supervisor's PIN, for answering a hold on the dealer's screen (``passwd --pin``)."""
+    """A supervisor's PIN, for answering a hold on the dealer's screen, or a dealer's, for
+    logging in at the kiosk by taps (``passwd --pin``)."""
     badge_hash: str | None = None
     """A supervisor's badge id, read by the kiosk's badge reader (``passwd --badge``)."""
 
@@ -118,8 +124,9 @@ def add_account(path: Path, name: str, role: Role, password: str,
         raise AccountsError("password: printable characters only, no control characters "
                             "(NUL, tab, carriage return, escape ...)")
     if pin is not None:
-        if role is not Role.SUPERVISOR:
-            raise AccountsError(f"PIN: only a supervisor has one (not a {role.value})")
+        if role not in PIN_ROLES:
+            raise AccountsError(f"PIN: only a supervisor or a dealer has one "
+                                f"(not a {role.value})")
         if not pin.isdigit() or not MIN_PIN_DIGITS <= len(pin) <= MAX_PIN_DIGITS:
             raise AccountsError(f"PIN: {MIN_PIN_DIGITS}-{MAX_PIN_DIGITS} digits")
     if badge is not None:
@@ -191,6 +198,23 @@ class Authenticator:
         account = self._check(name, pin, address, self.pins,
                               lambda a: a.pin_hash if a.role is Role.SUPERVISOR else None)
         return account
+
+    def login_pin(self, name: str, pin: str, address: str = "") -> str | None:
+        """A dealer's session by name and PIN (the kiosk's picker and pad), or None; throttled
+        with the PIN's tables, as :meth:`check_pin`. Only a dealer's PIN opens a session: a
+        supervisor's PIN is a short secret for their presence at a screen somebody already
+        logged in to, not a way to the console."""
+        account = self._check(name, pin, address, self.pins,
+                              lambda a: a.pin_hash if a.role is Role.DEALER else None)
+        if account is None:
+            return None
+        with self._lock:
+            return self._open(account.name, account.role)
+
+    def pin_dealers(self) -> list[str]:
+        """The dealers who may log in by PIN, for the kiosk's name picker."""
+        return sorted(a.name for a in self.accounts.values()
+                      if a.role is Role.DEALER and a.pin_hash)
 
     def check_badge(self, badge: str, address: str = "") -> Account | None:
         """The supervisor whose badge this is, or None. Argon2id hashes cannot be looked up, so

@@ -34,10 +34,25 @@ DEALER_ACTOR = f"dealer:{DEALER} [operator via tablectl web]"
 SUPERVISOR_ACTOR = f"supervisor:{SUPERVISOR} [supervisor via tablectl web]"
 SUPERVISOR_INPUTS = {"supervisor.continue": ("SupervisorDecision", "continue"),
                      "supervisor.clear-fault": ("ClearDeviceFault", None),
-                     "supervisor.void": ("SupervisorDecision", "void")}
-"""A supervisor's button -> the journaled command (its type, and its ``action``)."""
+                     "supervisor.void": ("SupervisorDecision", "void"),
+                     "supervisor.clock-override": ("OverrideClock", None),
+                     "supervisor.swap": ("SupervisorDecision", "reconstruct"),
+                     "supervisor.reconstruct": ("SupervisorDecision", "reconstruct"),
+                     "supervisor.order": ("SupervisorDecision", "order")}
+"""A supervisor's button -> the journaled command (its type, and its ``action``). The swap is a
+reconstruction by moves; ``supervisor.answer:FACT`` is :func:`supervisor_input`'s."""
 SUPERVISOR_TYPES = frozenset(kind for kind, _ in SUPERVISOR_INPUTS.values())
 ENDS = ("round_settled", "round_voided")
+
+
+def supervisor_input(tap: str) -> tuple[str, str | None]:
+    """The journaled command of a supervisor's button: ``supervisor.answer:FACT`` (the hold's
+    question answered) is the decision named by the fact, any other from
+    :data:`SUPERVISOR_INPUTS`."""
+    verb, _, answer = tap.partition(":")
+    if verb == "supervisor.answer":
+        return "SupervisorDecision", answer
+    return SUPERVISOR_INPUTS[verb]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +135,7 @@ def audit_records(records: Iterable[Record], shown: Sequence[ShownResult],
             problems.append(f"wager {wager_id}: settled or returned {settled[wager_id]} "
                             f"time(s), accepted: {wager_id in amounts}, withdrawn: "
                             f"{wager_id in withdrawn}")
-    expected = [SUPERVISOR_INPUTS[verb] for verb in supervisor_taps]
+    expected = [supervisor_input(verb) for verb in supervisor_taps]
     if supervisor != expected:
         problems.append(f"supervisor actions journaled {supervisor}, tapped {expected}")
     journal_net = sum(int(r["net"]) for r in results.values())

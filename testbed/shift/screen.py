@@ -1,9 +1,10 @@
 """The dealer's touch screen as the people at the table use it: taps only.
 
 A touch-emulating Chromium at the Pi's 800x480 (Playwright ``tap()``), Debian's own browser
-(``/usr/bin/chromium``, never a download). The dealer logs in once; a supervisor comes to the
-table for each irregularity, logs in on that screen (name on the kiosk's keyboard, PIN on the
-screen's pad), answers with the buttons the table offers, and logs out. Every tap is counted.
+(``/usr/bin/chromium``, never a download). The dealer logs in once (their name's button and
+their PIN on the login page's pad); a supervisor comes to the table for each irregularity, logs
+in on that screen (name and PIN on the screen's pad), answers with the buttons the table
+offers, and logs out. Every tap is counted.
 
 The page drops a tap while its previous command is still in flight (``body.sending``), as a
 person's double tap; so each tap that sends waits for the page to be ready again, then for the
@@ -20,7 +21,7 @@ from typing import Any
 
 from playwright.sync_api import Locator, Page, expect
 
-from testbed.shift.table import DEALER, PASSWORDS, PIN, SUPERVISOR
+from testbed.shift.table import DEALER, DEALER_PIN, PIN, SUPERVISOR
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -84,11 +85,13 @@ class DealerScreen:
 
     # -- dealer ----------------------------------------------------------------------------
     def log_in(self, url: str) -> None:
+        """The kiosk's login by taps: the dealer's name, their PIN on the pad, Log in."""
         page = self.page
         page.goto(url + "/login")
-        page.fill("input[name=name]", DEALER)
-        page.fill("input[name=password]", PASSWORDS[DEALER])
-        self.tap(page.locator("button[type=submit]"))
+        self.tap(page.locator(f'#login-names label[data-name="{DEALER}"]'))
+        for digit in DEALER_PIN:
+            self.tap(page.locator("#login-pad button", has_text=digit))
+        self.tap(page.locator("#login-pin-submit"))
         expect(page).to_have_url(url + "/dealer", timeout=WAIT_MS)
 
     def open_round(self) -> str:

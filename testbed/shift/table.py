@@ -6,7 +6,8 @@
   card, a jam, a wrong count), exactly as a faulty machine would produce it. The dealer lifts
   each presented hand after 0.1 s (the simulator's own ``take_seconds``).
 * ``tablectl run --config`` dealing Three Card Poker (RWS-3CP) from that pty;
-* ``tablectl web`` with an accounts file: a dealer, and a pit supervisor with a PIN.
+* ``tablectl web`` with an accounts file: a dealer with a PIN (the kiosk's login by taps), and
+  a pit supervisor with a PIN.
 
 Started the way ``tests/web/conftest.py`` starts them: a process is ready when it has said so
 (the simulator prints ``PTY path``, the socket answers ``round.status``, the web process prints
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import IO
 
 from controller.service.control.client import ControlClient
+from controller.service.policy import Unsynchronised
 from controller.web.auth import Role, add_account
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,6 +38,8 @@ DEALER, SUPERVISOR = "dealer1", "super1"
 PASSWORDS = {DEALER: "deal-the-cards", SUPERVISOR: "pit-boss-ok"}
 PIN = "472193"
 """The supervisor's PIN, typed on the dealer's screen's pad."""
+DEALER_PIN = "305817"
+"""The dealer's PIN, typed on the login page's pad at the kiosk."""
 GAME = "rws-three-card-poker"
 CONFIG = """[table]
 id = "SHIFT-1"
@@ -53,7 +57,8 @@ max = 50000
 min = 500
 max = 10000
 
-[journal]
+"""
+SERVICE_SECTIONS = """[journal]
 directory = "{journal}"
 durability = "none"
 
@@ -62,8 +67,12 @@ socket = "{socket}"
 socket_group = ""
 
 [clock]
-unsynchronised = "allow"
+unsynchronised = "{unsynchronised}"
+max_error_ms = {max_error_ms}
 """
+"""A test table's config after its ``[table]``, ``[device]`` and ``[limits]``: the journal
+without fsync, the control socket without a group, and the clock's policy."""
+CONFIG += SERVICE_SECTIONS
 
 
 class ShiftError(Exception):
@@ -142,7 +151,7 @@ class ShiftTable:
 
     @property
     def socket(self) -> Path:
-        return self.workdir / "control.sock"
+        return self.workdir / "shuffler.sock"
 
     @property
     def journal(self) -> Path:
@@ -150,16 +159,22 @@ class ShiftTable:
 
     def arm(self, irregularity: Irregularity) -> None:
         """The machine will go wrong at the next deal (``fault SPEC`` on its stdin)."""
-        stdin = self.shuffler.popen.stdin
-        assert stdin is not None
-        try:
-            stdin.write(f"fault {irregularity.value}\n".encode())
-            stdin.flush()
-        except OSError as error:
-            raise ShiftError(f"the simulated shuffler is gone: {error}") from error
+        tell(self.shuffler, f"fault {irregularity.value}")
 
     def web_pid(self) -> int:
         return self.web.popen.pid
+
+
+def tell(machine: Process, line: str) -> None:
+    """A line on a simulated machine's stdin (``fault SPEC``, ``draw``), as a faulty machine
+    or the dealer's hand would make it happen."""
+    stdin = machine.popen.stdin
+    assert stdin is not None
+    try:
+        stdin.write(f"{line}\n".encode())
+        stdin.flush()
+    except OSError as error:
+        raise ShiftError(f"the simulated machine is gone: {error}") from error
 
 
 def _device_path(shuffler: Process) -> str:
@@ -204,40 +219,73 @@ def _answers(socket_path: Path, process: Process) -> bool:
 
 
 @contextmanager
-def shift_table(workdir: Path) -> Iterator[ShiftTable]:
-    """Start the three processes in ``workdir`` (a short path: the socket's is at most 107
-    bytes); stop them all on the way out, whatever happened."""
-    accounts = workdir / "accounts"
-    add_account(accounts, DEALER, Role.DEALER, PASSWORDS[DEALER])
-    add_account(accounts, SUPERVISOR, Role.SUPERVISOR, PASSWORDS[SUPERVISOR], pin=PIN)
+def device_table(workdir: Path, device: str, simulator: tuple[str, ...], config: str
+                 ) -> Iterator[tuple[Process, Process]]:
+    """``python -m firmware_sim DEVICE *simulator --link WORKDIR/DEVICE`` on a real pty (its
+    stdin open for :func:`tell`) and ``tablectl run --config`` with ``config`` (already naming
+    that link and its socket ``WORKDIR/DEVICE.sock``): the machine and the service, both
+    stopped on the way out, whatever happened."""
     started: list[Process] = []
     try:
-        shuffler = _start([sys.executable, "-m", "firmware_sim", "shuffler", "--link",
-                           str(workdir / "shuffler")], stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE)
-        started.append(shuffler)
-        _device_path(shuffler)
-        config = workdir / "table.toml"
-        config.write_text(CONFIG.format(game=GAME, device=workdir / "shuffler",
-                                        journal=workdir / "journal",
-                                        socket=workdir / "control.sock"))
+        machine = _start([sys.executable, "-m", "firmware_sim", device, *simulator, "--link",
+                          str(workdir / device)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        started.append(machine)
+        _device_path(machine)
+        path = workdir / f"{device}.toml"
+        path.write_text(config)
         env = {**os.environ, "XDG_STATE_HOME": str(workdir / "state")}
-        service = _start([sys.executable, "-m", "controller", "run", "--config", str(config)],
+        service = _start([sys.executable, "-m", "controller", "run", "--config", str(path)],
                          env=env)
         started.append(service)
-        if not _answers(workdir / "control.sock", service):
+        if not _answers(workdir / f"{device}.sock", service):
             raise ShiftError(f"tablectl run did not answer: {''.join(service.lines)[-800:]}")
-        web = _start([sys.executable, "-m", "controller", "web", "--journal",
-                      str(workdir / "journal"), "--socket", str(workdir / "control.sock"),
-                      "--accounts", str(accounts), "--port", "0", "--index",
-                      str(workdir / "index.sqlite")], ready_word="listening on ")
-        started.append(web)
+        yield machine, service
+    finally:
+        for process in reversed(started):
+            process.stop()
+
+
+@contextmanager
+def web_process(workdir: Path, journal: Path, socket: Path, accounts: Path
+                ) -> Iterator[tuple[str, Process]]:
+    """``tablectl web`` on a free port for that table: its URL and process; stopped on the
+    way out."""
+    web = _start([sys.executable, "-m", "controller", "web", "--journal", str(journal),
+                  "--socket", str(socket), "--accounts", str(accounts), "--port", "0",
+                  "--index", str(workdir / f"index-{socket.stem}.sqlite")],
+                 ready_word="listening on ")
+    try:
         web.said.wait(START_SECONDS)
         url = next((line.split("listening on ")[1].split()[0] for line in web.lines
                     if "listening on " in line), None)
         if url is None:
             raise ShiftError(f"tablectl web did not start: {''.join(web.lines)[-800:]}")
-        yield ShiftTable(workdir, shuffler, service, web, url.rstrip("/"))
+        yield url.rstrip("/"), web
     finally:
-        for process in reversed(started):
-            process.stop()
+        web.stop()
+
+
+def shift_accounts(path: Path) -> Path:
+    """The shift's people: the dealer (a password, and a PIN for the kiosk's picker and pad)
+    and the supervisor (a password and a PIN)."""
+    add_account(path, DEALER, Role.DEALER, PASSWORDS[DEALER], pin=DEALER_PIN)
+    add_account(path, SUPERVISOR, Role.SUPERVISOR, PASSWORDS[SUPERVISOR], pin=PIN)
+    return path
+
+
+@contextmanager
+def shift_table(workdir: Path, unsynchronised: Unsynchronised = Unsynchronised.ALLOW,
+                max_error_ms: int = 100) -> Iterator[ShiftTable]:
+    """Start the three processes in ``workdir`` (a short path: the socket's is at most 107
+    bytes); stop them all on the way out, whatever happened. ``unsynchronised`` and
+    ``max_error_ms`` are the table's ``[clock]``: the bench's shift allows rounds on any clock;
+    a cold start refuses them (and a 1 ms bound distrusts even a synchronised test machine's
+    clock) until a supervisor overrides."""
+    accounts = shift_accounts(workdir / "accounts")
+    socket, journal = workdir / "shuffler.sock", workdir / "journal"
+    config = CONFIG.format(game=GAME, device=workdir / "shuffler", journal=journal,
+                           socket=socket, unsynchronised=unsynchronised.value,
+                           max_error_ms=max_error_ms)
+    with device_table(workdir, "shuffler", (), config) as (shuffler, service), \
+            web_process(workdir, journal, socket, accounts) as (url, web):
+        yield ShiftTable(workdir, shuffler, service, web, url)

@@ -23,12 +23,9 @@ import pytest
 
 from controller.service.control.client import ControlClient
 from controller.web.auth import Role, add_account
+from testbed.shift.screen import CHROMIUM, chromium
 from tests.waiting import WaitTimeout, wait_until
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 START_SECONDS = 20.0
 PASSWORDS = {"dealer1": "deal-the-cards", "surv1": "watch-the-table", "super1": "pit-boss-ok"}
 PINS = {"super1": "472193"}
@@ -178,16 +175,8 @@ def browser_fixture() -> Iterator[object]:
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} missing: .ci/run installs Debian's chromium")
         pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-    playwright = sync_playwright().start()
-    try:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-    finally:
-        playwright.stop()
+    with chromium() as browser:
+        yield browser
 
 
 @pytest.fixture(name="no_leaks", autouse=True)

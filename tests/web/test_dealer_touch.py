@@ -11,8 +11,8 @@ from typing import Any
 from playwright.sync_api import expect
 
 from tests.web.conftest import PINS, Service, Web
-from tests.web.touch import (WAIT_MS, assert_results_on_screen, idle, log_in, money, place,
-                             settle_watching, shot, tap_step, touch_page)
+from tests.web.touch import (WAIT_MS, assert_results_on_screen, event_of, idle, log_in, money,
+                             place, settle_watching, shot, tap_step, tap_watching, touch_page)
 
 
 def test_a_whole_three_card_poker_round_by_taps(browser: Any, web: Web, service: Service,
@@ -110,15 +110,8 @@ def test_a_voided_round_shows_every_stake_returned(browser: Any, web: Web, servi
         page.locator("#supervisor-submit").tap()
         expect(page.locator("#supervisor")).to_have_text("Supervisor super1", timeout=WAIT_MS)
         page.locator("#ask-presets button", has_text="Deck count wrong").tap()
-        with service.client() as watcher:
-            events = watcher.watch()
-            page.locator("#ask-submit").tap()
-            seen = []
-            for event in events:
-                seen.append(event)
-                if event.get("type") == "RoundVoided":
-                    break
-        decided = next(e for e in seen if e.get("type") == "SupervisorDecided")
+        seen = tap_watching(service, page.locator("#ask-submit"), "RoundVoided")
+        decided = event_of(seen, "SupervisorDecided")
         assert "super1" in str(decided.get("actor")) and decided["reason"] == "Deck count wrong"
         expect(page.locator("#state")).to_have_text("Round void", timeout=WAIT_MS)
         expect(page.locator("#round-note")).to_contain_text("every wager is returned")

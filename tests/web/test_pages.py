@@ -168,7 +168,9 @@ def test_device_bytes_are_shown_as_hex() -> None:
 def test_passwd_sets_a_supervisors_pin(tmp_path: Path) -> None:
     """``tablectl web passwd FILE NAME supervisor --pin`` reads the password then the PIN from
     stdin and stores both as Argon2 hashes; the PIN then lets that supervisor in at a dealer's
-    screen. A dealer's PIN, or a PIN that is not 6-12 digits, is refused in one line."""
+    screen. A dealer's PIN (issue 36: the kiosk's login by taps) logs that dealer in and
+    answers no hold. A surveillance account's PIN, or a PIN that is not 6-12 digits, is refused
+    in one line."""
     import subprocess
     import sys
 
@@ -186,8 +188,12 @@ def test_passwd_sets_a_supervisors_pin(tmp_path: Path) -> None:
     auth = Authenticator(load_accounts(path))
     assert auth.check_pin("super1", "246810") == account
     assert auth.check_pin("super1", "246811") is None
-    for args, stdin, why in ((("dealer1", "dealer", "--pin"), "deal-the-cards\n246810\n",
-                              "only a supervisor"),
+    assert passwd("dealer1", "dealer", "--pin", stdin="deal-the-cards\n135790\n").returncode == 0
+    auth = Authenticator(load_accounts(path))
+    assert auth.login_pin("dealer1", "135790") is not None
+    assert auth.check_pin("dealer1", "135790") is None
+    for args, stdin, why in ((("surv1", "surveillance", "--pin"), "watch-the-table\n246810\n",
+                              "only a supervisor or a dealer"),
                              (("super2", "supervisor", "--pin"), "pit-boss-ok\n12ab\n",
                               "6-12 digits")):
         refused = passwd(*args, stdin=stdin)

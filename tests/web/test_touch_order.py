@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from testbed.shift.table import Process
+from testbed.shift.table import Process, tell
 from tests.web.conftest import Service, Web
-from tests.web.test_touch_reconstruct import device_table, supervisor_logs_in, tell
-from tests.web.touch import WAIT_MS, idle, log_in, place, shot, tap_step, touch_page
+from tests.web.test_touch_reconstruct import device_table, supervisor_logs_in
+from tests.web.touch import (WAIT_MS, drawn, idle, shot, tap_step, tap_watching, touch_page,
+                             two_boxes_bet)
 
 SUITS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
 
@@ -37,22 +38,6 @@ def service_fixture(table: tuple[Service, Process]) -> Service:
     return table[0]
 
 
-def drawn(service: Service, count: int) -> dict[str, list[Any]]:
-    """Wait (on a ``watch`` connection, bounded by its timeout) until the table has taken
-    ``count`` cards of the deal, or held; the hands as they stand."""
-    with service.client() as watcher:
-        events = watcher.watch()
-        hands = service.call("round.status")["hands"]
-        if sum(len(c) for c in hands.values()) >= count:
-            return hands
-        for event in events:
-            status = service.call("round.status")
-            if status["state"] == "hold" or \
-                    sum(len(c) for c in status["hands"].values()) >= count:
-                return status["hands"]
-    raise AssertionError("the shoe's cards did not arrive")
-
-
 def test_a_card_the_reader_missed_is_entered_on_the_card_pad(
         browser: Any, web: Web, table: tuple[Service, Process], tmp_path: Path) -> None:
     """Boxes 1 and 2 bet; the dealer confirms the shuffle by a tap and draws four cards (box
@@ -65,11 +50,7 @@ def test_a_card_the_reader_missed_is_entered_on_the_card_pad(
     service, shoe = table
     idle(service)
     with touch_page(browser) as page:
-        log_in(page, web, "dealer1")
-        tap_step(page, "round.open")
-        place(page, "1", [500, 500])
-        place(page, "2", [500, 500])
-        page.locator("#wager-done").tap()
+        two_boxes_bet(page, web)
         tap_step(page, "round.close")
         tap_step(page, "round.shuffled")
         expect(page.locator("#state")).not_to_have_text("No more bets", timeout=WAIT_MS)
@@ -99,10 +80,7 @@ def test_a_card_the_reader_missed_is_entered_on_the_card_pad(
         shot(page, "web-touch-order-800x480.png", tmp_path)
         pick.locator(f'button.card-key[data-card="{card}"]').tap()
         expect(page.locator("#pick-chosen .card")).to_have_count(1)
-        with service.client() as watcher:
-            events = watcher.watch()
-            page.locator("#pick-submit").tap()
-            decided = next(e for e in events if e.get("type") == "SupervisorDecided")
+        decided = tap_watching(service, page.locator("#pick-submit"), "SupervisorDecided")[-1]
         assert decided["action"] == "order" and "super1" in str(decided["actor"])
         expect(hold).to_be_hidden(timeout=WAIT_MS)
     after = service.call("round.status")

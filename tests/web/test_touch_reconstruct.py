@@ -10,9 +10,6 @@ This module's ``service`` fixture replaces the bench table of ``conftest.py``: `
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,9 +18,12 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from testbed.shift.table import Process, _answers, _device_path, _start
+from controller.service.policy import Unsynchronised
+from testbed.shift.table import SERVICE_SECTIONS, Process, tell
+from testbed.shift.table import device_table as machine_and_service
 from tests.web.conftest import PINS, Service, Web
-from tests.web.touch import WAIT_MS, idle, log_in, place, shot, tap_step, touch_page
+from tests.web.touch import (WAIT_MS, event_of, idle, shot, tap_step, tap_watching,
+                             touch_page, two_boxes_bet)
 
 CONFIG = """[table]
 id = "WEB-TOUCH"
@@ -37,54 +37,22 @@ boxes = ["1", "2", "3", "4", "5", "6"]
 min = 500
 max = 100000
 
-[journal]
-directory = "{journal}"
-durability = "none"
-
-[control]
-socket = "{socket}"
-socket_group = ""
-
-[clock]
-unsynchronised = "allow"
-"""
+""" + SERVICE_SECTIONS
 
 
 @contextmanager
 def device_table(workdir: Path, device: str, section: str, *options: str
                  ) -> Iterator[tuple[Service, Process]]:
     """``python -m firmware_sim DEVICE`` on a real pty (its stdin: ``fault SPEC``, ``draw``)
-    and ``tablectl run --config`` dealing RWS-NC3P from it; ``section`` is the ``[device]``
-    body with ``{url}`` for the pty's link, ``options`` the simulator's (``--dialect framed``).
-    Both stopped on the way out."""
-    link = workdir / device
-    machine = _start([sys.executable, "-m", "firmware_sim", device, *options, "--link", str(link)],
-                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    started = [machine]
-    try:
-        _device_path(machine)
-        socket_path, journal = workdir / f"{device}.sock", workdir / f"{device}-journal"
-        config = workdir / f"{device}.toml"
-        config.write_text(CONFIG.format(device=section.format(url=link), journal=journal,
-                                        socket=socket_path))
-        env = {**os.environ, "XDG_STATE_HOME": str(workdir / "state")}
-        table = _start([sys.executable, "-m", "controller", "run", "--config", str(config)],
-                       env=env)
-        started.append(table)
-        if not _answers(socket_path, table):
-            pytest.fail(f"tablectl run did not answer: {''.join(table.lines)[-800:]}")
+    and ``tablectl run --config`` dealing RWS-NC3P from it (testbed's
+    :func:`testbed.shift.table.device_table`); ``section`` is the ``[device]`` body with
+    ``{url}`` for the pty's link, ``options`` the simulator's (``--dialect framed``)."""
+    socket_path, journal = workdir / f"{device}.sock", workdir / f"{device}-journal"
+    config = CONFIG.format(device=section.format(url=workdir / device), journal=journal,
+                           socket=socket_path, unsynchronised=Unsynchronised.ALLOW.value,
+                           max_error_ms=100)
+    with machine_and_service(workdir, device, options, config) as (machine, table):
         yield Service(socket_path, journal, table.popen), machine
-    finally:
-        for process in reversed(started):
-            process.stop()
-
-
-def tell(machine: Process, line: str) -> None:
-    """A line on the simulated machine's stdin (``fault set4``, ``draw``)."""
-    stdin = machine.popen.stdin
-    assert stdin is not None
-    stdin.write(f"{line}\n".encode())
-    stdin.flush()
 
 
 @pytest.fixture(name="table", scope="module")
@@ -127,11 +95,7 @@ def test_the_hands_are_reconstructed_from_the_cards_seen(
     service, shuffler = table
     idle(service)
     with touch_page(browser) as page:
-        log_in(page, web, "dealer1")
-        tap_step(page, "round.open")
-        place(page, "1", [500, 500])
-        place(page, "2", [500, 500])
-        page.locator("#wager-done").tap()
+        two_boxes_bet(page, web)
         tell(shuffler, "fault set4")
         tap_step(page, "round.close")
         hold = page.locator("#hold")
@@ -153,15 +117,8 @@ def test_the_hands_are_reconstructed_from_the_cards_seen(
         row.locator(f'button.held-card[data-card="{four[3]}"]').tap()
         pick.locator('button.to[data-box="aside"]').tap()
         expect(row.locator("button.held-card")).to_have_count(3)
-        with service.client() as watcher:
-            events = watcher.watch()
-            page.locator("#pick-submit").tap()
-            seen = []
-            for event in events:
-                seen.append(event)
-                if event.get("type") == "HandsMoved":
-                    break
-        decided = next(e for e in seen if e.get("type") == "SupervisorDecided")
+        seen = tap_watching(service, page.locator("#pick-submit"), "HandsMoved")
+        decided = event_of(seen, "SupervisorDecided")
         assert decided["action"] == "reconstruct" and decided["clause"] == "RWS-NC3P 5.9"
         assert "super1" in str(decided["actor"])
         expect(hold).to_be_hidden(timeout=WAIT_MS)

@@ -26,7 +26,7 @@ from controller.web.dealer_reports import report_choices
 from tests.web.conftest import Service, Web, close_and_deal
 from tests.web.test_dealer_view import VOID_ANY_TIME, status
 from tests.web.test_touch_reconstruct import supervisor_logs_in
-from tests.web.touch import WAIT_MS, idle, log_in, shot, touch_page
+from tests.web.touch import WAIT_MS, idle, log_in, shot, tap_watching, touch_page
 
 CLOCK_WAIT = {"waits_for": "a trusted clock, or a supervisor's override (clock not "
               "synchronised)", "way_out": "tablectl supervisor clock-override --reason REASON",
@@ -133,10 +133,7 @@ def test_the_dealer_reports_an_exposed_card_by_taps(browser: Any, web: Web, serv
         pick.locator('button[data-kind="exposed_card"]').tap()
         pick.locator('.report-boxes button[data-box="3"]').tap()
         shot(page, "web-touch-report-800x480.png", tmp_path)
-        with service.client() as watcher:
-            events = watcher.watch()
-            page.locator("#pick-submit").tap()
-            ruled = next(e for e in events if e.get("type") == "IrregularityRuled")
+        ruled = tap_watching(service, page.locator("#pick-submit"), "IrregularityRuled")[-1]
         assert ruled["kind"] == "exposed_card" and ruled["clause"]
         expect(page.locator("#hold")).to_be_visible(timeout=WAIT_MS)
         expect(page.locator("#report")).to_have_count(0)
@@ -275,10 +272,7 @@ def test_a_wrong_box_is_swapped_by_taps(browser: Any, web: Web, service: Service
         pick.locator('button.to[data-box="1"]').tap()
         pick.locator('button.to[data-box="3"]').tap()
         shot(page, "web-touch-swap-800x480.png", tmp_path)
-        with service.client() as watcher:
-            events = watcher.watch()
-            page.locator("#pick-submit").tap()
-            moved = next(e for e in events if e.get("type") == "HandsMoved")
+        moved = tap_watching(service, page.locator("#pick-submit"), "HandsMoved")[-1]
         assert sorted(map(tuple, moved["moves"])) == [("1", "3"), ("3", "1")]
         expect(hold).to_be_hidden(timeout=WAIT_MS)
     after = service.call("round.status")["hands"]

@@ -12,8 +12,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
+from testbed.shift.audit import chips_moved
+from testbed.shift.screen import money
 from tests.web.conftest import PASSWORDS, Service, Web
 
 WAIT_MS = 15_000
@@ -37,6 +39,16 @@ def log_in(page: Page, web: Web, name: str) -> None:
     page.fill("input[name=password]", PASSWORDS[name])
     page.locator("button[type=submit]").tap()
     expect(page).to_have_url(web.url + "/dealer")
+
+
+def two_boxes_bet(page: Page, web: Web) -> None:
+    """The dealer logs in, opens a round, boxes 1 and 2 bet 10.00 each by chips, and the
+    wager sheet is closed: the start of the single-round touch tests."""
+    log_in(page, web, "dealer1")
+    tap_step(page, "round.open")
+    place(page, "1", [500, 500])
+    place(page, "2", [500, 500])
+    page.locator("#wager-done").tap()
 
 
 def shot(page: Page, name: str, tmp_path: Path) -> None:
@@ -82,34 +94,35 @@ def place(page: Page, box: str, chips: list[int], *, bet: str | None = None,
     expect(page.locator("#pending")).to_have_text("0.00")
 
 
-def money(minor: int) -> str:
-    sign = "-" if minor < 0 else ""
-    return f"{sign}{abs(minor) // 100:,}.{abs(minor) % 100:02d}"
+def tap_watching(service: Service, target: Locator, *until: str) -> list[dict[str, Any]]:
+    """Tap ``target`` while watching the table (a ``watch`` connection, bounded by its
+    timeout): the events that followed, up to and including the first of a type in
+    ``until``."""
+    seen: list[dict[str, Any]] = []
+    with service.client() as watcher:
+        events = watcher.watch()
+        target.tap()
+        for event in events:
+            seen.append(event)
+            if event.get("type") in until:
+                return seen
+    raise AssertionError(f"no {' or '.join(until)} after the tap: {seen[-5:]}")
 
 
-def chips_moved(result: Mapping[str, Any], amount: int) -> str:
-    """What the screen must say a result did with the chips."""
-    outcome, net = result["outcome"], result["net"]
-    if outcome == "win":
-        return f"paid {money(net)}"
-    if outcome == "lose":
-        return f"taken {money(-net)}"
-    if outcome == "returned":
-        return f"returned {money(amount)}"
-    return f"push: {money(amount)} stays"
+def event_of(events: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    """The first event of type ``kind`` among ``events``."""
+    found = next((e for e in events if e.get("type") == kind), None)
+    assert found is not None, f"no {kind} among {[e.get('type') for e in events]}"
+    return found
 
 
 def settle_watching(page: Page, service: Service, verb: str = "round.settle"
                     ) -> dict[str, Any]:
     """Tap ``verb`` (settle, or a void's last step) while watching the table: the round's end
     event, as the service journaled it."""
-    with service.client() as watcher:
-        events = watcher.watch()
-        tap_step(page, verb)
-        for event in events:
-            if event.get("type") in ("RoundSettled", "RoundVoided"):
-                return event
-    raise AssertionError("the round did not end")
+    button = page.locator(f'#actions button[data-verb="{verb}"]')
+    expect(button).to_be_visible(timeout=WAIT_MS)
+    return tap_watching(service, button, "RoundSettled", "RoundVoided")[-1]
 
 
 def assert_results_on_screen(page: Page, service: Service, end: Mapping[str, Any]) -> None:
@@ -122,3 +135,19 @@ def assert_results_on_screen(page: Page, service: Service, end: Mapping[str, Any
         shown = page.locator(f'#box-{wager["position"]} li.wager'
                              f'[data-wager="{result["wager_id"]}"] .result')
         expect(shown).to_have_text(chips_moved(result, wager["amount"]), timeout=WAIT_MS)
+
+
+def drawn(service: Service, count: int) -> dict[str, list[Any]]:
+    """Wait (on a ``watch`` connection, bounded by its timeout) until the table has taken
+    ``count`` cards of the deal, or held; the hands as they stand."""
+    with service.client() as watcher:
+        events = watcher.watch()
+        hands = service.call("round.status")["hands"]
+        if sum(len(c) for c in hands.values()) >= count:
+            return hands
+        for event in events:
+            status = service.call("round.status")
+            if status["state"] == "hold" or \
+                    sum(len(c) for c in status["hands"].values()) >= count:
+                return status["hands"]
+    raise AssertionError("the shoe's cards did not arrive")

@@ -870,6 +870,19 @@ function follow(url) {
   source.onerror = () => { lastView = null; show("problem", "Reconnecting to the screen's server\u2026"); };
 }
 
+// the digits and a backspace, typing into a PIN field: the supervisor's at the table, the
+// dealer's at the kiosk's login (no keyboard in the shift)
+function pinPad(container, input) {
+  container.replaceChildren(...["1", "2", "3", "4", "5", "6", "7", "8", "9", "\u232b", "0"].map((key) => {
+    const b = el("button", "key", key);
+    b.type = "button";
+    b.addEventListener("click", () => {
+      input.value = key === "\u232b" ? input.value.slice(0, -1) : input.value + key;
+    });
+    return b;
+  }));
+}
+
 function setUpDealer(dealer) {
   const initial = byId("initial-view");
   if (initial) { try { render(JSON.parse(initial.textContent)); } catch (error) { /* the stream brings it */ } }
@@ -887,15 +900,7 @@ function setUpDealer(dealer) {
     await post(byId("dealer").dataset.supervisor + "/logout", {});
     if (state.view) { state.view.supervisor = null; renderSupervisor(state.view); }
   });
-  byId("pin-pad").replaceChildren(...["1", "2", "3", "4", "5", "6", "7", "8", "9", "\u232b", "0"].map((key) => {
-    const b = el("button", "key", key);
-    b.type = "button";
-    b.addEventListener("click", () => {
-      const pin = byId("supervisor-pin");
-      pin.value = key === "\u232b" ? pin.value.slice(0, -1) : pin.value + key;
-    });
-    return b;
-  }));
+  pinPad(byId("pin-pad"), byId("supervisor-pin"));
   byId("ask-form").addEventListener("submit", askSubmit);
   byId("pick-form").addEventListener("submit", pickSubmit);
   byId("pick-cancel").addEventListener("click", () => { pickThen = null; byId("pick").close(); });
@@ -925,6 +930,8 @@ async function verifyExport() {
 document.addEventListener("DOMContentLoaded", () => {
   const dealer = document.getElementById("dealer");
   if (dealer) setUpDealer(dealer);
+  const loginPad = document.getElementById("login-pad");
+  if (loginPad) pinPad(loginPad, document.getElementById("login-pin"));
   const button = document.getElementById("verify-export");
   if (button) button.addEventListener("click", verifyExport);
 });
