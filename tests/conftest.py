@@ -76,11 +76,14 @@ def no_leaks() -> Iterator[None]:
 SLOW_PATHS = ("tests/crash", "tests/feed_e2e", "tests/floor_scale", "tests/service_e2e",
               "tests/systemd", "tests/drivers/conformance",
               "tests/controller/cli/test_conformance.py",
-              "tests/controller/service/test_journal_background.py")
+              "tests/controller/service/test_journal_background.py",
+              "tests/controller/service/test_protection_count.py")
 """Folders and files whose every test is ``slow``: the SIGKILL campaign, the feed and the floor
 against a real Mosquitto and PostgreSQL, the service as a process, ``systemd-analyze`` on the
 units, the conformance kit's timed campaigns (every scenario of a device over a real pty, with
-the document's timings), and the journal's background checker (a process at nice 19)."""
+the document's timings), the journal's background checker (a process at nice 19), and the
+protection count campaign (the whole wired service on a pty dealing 52 decks a game, 10 s a
+test: half the quick run's longest tests)."""
 SLOW_FIXTURES = frozenset({
     ("tests.service_e2e.conftest", "processes"),
     ("tests.service_e2e.conftest", "hold_device"),
