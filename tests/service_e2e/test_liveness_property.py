@@ -132,9 +132,14 @@ class Table:
 
 
 def situation(status: dict[str, Any]) -> tuple[Any, ...]:
-    """What an offered command depends on: if this did not change, a refusal is a lie."""
+    """What an offered command depends on: if this did not change, a refusal is a lie. The
+    devices offline count (the table's own list, which the offers follow, and the driver's
+    link): a shuffler that drops off between the status and the command (its pty gone with a
+    reboot) makes "No more bets" refused, truly (seen once in a full run beside two CPU-bound
+    processes)."""
     operator = status["device"]["operator"] or {}
-    return (status["round"], status["state"], status.get("held_for"),
+    return (status["device"].get("online"), tuple(sorted(status.get("offline") or {})),
+            status["round"], status["state"], status.get("held_for"),
             tuple(status.get("hold_options") or ()), tuple(status.get("options_pending") or ()),
             tuple(status.get("decisions_due") or ()), status.get("deck_blocked"),
             operator.get("state"), tuple(operator.get("faults") or ()), operator.get("deck_lost"))
