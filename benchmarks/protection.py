@@ -200,7 +200,6 @@ def cost(decks: int, seed: int) -> dict[str, Any]:
 
 def report_time(hands: int, seed: int) -> dict[str, Any]:
     from controller.analysis.integrity import Survey, render
-    from controller.journal.reader import iter_records
     from controller.protection.tally import Surveyor
 
     decks = hands // HANDS

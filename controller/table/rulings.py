@@ -15,7 +15,7 @@ from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.core import RoundCore, log
 from controller.table.established import decided_outcomes, is_established
-from controller.table.options import Offer, players_at_boxes
+from controller.table.options import players_at_boxes
 from controller.table.irregularities import (
     Action,
     Context,

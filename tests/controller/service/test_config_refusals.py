@@ -191,7 +191,7 @@ def test_software_files_that_do_not_exist(tmp_path: Path, both: list[str], missi
     for name, file in files.items():
         if missing not in (name, "both"):
             file.write_text("present")
-    extra = (f'\n[software]\nmanifest = "manifest.json"\npublic_key = "release.pub"\n')
+    extra = ('\n[software]\nmanifest = "manifest.json"\npublic_key = "release.pub"\n')
     path = write_config(tmp_path, extra=extra)
     name = "manifest" if missing == "both" else missing
     assert refused(both, path, capsys) == f"software.{name}: {files[name]} does not exist"
