@@ -145,10 +145,13 @@ class Taps:
         self.changed(view)
 
     def changed(self, before: dict[str, Any]) -> None:
-        """Wait, bounded, until the screen shows something else."""
+        """Wait, bounded, until the screen shows something else. The bound is the shift's
+        own, three times one effect's: what the screen waits for here may be the machine
+        itself (a shuffler unplugged and found again by the driver's backoff), which took over
+        30 s once beside two CPU-bound processes."""
         self.page.wait_for_function(CHANGED, arg=json.dumps(before, separators=(",", ":"),
                                                             ensure_ascii=False),
-                                    timeout=WAIT_MS)
+                                    timeout=3 * WAIT_MS)
 
     def supervisor_present(self) -> None:
         """The supervisor's login at the screen when it asks: the name's button, the PIN on
