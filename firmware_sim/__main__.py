@@ -5,8 +5,8 @@ flushed at once, so a test or an integrator's script can read it and open the de
 simulator then serves until SIGTERM or SIGINT, and exits 0. Lines on stdin drive it, optionally:
 ``draw`` (a shoe deals a card; ``draw burn`` deals it as a burn card, ``draw game`` as a game
 card, whatever the shoe's burn mode: the Bee-Tek's ``[Manual Burn Cards]`` section, the framed
-shoe's CARD burn flag; a scanner marks no burns), ``take`` (the dealer lifts the shuffler's
-hand), ``fault SPEC``.
+shoe's CARD burn flag; a scanner marks no burns; each card out is said on stderr, ``dealt
+QH``, read or not), ``take`` (the dealer lifts the shuffler's hand), ``fault SPEC``.
 End of stdin only ends the commands, not the device: a script's background job or a service
 manager starts it with stdin on /dev/null, and a device does not vanish because nobody types.
 """
@@ -89,17 +89,24 @@ DRAW_AS = {"": None, "burn": True, "game": False}
 
 
 def _draw(device: Any, arg: str) -> None:
+    """One card out of the shoe. What came out is said on stderr (``dealt QH``): the person at
+    the bench has no card in the hand to look at, and a card the reader missed (a no-read) is
+    the one the supervisor then enters by hand."""
     said = arg.strip().lower()
     if said not in DRAW_AS:
         print(f"firmware_sim: draw {arg.strip()!r}: say 'draw', 'draw burn' or 'draw game'",
               file=sys.stderr, flush=True)
-    elif DRAW_AS[said] is None:
-        device.draw()
+        return
+    if DRAW_AS[said] is None:
+        card = device.draw()
     elif not hasattr(device, "burn"):  # a scanner sends the card only: no burn marker
         print(f"firmware_sim: this shoe marks no burn cards; 'draw {said}' refused",
               file=sys.stderr, flush=True)
+        return
     else:
-        device.draw(burn=DRAW_AS[said])
+        card = device.draw(burn=DRAW_AS[said])
+    print(f"firmware_sim: dealt {card if card is not None else 'a card not of the deck'}",
+          file=sys.stderr, flush=True)
 
 
 def _command(device: Any, line: str) -> None:

@@ -91,8 +91,9 @@ class FramedShoeSim(FramedSimDevice):
 
     # physical actions -------------------------------------------------------------------------
     def draw(self, *, burn: bool | None = None) -> Card | None:
-        """Deal one card past the reader; returns the card, or ``None`` if it was not reported
-        as a card (no-read, foreign, reversed). ``burn`` overrides the burn mode for this
+        """Deal one card past the reader; returns the card that came out, reported or not (a
+        no-read's card is in the dealer's hand all the same, as the other shoes' ``draw``
+        says), or ``None`` for a foreign card. ``burn`` overrides the burn mode for this
         card."""
         marked = CARD_BURN if (self.burn if burn is None else burn) else 0
         with self.lock:
@@ -109,7 +110,7 @@ class FramedShoeSim(FramedSimDevice):
             if FaultKind.NO_READ in armed:
                 armed.discard(FaultKind.NO_READ)
                 self.raise_event(lambda i: ev.NoReadMsg(i, index))
-                return None
+                return card
             if FaultKind.DOUBLE_READ in armed:
                 armed.discard(FaultKind.DOUBLE_READ)
                 if self._deck:
@@ -126,7 +127,7 @@ class FramedShoeSim(FramedSimDevice):
                 self.meters[3] += 1
                 self.raise_event(lambda i: ev.FaultRaisedMsg(i, Fault.REVERSED_CARD,
                                                              f"card {index} reversed"))
-                return None
+                return card
             flags = (CARD_EXPOSED if FaultKind.EXPOSED in armed else 0) | marked
             armed.discard(FaultKind.EXPOSED)
             self.raise_event(lambda i: ev.CardMsg(i, index, card, flags))

@@ -3,18 +3,21 @@ until SIGINT or SIGTERM, with or without stdin. Every process is terminated and 
 
 from __future__ import annotations
 
+import os
 import queue
 import select
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
 
 from drivers.decks import DeckMap
-from drivers.events import CardRead, DeviceEvent, DeviceOnline
+from controller.games.cards import parse_card
+from drivers.events import CardRead, DeviceEvent, DeviceOnline, NoRead
 from drivers.shoe.framed import FramedShoe
 from drivers.shoe.scanner import ScannerShoe
 from drivers.shuffler import Shuffler
@@ -36,6 +39,20 @@ def _stderr_line(proc: subprocess.Popen[str], timeout: float = STDERR_WAIT) -> s
     ready, _, _ = select.select([proc.stderr], [], [], timeout)
     assert ready, f"nothing on stderr within {timeout} s"
     return proc.stderr.readline().strip()
+
+
+def _stderr_lines(proc: subprocess.Popen[str], count: int,
+                  timeout: float = STDERR_WAIT) -> list[str]:
+    """The next ``count`` lines on stderr, read from its descriptor (lines that arrive together
+    would sit in the text stream's buffer, where ``select`` does not see them), within
+    ``timeout`` in all. Only for a stream not yet read through its buffer."""
+    assert proc.stderr is not None
+    fd, text, deadline = proc.stderr.fileno(), b"", time.monotonic() + timeout
+    while text.count(b"\n") < count:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        assert ready, f"{len(text.splitlines())} of {count} lines on stderr within {timeout} s"
+        text += os.read(fd, 4096)
+    return [line.strip() for line in text.decode().splitlines()[:count]]
 
 
 def _terminate_cleanly(proc: subprocess.Popen[str]) -> None:
@@ -114,6 +131,25 @@ def test_several_draw_lines_at_once_each_deal(spawn: list[subprocess.Popen[str]]
         proc.stdin.write("draw\ndraw\ndraw\n")
         proc.stdin.flush()
         assert [next_event(events, CardRead).index_in_shoe for _ in range(3)] == [1, 2, 3]
+
+
+def test_each_card_out_is_said_a_no_read_included(spawn: list[subprocess.Popen[str]],
+                                                  events: queue.Queue[DeviceEvent]) -> None:
+    """Each ``draw`` says on stderr which card came out (``dealt QH``), and a card that passed
+    the reader unread too: the person at the bench has no card in the hand, and the supervisor
+    enters that one (issue 36's no-read). The cards read are the ones said; the unread one is
+    said and never read."""
+    with _framed_shoe_over_tcp(spawn, events) as proc:
+        assert proc.stdin is not None
+        proc.stdin.write("draw\nfault noread\ndraw\ndraw\n")
+        proc.stdin.flush()
+        said = _stderr_lines(proc, 3)
+        assert all(line.startswith("firmware_sim: dealt ") for line in said), said
+        first, unread, third = (parse_card(line.split()[-1]) for line in said)
+        assert next_event(events, CardRead).card == first
+        assert next_event(events, NoRead).index_in_shoe == 2
+        assert next_event(events, CardRead).card == third
+        assert len({first, unread, third}) == 3
 
 
 @pytest.mark.parametrize("dialect", ["scanner", "beetek"])

@@ -130,9 +130,30 @@ function command(verb, args, button) {
   return run.finally(() => commandsWaiting.delete(key));
 }
 
+// An accepted command is done for the screen when the table's view after it is drawn: until
+// then the page stays busy, so nobody acts on the view from before it (the shift by taps read
+// the old hold between the answer and the new view, and answered it twice). The view may come
+// before the answer; a command that changes nothing on the screen waits VIEW_WAIT_MS at most.
+const VIEW_WAIT_MS = 2000;
+let viewsDrawn = 0;
+let viewWaiters = [];
+
+function viewDrawn() {
+  viewsDrawn += 1;
+  const waiting = viewWaiters;
+  viewWaiters = [];
+  for (const resolve of waiting) resolve();
+}
+
+function viewAfter(drawnBefore) {
+  if (viewsDrawn > drawnBefore) return Promise.resolve();
+  return new Promise((resolve) => { viewWaiters.push(resolve); setTimeout(resolve, VIEW_WAIT_MS); });
+}
+
 async function sendCommand(verb, args, button) {
   state.sending = true;
   document.body.classList.add("sending");
+  const drawnBefore = viewsDrawn;
   try {
     const answer = await post(byId("dealer").dataset.command, { verb, args: args || {} });
     if (answer.ok) {
@@ -142,6 +163,7 @@ async function sendCommand(verb, args, button) {
         return false;
       }
       say("", true);
+      await viewAfter(drawnBefore);
       return true;
     }
     if (button && button.supervisor && answer.error && answer.error.code === "role") {
@@ -519,6 +541,18 @@ function press(button) {
   return withSupervisor(button, send);
 }
 
+// The table's own buttons take no tap for a moment after they are drawn: the next one comes
+// where the last one was, so a dealer's double tap on "Open the round" landed on "No more
+// bets" and closed betting before anyone bet (issue 36, seen in the shift by taps). A person
+// reads the new button before tapping it; a finger still on the way is not a decision.
+const SETTLE_MS = 400;
+
+function settling(buttons) {
+  for (const b of buttons) { b.disabled = true; b.classList.add("settling"); }
+  setTimeout(() => { for (const b of buttons) { b.disabled = false; b.classList.remove("settling"); } }, SETTLE_MS);
+  return buttons;
+}
+
 function buttonNode(button, extra) {
   const b = el("button", (extra || "") + (button.supervisor ? " supervisor" : ""), button.label);
   b.type = "button";
@@ -712,7 +746,7 @@ function render(view) {
   redraw("hold", view.hold, () => renderHold(view));
   show("problem", view.problem);
   show("round-note", view.void_clause ? "Void under " + view.void_clause + ": every wager is returned" : "");
-  redraw("actions", view.actions, () => byId("actions").replaceChildren(...view.actions.map((b) => buttonNode(b, "big primary"))));
+  redraw("actions", view.actions, () => byId("actions").replaceChildren(...settling(view.actions.map((b) => buttonNode(b, "big primary")))));
   redraw("corner", [view.reports, view.void, !!view.hold], () => {
     const report = el("button", "small report", "Report");
     report.type = "button";
@@ -866,6 +900,7 @@ function follow(url) {
     }
     lastView = key;
     render(view);
+    viewDrawn();
   };
   source.onerror = () => { lastView = null; show("problem", "Reconnecting to the screen's server\u2026"); };
 }
