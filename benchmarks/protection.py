@@ -23,9 +23,13 @@ Decks are dealt straight from :mod:`firmware_sim.shuffle_models` into the monito
   deck, one per shelf count and deck length, for 1e-4 false alarms a fair deck (importance
   sampling, ``--excursions`` a rate); ``lr-check``: the rate the monitor's limits give, its
   shelf counts together, at every size.
+* ``lr-count``: the likelihood monitor's false alarms counted over ``--decks`` fair decks fed a
+  new deck, at 9 and 21 cards.
+* ``lr-window``: ``limits.ONE_PASS_LR_WINDOW``, the window test's limits (importance sampling,
+  ``--samples`` windows a deck length).
 * ``lr-power``: issue 38's figures: ``one_pass_lr`` against the 10-shelf machine fed a new
   deck at 9, 12, 15 and 21 cards, within 5 and 7 decks, beside the bound (the exact 10-shelf
-  likelihood test at its 1e-4 limit, on the same decks).
+  likelihood test on that many decks at 1e-4, ``--samples`` sums) and a CUSUM alone.
 * ``cost``: the live guard's time per card (``TableGuard`` on ``CardSetDispensed`` events).
 * ``report``: the report's monitors and plots over 1,000,000 hands (decoded inputs; journal
   reading measured separately per record).
@@ -65,7 +69,9 @@ from benchmarks.short_decks import (  # noqa: E402
     goals,
     lr_calibration,
     lr_check,
+    lr_fair_count,
     lr_power,
+    lr_window_calibration,
 )
 
 HANDS = 7
@@ -336,6 +342,8 @@ def main() -> int:
     parser.add_argument("--feeds", default="new-deck,collected", help="goals: feeds")
     parser.add_argument("--hands", type=int, default=1_000_000,
                         help="hands in the report-journal journal")
+    parser.add_argument("--samples", type=int, default=40_000,
+                        help="lr-window, lr-power: windows drawn for a fair tail")
     parser.add_argument("--excursions", type=int, default=10_000,
                         help="lr-calibration: importance-sampled excursions a rate")
     parser.add_argument("--models", default=",".join(m.value for m in ShuffleModel
@@ -369,8 +377,12 @@ def main() -> int:
         results["lr_calibration"] = lr_calibration(args.excursions, args.seed)
     if "lr-check" in only:
         results["lr_check"] = lr_check(args.excursions, args.seed)
+    if "lr-count" in only:
+        results["lr_count"] = lr_fair_count(args.decks, args.seed)
+    if "lr-window" in only:
+        results["lr_window"] = lr_window_calibration(args.samples, args.seed)
     if "lr-power" in only:
-        results["lr_power"] = lr_power(args.runs, args.seed)
+        results["lr_power"] = lr_power(args.runs, args.seed, samples=args.samples)
     print(json.dumps(results, indent=1) if args.json else _text(results))
     return 0
 
@@ -388,13 +400,23 @@ def _text(results: dict[str, Any]) -> str:
             lines.append(f"  {monitor:<12} " + " ".join(f"{k}={v}" for k, v in r.items()))
     power = results.get("lr_power")
     if power:
-        lines.append(f"one_pass_lr against the exact 10-shelf likelihood (the bound), one-pass "
-                     f"10-shelf fed a new deck; budget shares {power['shares']}:")
+        lines.append("one_pass_lr against the bound (the exact 10-shelf likelihood test on that "
+                     "many decks at 1e-4), one-pass 10-shelf fed a new deck; budget shares "
+                     f"{power['shares']}, windows {power['window_shares']}:")
         for cards, row in power["cards"].items():
-            lines.append(f"  {cards:>2} cards, {row['runs']} runs: within 5 {row['within_5']:.3f}"
-                         f" (bound {row['bound_within_5']:.3f}), within 7 {row['within_7']:.3f}"
-                         f" (bound {row['bound_within_7']:.3f}); limit {row['monitor_limit']}"
-                         f" (bound's {row['bound_limit']})")
+            within = "; ".join(
+                f"within {n} {row[f'within_{n}']:.3f} (bound {row[f'bound_within_{n}']:.3f}, "
+                f"gap {row[f'bound_within_{n}'] - row[f'within_{n}']:.3f}; on the same decks "
+                f"{row[f'paired_bound_within_{n}']:.3f}, gap "
+                f"{row[f'paired_bound_within_{n}'] - row[f'within_{n}']:.3f}; a CUSUM alone "
+                f"{row[f'cusum_within_{n}']:.3f})" for n in (5, 7))
+            lines.append(f"  {cards:>2} cards, {row['runs']} runs: {within}; limits: CUSUM "
+                         f"{row['monitor_limit']}, windows {row['window_limits']}, bound's "
+                         f"{row['bound_limit_5']} / {row['bound_limit_7']}")
+    if "lr_count" in results:
+        lines.append(f"lr_count: {json.dumps(results['lr_count'])}")
+    if "lr_window" in results:
+        lines.append(f"lr_window: {json.dumps(results['lr_window'])}")
     for key in ("cost", "report", "report_journal", "calibrate", "false_alarms_by_hands",
                 "sortedness_variance", "lr_calibration", "lr_check"):
         if key in results:

@@ -10,8 +10,11 @@ cards the table collected.
 * :func:`lr_calibration` and :func:`lr_check`: ``limits.ONE_PASS_LR_ALONE``, the likelihood
   CUSUMs' limits for 1e-4 false alarms a fair deck (importance sampling), and the rate the
   monitor's limits give, its shelf counts together, at every size.
+* :func:`lr_window_calibration`: ``limits.ONE_PASS_LR_WINDOW``, the window test's limits (the
+  fair tail of five decks' sum by importance sampling, :mod:`testbed.fair_tail`).
 * :func:`lr_power`: ``one_pass_lr`` against the 10-shelf machine fed a new deck at 9, 12, 15
-  and 21 cards, beside the bound (the exact 10-shelf likelihood test at its 1e-4 limit).
+  and 21 cards, beside the bound (the exact 10-shelf likelihood test on that many decks at
+  1e-4) and a CUSUM alone; :func:`lr_fair_count`: its false alarms counted over fair decks.
 """
 
 from __future__ import annotations
@@ -23,10 +26,12 @@ from collections.abc import Callable
 from typing import Any
 
 from controller.protection import Guard, MonitorId, limits
+from controller.protection.monitors import OnePassLikelihood
 from controller.protection.feed import Feed, input_order
 from controller.protection.likelihood import collected_ratio, log_ratio
 from controller.protection.sequential import FALSE_ALARM_RATE
 from firmware_sim.shuffle_models import ShuffleModel, Shuffler, one_pass
+from testbed.fair_tail import fair_tail_limit, window_sums
 
 
 ORDER_MONITORS = ("sortedness", "one_pass", "one_pass_lr")
@@ -231,6 +236,43 @@ def lr_calibration(excursions: int, seed: int) -> dict[str, Any]:
     return {"excursions": excursions, "alone": alone}
 
 
+def lr_window_calibration(samples: int, seed: int) -> dict[str, Any]:
+    """``limits.ONE_PASS_LR_WINDOW``: for each window (a number of decks) and deck length, the
+    limit on the sum of the last decks' 10-shelf log-likelihood ratio at which a fair window
+    crosses with probability at most the window's share of 1e-4, the estimate plus three
+    standard errors (importance sampling over ``samples`` windows of the machine's decks;
+    progress on stderr)."""
+    out: dict[int, dict[int, Any]] = {}
+    for decks, share in limits.ONE_PASS_LR_WINDOW_SHARES.items():
+        out[decks] = {}
+        for sets in range(1, 10):
+            rng = random.Random(seed * 1_009 + sets + 100 * (decks != 5))
+            sums = window_sums(sets, decks, samples, rng)
+            limit, at = fair_tail_limit(sums, FALSE_ALARM_RATE * share, sigmas=3.0)
+            out[decks][3 * sets] = {"limit": round(limit, 3), "fair_rate_estimate": at}
+            print(decks, 3 * sets, out[decks][3 * sets], file=sys.stderr, flush=True)
+    return {"samples": samples, "shares": limits.ONE_PASS_LR_WINDOW_SHARES, "window": out}
+
+
+def lr_fair_count(decks: int, seed: int, sizes: tuple[int, ...] = (3, 7)) -> dict[str, Any]:
+    """The likelihood monitor's alarms counted directly over ``decks`` fair decks fed a new deck
+    at each size (9 and 21 cards): its CUSUMs and its window together, as the table runs
+    them."""
+    out = {}
+    for sets in sizes:
+        rng = random.Random(seed * 31 + sets)
+        guard = Guard([OnePassLikelihood()])
+        alarms = 0
+        for _ in range(decks):
+            order = list(range(52))
+            rng.shuffle(order)
+            alarms += len(guard.deal(order, sets))
+        alarms += len(guard.finish())
+        out[str(3 * sets)] = {"decks": decks, "alarms": alarms,
+                              "per_10000": round(alarms / decks * 1e4, 3)}
+    return out
+
+
 def lr_check(excursions: int, seed: int) -> dict[str, Any]:
     """The false alarms per fair deck the monitor's limits give, its shelf counts together
     (each at its share of the budget), at each deck length and at the mixed sizes."""
@@ -243,36 +285,59 @@ BOUND_SIZES = (3, 4, 5, 7)
 """9, 12, 15 and 21 cards: the sizes issue 38 asks the likelihood monitor's power at."""
 
 
-def lr_power(runs: int, seed: int, sizes: tuple[int, ...] = BOUND_SIZES) -> dict[str, Any]:
+def lr_power(runs: int, seed: int, sizes: tuple[int, ...] = BOUND_SIZES,
+             samples: int = 40_000) -> dict[str, Any]:
     """The one-pass 10-shelf machine fed a new deck: the share of ``runs`` that ``one_pass_lr``
-    flags within 5 and 7 decks, beside the bound: the same share for the exact likelihood test
-    that knows the machine has 10 shelves and the deck length (Page's CUSUM on the 10-shelf
-    log-likelihood ratio alone, its limit ``limits.ONE_PASS_LR_ALONE``: 1e-4 false alarms per
-    fair deck at this length, measured by :func:`lr_limit`), run on the same decks."""
+    flags within 5 and 7 decks, beside the bound: the most power any test can have that
+    decides on that many decks' dealt cards with at most 1e-4 false alarms, the exact
+    10-shelf likelihood test (Neyman-Pearson: the sum of the decks' log-likelihood ratios over
+    the limit at which a fair sum crosses with probability 1e-4, from ``samples`` sums of the
+    machine's decks, :func:`fair_tail_limit`), its power measured on ``samples`` further
+    sums; and the same test on the runs' own decks ("paired": the gap between it and the
+    monitor on the same decks is what the monitor leaves, without the luck of 400 runs). Beside
+    them, Page's CUSUM on the 10-shelf ratio alone at its 1e-4 limit
+    (``limits.ONE_PASS_LR_ALONE``), run on the same decks as the monitor: the bound of a
+    CUSUM, which the monitor's window tests go past."""
     out: dict[str, Any] = {}
     for sets in sizes:
-        bound_limit = limits.ONE_PASS_LR_ALONE[10][3 * sets]
+        cusum_limit = limits.ONE_PASS_LR_ALONE[10][3 * sets]
+        bound = {}
+        for n in (5, 7):
+            rng = random.Random(seed * 7_919 + 100 * sets + n)
+            limit, _ = fair_tail_limit(window_sums(sets, n, samples, rng), FALSE_ALARM_RATE)
+            power = window_sums(sets, n, samples, rng)
+            bound[n] = {"limit": limit,
+                        "power": round(sum(1 for x in power if x > limit) / samples, 4)}
         ours = {5: 0, 7: 0}
-        best = {5: 0, 7: 0}
+        cusum = {5: 0, 7: 0}
+        paired = {5: 0, 7: 0}
         for run in range(runs):
             rng = random.Random(seed * 100_003 + run)
             guard = Guard()
-            value, mine, theirs = 0.0, None, None
+            value, mine, page, scores = 0.0, None, None, []
             for deck in range(1, 8):
                 order = one_pass(list(range(52)), 10, rng.randrange)
-                value = max(0.0, value + log_ratio(order[:3 * sets], 52, 10))
-                if theirs is None and value > bound_limit:
-                    theirs = deck
+                scores.append(log_ratio(order[:3 * sets], 52, 10))
+                value = max(0.0, value + scores[-1])
+                if page is None and value > cusum_limit:
+                    page = deck
                 found = guard.deal(order, sets) + (guard.finish() if deck == 7 else [])
                 for f in found:
                     if f.monitor is MonitorId.ONE_PASS_LR and mine is None:
                         mine = f.decks
             for n in ours:
                 ours[n] += mine is not None and mine <= n
-                best[n] += theirs is not None and theirs <= n
+                cusum[n] += page is not None and page <= n
+                paired[n] += sum(scores[:n]) > bound[n]["limit"]
         out[str(3 * sets)] = {
-            "runs": runs, "bound_limit": bound_limit,
+            "runs": runs, "cusum_limit": cusum_limit,
             "monitor_limit": round(limits.one_pass_lr_limit(10, 3 * sets), 3),
+            "window_limits": {decks: limits.ONE_PASS_LR_WINDOW[decks].get(3 * sets)
+                              for decks in limits.ONE_PASS_LR_WINDOW_SHARES},
             **{f"within_{n}": ours[n] / runs for n in ours},
-            **{f"bound_within_{n}": best[n] / runs for n in best}}
-    return {"shares": limits.ONE_PASS_LR_SHARE, "cards": out}
+            **{f"bound_within_{n}": bound[n]["power"] for n in bound},
+            **{f"paired_bound_within_{n}": paired[n] / runs for n in paired},
+            **{f"bound_limit_{n}": round(bound[n]["limit"], 3) for n in bound},
+            **{f"cusum_within_{n}": cusum[n] / runs for n in cusum}}
+    return {"shares": limits.ONE_PASS_LR_SHARE, "window_shares": limits.ONE_PASS_LR_WINDOW_SHARES,
+            "cards": out}

@@ -27,11 +27,13 @@ from controller.protection.monitors import (
     PositionRun,
     SortednessMonitor,
 )
+from controller.protection.sequential import FALSE_ALARM_RATE
 from controller.service.config import parse_config
 from controller.service.errors import ConfigError
 from drivers import events as dev
 from drivers.events import Evidence
 from firmware_sim.shuffle_models import ShuffleModel, Shuffler
+from testbed.fair_tail import window_sums
 from tests.controller.service.conftest import MINIMAL
 
 
@@ -147,24 +149,76 @@ def _lr_threshold(feed: Feed, sets: int) -> float:
 def test_fed_a_new_deck_the_measured_limit_applies(sets: int) -> None:
     """Fed a new deck, the 10-shelf CUSUM's limit is the one measured for it alone at the
     deck's length, moved by its share of the budget and the margin (issue 38), below Lorden's
-    log(2 / 1e-4); fed the collected cards, Lorden's bound stands (nothing measured there)."""
-    expected = limits.ONE_PASS_LR_ALONE[10][3 * sets] + math.log(
-        1 / limits.ONE_PASS_LR_SHARE[10]) + limits.ONE_PASS_LR_MARGIN
+    limit for that share, log(1 / (share x 1e-4)); fed the collected cards (no window there),
+    Lorden's bound at the even split, log(2 / 1e-4), stands (nothing measured there)."""
+    share = limits.ONE_PASS_LR_SHARE[10]
+    expected = limits.ONE_PASS_LR_ALONE[10][3 * sets] + math.log(1 / share) \
+        + limits.ONE_PASS_LR_MARGIN
     assert _lr_threshold(Feed.NEW_DECK, sets) == pytest.approx(expected, abs=1e-3)
-    assert expected < math.log(2e4)
+    assert expected < math.log(1 / (share * FALSE_ALARM_RATE))
     assert _lr_threshold(Feed.COLLECTED, sets) == pytest.approx(math.log(2e4), abs=1e-3)
 
 
 def test_the_shelf_counts_share_the_budget_and_odd_lengths_take_the_largest() -> None:
-    """The shares of the 1e-4 budget add up to it at most; a deck of a length not measured (a
+    """The shares of the 1e-4 budget (each CUSUM's and the window's) add up to it; a deck of a length not measured (a
     shoe's cards one by one: ten cards) takes the largest limit measured for its shelf
     count."""
-    assert sum(limits.ONE_PASS_LR_SHARE.values()) <= 1
+    assert sum(limits.ONE_PASS_LR_SHARE.values()) + sum(
+        limits.ONE_PASS_LR_WINDOW_SHARES.values()) == pytest.approx(1)
+    assert set(limits.ONE_PASS_LR_WINDOW) == set(limits.ONE_PASS_LR_WINDOW_SHARES)
     assert set(limits.ONE_PASS_LR_SHARE) == set(limits.ONE_PASS_SHELVES)
     for k in limits.ONE_PASS_SHELVES:
         largest = max(limits.ONE_PASS_LR_ALONE[k].values())
         assert limits.one_pass_lr_limit(k, 10) == pytest.approx(
             largest + math.log(1 / limits.ONE_PASS_LR_SHARE[k]) + limits.ONE_PASS_LR_MARGIN)
+
+
+def _windowed(scores: list[tuple[int, float]]) -> list[Finding | None]:
+    monitor = OnePassLikelihood()
+    return [monitor._window(cards, score) for cards, score in scores]
+
+
+@pytest.mark.parametrize("decks", sorted(limits.ONE_PASS_LR_WINDOW_SHARES))
+def test_a_window_alarms_on_its_decks_of_one_length_over_its_limit(decks: int) -> None:
+    """Each window test (issue 38) sums the 10-shelf ratio of the last decks of one length:
+    just over that window's limit for the length it alarms, naming the sum and the limit; just
+    under it, or with a deck fewer, it does not (the other window's limit set out of reach);
+    a deck of another length starts it again, and a length with no measured limit (a shoe's
+    10 cards) never alarms."""
+    limit = limits.ONE_PASS_LR_WINDOW[decks][9]
+    share = (limit + 0.01) / decks
+    others = {d: {9: 1e9} for d in limits.ONE_PASS_LR_WINDOW if d != decks}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(limits, "ONE_PASS_LR_WINDOW", {decks: {9: limit}, **others})
+        found = _windowed([(9, share)] * decks)
+        assert found[:-1] == [None] * (decks - 1)
+        assert found[-1] is not None and found[-1].monitor is MonitorId.ONE_PASS_LR
+        assert found[-1].statistic > found[-1].threshold == pytest.approx(limit, abs=1e-3)
+        assert f"last {decks} decks" in found[-1].detail
+        assert _windowed([(9, (limit - 0.01) / decks)] * decks)[-1] is None
+        assert _windowed([(12, 50.0)] + [(9, share)] * (decks - 1))[-1] is None
+        assert _windowed([(9, share)] * (decks - 1) + [(12, 50.0)])[-1] is None
+        assert _windowed([(10, 50.0)] * decks)[-1] is None
+
+
+@pytest.mark.parametrize(("decks", "sets"), [(5, 3), (5, 4), (5, 5), (7, 3), (7, 4)])
+def test_a_fair_window_crosses_its_limit_within_its_share(decks: int, sets: int) -> None:
+    """Each window's limit holds: with other random numbers than the calibration's, the fair
+    chance of crossing it, computed exactly up to sampling error (each window of the
+    machine's decks weighted by its fair-over-machine ratio), is within the window's share
+    of 1e-4 up to three of its standard errors (the calibration took 30,000-40,000 windows
+    and kept three standard errors under the share); and a limit one lower would spend more
+    than the share (the limit is not far above what the budget allows)."""
+    rng = random.Random(90 + sets + decks)
+    sums = window_sums(sets, decks, 2_000, rng)
+    limit = limits.ONE_PASS_LR_WINDOW[decks][3 * sets]
+    budget = limits.ONE_PASS_LR_WINDOW_SHARES[decks] * FALSE_ALARM_RATE
+    weights = [math.exp(-x) if x > limit else 0.0 for x in sums]
+    fair = sum(weights) / len(sums)
+    error = math.sqrt((sum(w * w for w in weights) / len(sums) - fair ** 2) / len(sums))
+    assert fair - 3 * error <= budget
+    lower = [math.exp(-x) for x in sums if x > limit - 1.0]
+    assert sum(lower) / len(sums) > budget
 
 
 def test_reference_is_the_collected_pick_up_order() -> None:
