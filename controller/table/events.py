@@ -139,6 +139,10 @@ class DealingError(RoundEvent):
     kind: str
     clause: str
     detail: str = ""
+    position: str | None = None
+    """The box the dealer reported it at (a card the dealer saw exposed at a box, issue 36: the
+    hold then names the box); ``None`` where the table found it itself. Words only: the
+    ruling is the clause's, whatever box is named."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

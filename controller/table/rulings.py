@@ -67,19 +67,20 @@ class RulingsMixin(RoundCore):
         if command.kind is Kind.EXPOSED_CARD:
             source = None if command.source is None else Source(command.source.value)
             self._exposure(source, detail=command.details or "reported by "
-                           f"{command.actor}")
+                           f"{command.actor}", reported_at=position)
             return
         self._irregularity(command.kind, position=position, handled=command.handled,
                            exposed_before_drop=command.exposed_before_drop,
                            detail=command.details)
 
     def _exposure(self, source: Source | None, detail: str, cards: int = 1,
-                  first_card: bool | None = None) -> None:
+                  first_card: bool | None = None, reported_at: str | None = None) -> None:
         """``cards`` exposed at once (one set can show two): counted, then ruled once, so a
-        clause that counts them (RWS-3CP 5.1.2) sees them all."""
+        clause that counts them (RWS-3CP 5.1.2) sees them all. ``reported_at``: the box the
+        dealer names, for the words of the hold only."""
         self.cards.count_exposed(cards, self._context().phase in (Phase.DEALING, Phase.BURNING))
         self._irregularity(Kind.EXPOSED_CARD, detail=detail, first_card=first_card,
-                           source=source)
+                           source=source, reported_at=reported_at)
 
     def _context(self, phase: Phase | None = None, **overrides: object) -> Context:
         deal = self.deal
@@ -107,12 +108,12 @@ class RulingsMixin(RoundCore):
         return self.source if self.state in (S.HOLD, S.OPTIONS) else self.state
 
     def _irregularity(self, kind: Kind, position: str | None = None, detail: str = "",
-                      **context: object) -> None:
+                      reported_at: str | None = None, **context: object) -> None:
         established = None
         if kind in (Kind.INTERRUPTION, Kind.JAMMED):
             established = self._outcome_established()
         ruling = rule(self.rules, kind, self._context(established=established, **context))
-        self._apply(kind, ruling, position, detail)
+        self._apply(kind, ruling, position, detail, reported_at)
 
     def _outcome_established(self) -> bool:
         deal = self.deal
@@ -135,12 +136,13 @@ class RulingsMixin(RoundCore):
             decided=tuple((wid, o) for wid, o in decided.items() if o is not None)))
         return established
 
-    def _apply(self, kind: Kind, ruling: Ruling, position: str | None, detail: str) -> None:
+    def _apply(self, kind: Kind, ruling: Ruling, position: str | None, detail: str,
+               reported_at: str | None = None) -> None:
         log.info("irregularity", kind=kind.value, action=ruling.action.value,
                  clause=ruling.clause, detail=detail)
         if kind not in (Kind.CARD_AFTER_GAME,):
             self.emit(ev.DealingError(round=self.number, kind=kind.value, clause=ruling.clause,
-                                      detail=detail))
+                                      detail=detail, position=reported_at))
         self.emit(ev.IrregularityRuled(round=self.number, kind=kind.value,
                                        action=ruling.action.value, clause=ruling.clause,
                                        note=ruling.note))

@@ -129,23 +129,28 @@ def hold_subject(kind: str, events: Iterable[Mapping[str, Any]]
     screen received them (already redacted for its role: a face-down card it may not see is
     ``null`` in them and is never named here). An exposed card: the card the table ruled on
     (``DealingError.detail``, a card code or ``exposed in set: ...``) and the box its
-    ``CardAssigned`` put it in; a card found exposed inside the device names neither. A no-read
+    ``CardAssigned`` put it in; a card the dealer reports exposed, the box the report names
+    (``DealingError.position``); a card found exposed inside the device names neither. A no-read
     names no card (none was read) and no box here: its box is the one whose card is due (the
     status's hands, ``dealer.cards_due``)."""
     assigned: dict[str, str] = {}
     card: str | None = None
+    reported: str | None = None
     for event in events:
         if event.get("type") == "CardAssigned" and event.get("card"):
             assigned[str(event["card"]).upper()] = str(event.get("position"))
         elif event.get("type") == "DealingError" and event.get("kind") == kind:
             card = None
+            reported = str(event["position"]) if event.get("position") else None
             detail = str(event.get("detail") or "")
             detail = detail.removeprefix("exposed in set:").strip()
             tokens = detail.split()
             if tokens and all(_CARD.match(t) for t in tokens):
                 card = " ".join(t.upper() for t in tokens)
-    if kind != "exposed_card" or card is None:
+    if kind != "exposed_card":
         return None, None
+    if card is None:  # the dealer's report names the box, not the card
+        return None, reported
     boxes = {assigned.get(t) for t in card.split()} - {None}
     return card, boxes.pop() if len(boxes) == 1 else None
 

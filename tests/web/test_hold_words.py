@@ -92,3 +92,23 @@ def test_a_real_exposed_card_hold_in_words(rig: Rig) -> None:
     assert view["hold"]["title"] == words, view["hold"]
     rig.send(cmd.SupervisorDecision(actor="supervisor:test", role=cmd.Role.SUPERVISOR,
                                     action=cmd.SupervisorAction.CONTINUE))
+
+
+def test_the_dealers_exposed_card_report_names_the_box(rig: Rig) -> None:
+    """Issue 36: a card the dealer saw exposed, reported at a box (the screen's Report, which
+    box), holds the round; the hold says which box ("A card was exposed at box N"), since the
+    table knows the box from the report though not the card."""
+    rig.open_and_close(1)
+    rig.until(lambda: rig.status()["state"] in ("decisions", "dealt"), what="the deal")
+    box = next(p for p, cards in rig.status()["hands"].items() if p != "dealer" and cards)
+    rig.send(cmd.ReportIrregularity(actor="dealer:test", role=cmd.Role.DEALER,
+                                    kind=cmd.IrregularityKind.EXPOSED_CARD, position=box,
+                                    source=cmd.Source.DEALER))
+    rig.wait("SupervisorRequired", where=lambda e: e["kind"] == "exposed_card")
+    events = [_json(e) for e in rig.published]
+    assert hold_subject("exposed_card", events) == (None, box)
+    notes = RoundNotes()
+    for event in events:
+        notes = notes.noted(event)
+    view = dealer_view(rig.status(), notes=notes)
+    assert view["hold"]["title"] == f"A card was exposed at {box_words(box)}", view["hold"]
