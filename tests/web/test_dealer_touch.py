@@ -139,7 +139,9 @@ def test_a_hold_is_answered_on_the_screen_by_a_supervisor(browser: Any, web: Web
         service.call("irregularity.report", {"kind": "exposed_card", "position": "6"})
         hold = page.locator("#hold")
         expect(hold).to_be_visible(timeout=WAIT_MS)
-        expect(page.locator("#hold-title")).to_have_text("A card was exposed")
+        # the report names the box (issue 36), once its event has reached the screen
+        expect(page.locator("#hold-title")).to_have_text("A card was exposed at box 6",
+                                                         timeout=WAIT_MS)
         assert "tablectl" not in hold.inner_text() and "_" not in hold.inner_text()
         expect(page.locator("#actions button")).to_have_count(0)
         hold.locator('button[data-verb="supervisor.continue"]').tap()
