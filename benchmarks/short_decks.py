@@ -246,6 +246,7 @@ def lr_window_calibration(samples: int, seed: int) -> dict[str, Any]:
     for decks, share in limits.ONE_PASS_LR_WINDOW_SHARES.items():
         out[decks] = {}
         for sets in range(1, 10):
+            # the 5-deck window's numbers as first calibrated; the 7-deck window's apart
             rng = random.Random(seed * 1_009 + sets + 100 * (decks != 5))
             sums = window_sums(sets, decks, samples, rng)
             limit, at = fair_tail_limit(sums, FALSE_ALARM_RATE * share, sigmas=3.0)

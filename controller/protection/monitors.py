@@ -531,7 +531,7 @@ class OnePassLikelihood(Monitor):
                                 f"likelier under a one-pass {k}-shelf shuffle than a fair one "
                                 f"(this deck: {cards} cards)")
             self.values[i] = value
-        if places is None and self.windowed and 10 in self.shelves:
+        if places is None and self.windowed:  # the measured shelf counts: 10 among them
             fired = fired or self._window(cards, scores[self.shelves.index(10)])
         if fired is not None:
             self.values = [0.0] * len(self.shelves)
