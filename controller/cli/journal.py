@@ -6,10 +6,12 @@ found damage (naming the first bad file, line, sequence number and kind; a journ
 before its head is ``truncated``), 2 when it could not do its job (unreadable file, bad key
 file), 3 when the chain is intact but what the journal says it carries could not be checked
 (HMACs without ``--hmac-key``, no ``journal.head`` to hold its end against). ``replay`` exits 0
-when every recorded decision and settlement is reproduced by the rules from the recorded inputs,
-1 on any divergence (each named by its sequence number) and 1 when there was nothing to replay
-(no service session), saying so. The review
-verbs read ``PATH...`` or, by default, the journal directory (``--dir``, default
+when every recorded decision and settlement is reproduced by today's rules from the recorded
+inputs, 4 when every difference is one a listed rule change since the journal's release makes of
+an honest record (each named with the change), 1 on any unexplained divergence (named first, by
+sequence number) and 1 when there was nothing to replay (no service session), saying so, and 2
+when a session was written by a later release than this one (not replayed: use that release).
+The review verbs read ``PATH...`` or, by default, the journal directory (``--dir``, default
 ``/var/lib/tablectl/journal``).
 """
 
@@ -30,13 +32,15 @@ from controller.journal.errors import JournalFormatError, MixedJournals
 from controller.journal.keys import load_hmac_key
 from controller.journal.reader import iter_one_journal
 from controller.journal.record import canonical_json, format_ts
-from controller.journal.replay import replay_records
+from controller.journal.replay import ReplayVerdict, replay_records
 from controller.journal.rounds import RoundSummary, recall, round_timeline, summarise_rounds
 from controller.journal.verify import VerifyReport, verify
 
 EXIT_DAMAGED = 1
 EXIT_UNCHECKED = 3
 EXIT_DIVERGED = 1
+EXIT_LATER_RELEASE = 2
+EXIT_EXPLAINED = 4
 DEFAULT_DIR = "/var/lib/tablectl/journal"
 RECALL_GAMES = 10
 
@@ -222,13 +226,27 @@ def run_replay(args: argparse.Namespace) -> int:
               f"records the bench's own steps; check it with `journal verify` (chain) and "
               f"`journal rounds`.")
         print(f"  record types: {_not_replayed(records)}")
-    elif report.ok:
-        print(f"OK: {report.inputs} input(s) replayed in {report.sessions} session(s); "
-              f"{report.outputs_checked} output(s) reproduced, of which {report.money_checked} "
-              f"money decision(s) and {report.settlements_checked} settlement(s)/void(s)")
     else:
-        print(f"DIVERGED: {len(report.divergences)} divergence(s) after {report.inputs} input(s)")
-        for divergence in report.divergences:
+        verdict = report.verdict
+        if verdict is ReplayVerdict.UNEXPLAINED:
+            print(f"DIVERGED: {len(report.unexplained)} unexplained divergence(s) after "
+                  f"{report.inputs} input(s)"
+                  + (f"; {len(report.explained)} more explained by listed rule changes"
+                     if report.explained else ""))
+        elif verdict is ReplayVerdict.LATER_RELEASE:
+            print("NOT REPLAYED: part of the journal was written by a later release than this "
+                  "one; replay it with that release or a later one")
+        else:
+            print(f"OK: {report.inputs} input(s) replayed in {report.sessions} session(s); "
+                  f"{report.outputs_checked} output(s) reproduced, of which "
+                  f"{report.money_checked} money decision(s) and "
+                  f"{report.settlements_checked} settlement(s)/void(s)")
+            if verdict is ReplayVerdict.EXPLAINED:
+                print(f"  EXPLAINED: {len(report.explained)} recorded decision(s) differ from "
+                      f"today's rules exactly as listed rule changes since the journal's "
+                      f"release make them of an honest record (docs/journal.md, \"Replay "
+                      f"across releases\"):")
+        for divergence in report.ordered():
             print(f"  {divergence.describe()}")
     if report.unrecorded_tail and not args.json:
         print(f"  note: {report.unrecorded_tail} output(s) of the last input are not recorded "
@@ -237,8 +255,12 @@ def run_replay(args: argparse.Namespace) -> int:
         print("tablectl journal: nothing replayed: no service session in the journal",
               file=sys.stderr)
         return EXIT_DIVERGED
-    if not report.ok:
-        print(f"tablectl journal: replay diverged at {report.divergences[0].describe()}",
+    verdict = report.verdict
+    if verdict is ReplayVerdict.UNEXPLAINED:
+        print(f"tablectl journal: replay diverged at {report.ordered()[0].describe()}",
               file=sys.stderr)
         return EXIT_DIVERGED
-    return 0
+    if verdict is ReplayVerdict.LATER_RELEASE:
+        print(f"tablectl journal: {report.ordered()[0].describe()}", file=sys.stderr)
+        return EXIT_LATER_RELEASE
+    return EXIT_EXPLAINED if verdict is ReplayVerdict.EXPLAINED else 0

@@ -40,6 +40,12 @@ class MixedJournals(JournalFormatError):
     """Records of two tables, or of two chains, met in one read meant for one journal."""
 
 
+class JournalFromLaterRelease(JournalError):
+    """The journal's last session was written by a later release than the one running (a
+    downgrade): its records may say what this release cannot read, so it is not resumed, and
+    nothing is appended to it."""
+
+
 class JournalConfigError(JournalError, ValueError):
     """A writer opened on a journal that belongs elsewhere (another table, another HMAC key)."""
 

@@ -49,6 +49,7 @@ from controller.journal.codec import (
 )
 from controller.journal.delivery import DeliveredWindow, Delivery
 from controller.journal.errors import JournalBehindError, JournalError
+from controller.journal.forms import JOURNAL_REVISION, REVISION_FIELD
 from controller.journal.record import event_type_of
 from controller.journal.provenance import layout_to_json, plain, round_provenance, software
 from controller.journal.writer import JournalWriter
@@ -416,6 +417,7 @@ def _record_session(writer: JournalWriter, session: Session, reason: str,
     writer.append(SESSION_STARTED, {
         "reason": reason, "round_base": session.base, "layout": layout_to_json(session.layout),
         "memory": plain(session.memory), "software": software(),
+        REVISION_FIELD: JOURNAL_REVISION,
         "recent_origins": [list(key) for key in recent],
         "clock": clock() if clock is not None else None}, money=True)
 

@@ -136,8 +136,10 @@ def recover(writer: JournalWriter, layout: TableLayout, *, clock: ClockProbe | N
                                 Decision.NO_ROUND, None, None, True)
     # an unreadable line is named first: what follows it (an output missing because its line
     # was skipped) is its consequence
-    in_session = sorted((d for d in report.divergences
-                         if d.seq >= current.start_seq or d.kind is DivergenceKind.UNREADABLE),
+    # a difference a listed rule change since the session's release explains is the ruling of
+    # the release that wrote it, not damage: the round resumes as that release left it
+    in_session = sorted((d for d in report.divergences if not d.explained and (
+                         d.seq >= current.start_seq or d.kind is DivergenceKind.UNREADABLE)),
                         key=lambda d: (d.kind is not DivergenceKind.UNREADABLE, d.seq))
     tracker = current.tracker
     unproven = in_session[0] if in_session and (tracker.open or tracker.blocked) else None
@@ -212,7 +214,8 @@ def _complete(writer: JournalWriter, report: Any, last_seq: int, recorded: int,
         outputs_recorded=recorded, round=round_number, phase=phase, decision=decision,
         clause=clause, established=established, new_session=new_session, unproven=unproven)
     payload = result.to_dict()
-    payload["divergences"] = len(result.divergences)
+    payload["divergences"] = sum(1 for d in result.divergences if not d.explained)
+    payload["explained"] = sum(1 for d in result.divergences if d.explained)
     writer.append(RECOVERY_COMPLETED, plain(payload),
                   round_id=None if round_number is None else str(round_number), money=True)
     return result

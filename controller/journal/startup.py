@@ -31,10 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from controller.journal.damage import check_line
-from controller.journal.errors import JournalIOError
+from controller.journal.errors import JournalFormatError, JournalFromLaterRelease, JournalIOError
 from controller.journal.files import journal_files
+from controller.journal.forms import JOURNAL_REVISION, declared_revision
 from controller.journal.head import VERIFIED_NAME, Mark, read_mark, write_mark
 from controller.journal.policy import JournalEvent
+from controller.journal.reader import iter_from_last
 from controller.journal.record import Record
 from controller.journal.replay import Divergence
 from controller.journal.verify import Problem, VerifyReport, verify
@@ -59,8 +61,11 @@ class StartupCheck:
 
     def describe(self) -> str:
         damage = self.damage or self.known or {}
-        return (f"{damage.get('kind')} at {damage.get('file')} line {damage.get('line')} "
-                f"(seq {damage.get('seq')}): {damage.get('detail')}")
+        where = f"{damage.get('file')}"
+        if damage.get("line") is not None:  # a replay's finding names a record, not a line
+            where += f" line {damage.get('line')}"
+        seq = f" (seq {damage['seq']})" if damage.get("seq") is not None else ""
+        return f"{damage.get('kind')} at {where}{seq}: {damage.get('detail')}"
 
 
 def damage_key(damage: dict[str, Any]) -> str:
@@ -102,6 +107,25 @@ def check_journal(directory: Path, key: bytes | None) -> StartupCheck:
     return StartupCheck(directory, report, placed and report.anchor is not None
                         and report.anchor.value == "verified", time.monotonic() - started,
                         damage, known, mark)
+
+
+def refuse_later_release(directory: Path) -> None:
+    """Raise :class:`JournalFromLaterRelease` when the journal's last session was written by a
+    later release than this one (a downgrade), before anything is appended. A journal whose
+    last session cannot be read is the start-up check's and recovery's to judge, not this."""
+    from controller.journal.recorder import SESSION_STARTED
+
+    try:
+        last = next((r for r in iter_from_last(directory, SESSION_STARTED)
+                     if r.event_type == SESSION_STARTED), None)
+    except (JournalFormatError, OSError):
+        return
+    declared = None if last is None else declared_revision(last.payload)
+    if declared is not None and declared > JOURNAL_REVISION:
+        raise JournalFromLaterRelease(
+            f"written by a later release (journal revision {declared} at seq {last.seq}; this "
+            f"release reads revisions up to {JOURNAL_REVISION}): install that release or a "
+            "later one; nothing was appended")
 
 
 def unproven_round(check: StartupCheck, unproven: Divergence) -> StartupCheck:

@@ -31,12 +31,16 @@ class WagerBook:
     """The journal round whose betting this book follows (``None``: none seen opening; a
     journal excerpt that starts mid-round checks nothing for that round)."""
     amounts: dict[str, int] = field(default_factory=dict)
+    placed: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Each wager on the layout as its acceptance recorded it (id, position, bet, player,
+    seated; the amount is :attr:`amounts`'), for a replay that goes on from the recorded layout
+    (:meth:`layout`)."""
 
     def see(self, event_type: str, payload: Mapping[str, Any]) -> str | None:
         """Take one recorded output; a description of what ``bets_closed`` holds that the
         round's wager records do not account for (or lacks), else ``None``."""
         if event_type == ROUND_OPENED:
-            self.round, self.amounts = payload.get("round"), {}
+            self.round, self.amounts, self.placed = payload.get("round"), {}, {}
             return None
         if self.round is None or payload.get("round") != self.round:
             return None
@@ -60,9 +64,23 @@ class WagerBook:
                 self.amounts[wager_id] = kept
             else:
                 self.amounts.pop(wager_id, None)
+                self.placed.pop(wager_id, None)
             return
+        self.vouch(wagers)
+
+    def vouch(self, wagers: Any) -> None:
+        """Put ``wagers`` (payload dicts) on the layout as placed: by their acceptance records,
+        or by a listed old ruling that left them there with none of their own
+        (:mod:`controller.journal.rule_changes`)."""
         for wager in wagers:
-            self.amounts[str(wager.get("id"))] = wager.get("amount")
+            if isinstance(wager, Mapping):
+                self.amounts[str(wager.get("id"))] = wager.get("amount")  # type: ignore[assignment]
+                self.placed[str(wager.get("id"))] = wager
+
+    def layout(self) -> list[dict[str, Any]]:
+        """The wagers the round's records put on the layout, at the amounts they left."""
+        return [{**self.placed[i], "amount": amount} for i, amount in self.amounts.items()
+                if i in self.placed]
 
     def _compare(self, closed: Any) -> str | None:
         listed = {str(w.get("id")): w.get("amount") for w in closed if isinstance(w, Mapping)}

@@ -62,6 +62,13 @@ class WagerBook:
         """Taken out of play by the player's option; returned at settlement under ``clause``."""
         self.withdrawn[wager_id] = clause
 
+    def adopt(self, wagers: tuple[Wager, ...]) -> None:
+        """Replay only, of a journal written before a listed change of a placement ruling
+        (:mod:`controller.journal.rule_changes`): the layout that release's ruling left when
+        bets closed, so the deal, the cards and the money are re-derived by today's rules from
+        what was really on the layout, and an upgraded table resumes the round it had."""
+        self.wagers = {wager.id: wager for wager in wagers}
+
     def decide(self, position: str, choice: cmd.Choice, plays: tuple[Wager, ...]) -> None:
         """A player's decision at ``position``, with the Play wagers it places."""
         for wager in plays:

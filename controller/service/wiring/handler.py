@@ -57,8 +57,17 @@ class DeviceSide(Protocol):
     def status(self) -> dict[str, Any]: ...
 
 
-def table_role(peer: Peer) -> Role:
-    return peer.role.at_table
+def table_role(peer: Peer, request: Request | None = None) -> Role:
+    """The role the table judges the request by. A superuser (root, the service's account)
+    acts as whoever it names: ``--actor dealer:1042`` is judged and journaled as that dealer,
+    not as a Pit Supervisor under the dealer's name (issue 44: a dealer's command given from
+    root's shell read ``supervisor:dealer:1042`` in the journal); naming nobody, or a
+    supervisor, it acts as a Pit Supervisor. It never gains a role by naming one."""
+    role = peer.role.at_table
+    if peer.role is Role.ROOT and request is not None and request.actor \
+            and request.actor.split(":", 1)[0] == Role.DEALER.value:
+        return Role.DEALER
+    return role
 
 
 def account_of(peer: Peer) -> str:
@@ -167,7 +176,7 @@ class TableHandler:
         answered ``accepted``), or ``None``. A dealer's attempt is left to the table, which
         refuses it with the clause that gives it to a supervisor."""
         device = self.device
-        if device is None or table_role(peer) is not cmd.Role.SUPERVISOR:
+        if device is None or table_role(peer, request) is not cmd.Role.SUPERVISOR:
             return None
         if request.verb == "supervisor.clear-fault":
             return device.clear_refusal()
@@ -217,11 +226,12 @@ class TableHandler:
 
     def _acknowledge(self, request: Request, peer: Peer) -> Mapping[str, Any]:
         """``journal.acknowledge``: a supervisor's only (docs/journal.md, "Start-up check")."""
-        if table_role(peer) is not cmd.Role.SUPERVISOR:
+        if table_role(peer, request) is not cmd.Role.SUPERVISOR:
             raise Refusal(ErrorCode.REFUSED, "journal.acknowledge: only a supervisor may "
                           "acknowledge journal damage", request.id)
         ticket = self.table.command(AcknowledgeJournal(
-            actor_of(request, peer), table_role(peer).value, str(request.args["reason"])),
+            actor_of(request, peer), table_role(peer, request).value,
+            str(request.args["reason"])),
             self.timeout)
         if ticket is None or ticket.error is not None:
             raise Refusal(ErrorCode.UNAVAILABLE, "journal.acknowledge: not done: "
@@ -236,7 +246,7 @@ class TableHandler:
         if build is None:
             raise Refusal(ErrorCode.UNKNOWN_VERB, f"{request.verb}: not a table command",
                           request.id)
-        who = {"actor": actor_of(request, peer), "role": table_role(peer)}
+        who = {"actor": actor_of(request, peer), "role": table_role(peer, request)}
         return build(self, request.args, who)
 
     def table_round(self, journal: int | None) -> int | None:

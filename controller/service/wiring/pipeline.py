@@ -30,6 +30,7 @@ from controller.journal.startup import (
     mark_new_journal,
     record_acknowledgement,
     record_damage,
+    refuse_later_release,
     unproven_round,
 )
 from controller.journal.writer import JournalWriter
@@ -137,6 +138,10 @@ class Wiring:
         if key is None and (unkeyed := journal.unkeyed_warning()) is not None:
             log.warning("JOURNAL NOT KEYED", problem=unkeyed)
         self.journal_check = check = check_journal(journal.directory, key)  # before appending
+        try:
+            refuse_later_release(journal.directory)  # a downgrade: one line, nothing appended
+        except JournalError as error:
+            raise ServiceError(f"journal.directory {journal.directory}: {error}") from error
         log.info("journal checked", seconds=round(check.seconds, 3),
                  incremental=check.incremental, damage=check.damage is not None,
                  records=check.report.records if check.report else 0)

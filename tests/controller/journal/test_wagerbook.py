@@ -12,6 +12,7 @@ from pytest_mock import MockerFixture
 
 from controller.cli import main
 from controller.journal import JournalWriter, iter_records
+from controller.journal.forms import REVISION_FIELD
 from controller.journal.recovery import Decision, recover
 from controller.journal.replay import DivergenceKind, replay_records
 from controller.journal.wagerbook import WagerBook
@@ -113,8 +114,10 @@ def test_the_book_follows_reductions_and_withdrawals() -> None:
 def test_a_settlement_recorded_before_amount_and_returned_still_replays(
         open_writer: Callable[..., JournalWriter], journal_dir: Path) -> None:
     """A journal written before each result named its amount and what was returned (issue
-    34) replays clean: those two fields are left out of the comparison only where the recorded
-    results have neither; a stake altered in such a record is still caught."""
+    34) replays clean: its sessions declare no journal revision, so those two fields are left
+    out of the comparison where the recorded results have neither; a stake altered in such a
+    record is still caught. In a session that declares revision 1 or later, the same deletion
+    is a finding (the form says the fields are there)."""
     _batch_round(open_writer())
     records = list(iter_records([journal_dir]))
     settled = next(r for r in records if r.event_type == "round_settled")
@@ -122,6 +125,13 @@ def test_a_settlement_recorded_before_amount_and_returned_still_replays(
     assert all(r["amount"] == r["stake"] + r["returned"] for r in results)
     for result in results:
         del result["amount"], result["returned"]
+    declared = [r for r in records if r.event_type == "session_started"]
+    assert declared and all(REVISION_FIELD in r.payload for r in declared)
+    deleted = replay_records(records)
+    assert [d.kind for d in deleted.divergences] == [DivergenceKind.ALTERED]
+    assert "amount: recorded (absent)" in deleted.divergences[0].detail
+    for record in declared:
+        del record.payload[REVISION_FIELD]
     assert replay_records(records).divergences == []
     results[0]["stake"] += 1
     report = replay_records(records)
