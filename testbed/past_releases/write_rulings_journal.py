@@ -23,6 +23,7 @@ from pathlib import Path
 from controller.games.cards import parse_cards
 from controller.journal import JournalWriter
 from controller.journal.recovery import recover
+from controller.journal.startup import advance_mark, mark_new_journal
 from controller.settlement.model import BetLimit
 from controller.table import commands as cmd
 from controller.table.layout import TableLayout
@@ -38,6 +39,7 @@ def main(out: Path) -> None:
                                  limits={"main": BetLimit(500, 5000)})
     writer = JournalWriter(out, table_id=layout.table_id)
     table, _report = recover(writer, layout)
+    mark_new_journal(writer.directory, writer.path, None)  # as the service marks a new journal
     table.process(dev.DeviceOnline("shuffler", identity=IDENTITY))
     table.process(cmd.OpenRound(**DEALER))
     place = [("s1", "1", 4500, "p1", True), ("t1", "1", 1000, "p2", False),
@@ -58,6 +60,8 @@ def main(out: Path) -> None:
     table.process(cmd.RevealDealer(**DEALER))
     table.process(cmd.SettleRound(**DEALER))
     writer.close()
+    # as the service leaves its journal at a stop: the verified mark at the last record
+    advance_mark(out, None, layout.table_id)
 
 
 if __name__ == "__main__":
