@@ -31,7 +31,7 @@ from controller.journal.provenance import layout_from_json, memory_from_json
 from controller.journal.record import Record, event_type_of
 from controller.journal.rule_changes import (
     PLACEMENT_INPUTS,
-    Outcome,
+    PlacementOutcome,
     RuleChange,
     changes_since,
     explaining,
@@ -372,7 +372,7 @@ class Replayer:
         replayed = tuple((event_type_of(e), p) for e, p in placement.replayed)
         change = None
         if recorded != replayed:
-            change = explaining(current.declared, Outcome(
+            change = explaining(current.declared, PlacementOutcome(
                 current.session.layout.game.value, placement.command, placement.fields,
                 recorded, replayed))
         if change is None:
@@ -380,7 +380,7 @@ class Replayer:
             for seq, event_type, payload in placement.recorded:
                 self._compare(current, seq, event_type, payload)
             return
-        outcome = Outcome(current.session.layout.game.value, placement.command,
+        outcome = PlacementOutcome(current.session.layout.game.value, placement.command,
                           placement.fields, recorded, replayed)
         self._book.vouch(change.placed_unrecorded(outcome))
         current.adopt = True

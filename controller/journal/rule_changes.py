@@ -10,7 +10,7 @@ outcome is exactly what the old ruling made of it, against what today's rules ma
 
 Every ruling changed so far decides where a wager goes on the layout (placement), so an entry
 judges one placement input: its recorded outputs against the rules' outputs for it, as a whole
-(:class:`Outcome`). Replay asks only in a session written before the change (:func:`explaining`);
+(:class:`PlacementOutcome`). Replay asks only in a session written before the change (:func:`explaining`);
 where an entry recognises the outcome, the replay reports it as *explained* and goes on from the
 layout the journal recorded (the table adopts it when bets close), so the deal, the cards and
 the money after it are still re-derived by today's rules and compared: a settlement rewritten in
@@ -38,7 +38,7 @@ placement."""
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class PlacementOutcome:
     """One placement input with what the journal recorded for it and what today's rules give."""
 
     game: str
@@ -63,8 +63,8 @@ class RuleChange:
     release: str
     clause: str
     change: str
-    recognises: Callable[[Outcome], bool]
-    placed_unrecorded: Callable[[Outcome], tuple[Mapping[str, Any], ...]] = lambda _o: ()
+    recognises: Callable[[PlacementOutcome], bool]
+    placed_unrecorded: Callable[[PlacementOutcome], tuple[Mapping[str, Any], ...]] = lambda _o: ()
     """The wagers the old ruling left on the layout without a record of their own (the rows
     ahead of a batch refused whole): the journal's layout includes them."""
 
@@ -79,7 +79,7 @@ _OLD_BOX_MAXIMUM = re.compile(r"^box \S+ \S+ would total \d+, over the maximum \
                               r"rejected \(RWS-NC3P 5\.1\)$")
 
 
-def _box_maximum_by_priority(outcome: Outcome) -> bool:
+def _box_maximum_by_priority(outcome: PlacementOutcome) -> bool:
     """Before 7961cf7 a wager that took a box over its maximum was refused whole ("excess
     rejected", a ``wager_refused`` and the ``command_refused`` of the input); now the box's
     limit is shared by priority (RWS-NC3P 5.1: the Seated Player first, Standing Players cut
@@ -98,7 +98,7 @@ def _box_maximum_by_priority(outcome: Outcome) -> bool:
             and all(e in ("wager_accepted", "wager_reduced") for e, _ in outcome.replayed))
 
 
-def _under_the_minimum(outcome: Outcome) -> bool:
+def _under_the_minimum(outcome: PlacementOutcome) -> bool:
     """Before 7961cf7 a Bet under the minimum went on the layout (and was judged at the
     settlement); now it is refused at placement (RWS-NC3P 5.2: the Player may increase it to
     the minimum or withdraw it)."""
@@ -110,7 +110,7 @@ def _under_the_minimum(outcome: Outcome) -> bool:
             and _one_refusal(outcome, "under the minimum"))
 
 
-def _one_seated_player_a_box(outcome: Outcome) -> bool:
+def _one_seated_player_a_box(outcome: PlacementOutcome) -> bool:
     """Before 24c8d2e a second player marked seated at a box was accepted; now one Seated
     Player a box (RWS-NC3P 1.15) refuses it at placement."""
     if outcome.game != "rws-nc-three-pictures" or outcome.command != "PlaceWager":
@@ -121,7 +121,7 @@ def _one_seated_player_a_box(outcome: Outcome) -> bool:
             and _one_refusal(outcome, "marked seated"))
 
 
-def _batch_row_refused_alone(outcome: Outcome) -> bool:
+def _batch_row_refused_alone(outcome: PlacementOutcome) -> bool:
     """Before ca70a74 a batch with a row the rule set or the limits refused (a ``WagerError``)
     was refused whole, a ``command_refused`` naming the error, while the rows ahead of it stayed
     on the layout with no record of their own and the rows after it were never placed; now that
@@ -139,7 +139,7 @@ def _batch_row_refused_alone(outcome: Outcome) -> bool:
                                    for e, _ in outcome.recorded[:-1] + outcome.replayed)
 
 
-def _rows_ahead_of_the_refused_row(outcome: Outcome) -> tuple[Mapping[str, Any], ...]:
+def _rows_ahead_of_the_refused_row(outcome: PlacementOutcome) -> tuple[Mapping[str, Any], ...]:
     reason = str(outcome.recorded_of("command_refused")[0].get("reason", ""))
     row = _first_row_refused_for(outcome, reason.removeprefix("WagerError: "))
     accepted = [w for p in outcome.replayed_of("wagers_accepted") for w in p.get("wagers", ())]
@@ -148,7 +148,7 @@ def _rows_ahead_of_the_refused_row(outcome: Outcome) -> tuple[Mapping[str, Any],
     return tuple(w for w in accepted if w.get("id") in ahead)
 
 
-def _first_row_refused_for(outcome: Outcome, reason: str) -> str | None:
+def _first_row_refused_for(outcome: PlacementOutcome, reason: str) -> str | None:
     return next((str(p.get("wager_id")) for p in outcome.replayed_of("wager_refused")
                  if p.get("reason") == reason), None)
 
@@ -158,7 +158,7 @@ def _is_the_input(wager: Any, fields: Mapping[str, Any]) -> bool:
         wager.get(k) == fields.get(k) for k in ("position", "bet", "amount", "player"))
 
 
-def _one_refusal(outcome: Outcome, words: str) -> bool:
+def _one_refusal(outcome: PlacementOutcome, words: str) -> bool:
     """The rules refuse the input with ``words`` in the reason (a ``command_refused``, or a
     ``wager_refused`` with the input's ``command_refused`` after it), and give nothing else."""
     events = [e for e, _ in outcome.replayed]
@@ -185,7 +185,7 @@ RULE_CHANGES: tuple[RuleChange, ...] = (
 )
 
 
-def explaining(declared: int | None, outcome: Outcome) -> RuleChange | None:
+def explaining(declared: int | None, outcome: PlacementOutcome) -> RuleChange | None:
     """The listed change that explains ``outcome`` in a session declaring ``declared``
     (``None``: written before revisions were declared, so every change is a candidate), or
     ``None``: unexplained."""
@@ -202,5 +202,5 @@ def changes_since(declared: int | None) -> Sequence[RuleChange]:
     return [c for c in RULE_CHANGES if declared is None or c.revision > declared]
 
 
-__all__ = ["PLACEMENT_INPUTS", "RULE_CHANGES", "Outcome", "RuleChange", "changes_since",
+__all__ = ["PLACEMENT_INPUTS", "RULE_CHANGES", "PlacementOutcome", "RuleChange", "changes_since",
            "explaining"]
