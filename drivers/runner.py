@@ -49,7 +49,8 @@ class DeviceRunner(ABC):
 
     def __init__(self, name: str, transport: Transport, events: queue.Queue[DeviceEvent], *,
                  backoff: tuple[float, float] = (0.1, 2.0),
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 jitter: Callable[[], float] | None = None) -> None:
         first, ceiling = backoff
         if not (0 < first <= ceiling):
             raise DriverConfigError(f"backoff must be (first, max) with 0 < first <= max, got "
@@ -58,7 +59,12 @@ class DeviceRunner(ABC):
         self.transport = transport
         self.events = events
         self.backoff = (float(first), float(ceiling))
-        self.reopen = ExponentialBackoff(*self.backoff)
+        self.jitter = jitter
+        """Where the backoffs' jitter comes from (``[0, 1]``): ``None``, the process's random
+        stream; a simulated device with a seed passes one derived from it, so its reconnects
+        are paced the same every run (``tablectl bench --seed``)."""
+        self.reopen = ExponentialBackoff(*self.backoff) if jitter is None else \
+            ExponentialBackoff(*self.backoff, random=jitter)
         """The waits before each reopen: doubling from ``first`` to ``max``, jittered so that
         the readers a hub reset dropped together do not reopen in step (``drivers.backoff``)."""
         self.clock = clock
@@ -70,6 +76,9 @@ class DeviceRunner(ABC):
         self._offline_reported = False
         self.connected = threading.Event()
         self.last_error = ""  # why the last open failed or the link last dropped
+        self.link_epoch = 0
+        """How many times the link was closed: a write that names the epoch it began in is
+        refused once the link it was meant for has gone (:meth:`write`)."""
 
     # life cycle -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -112,10 +121,16 @@ class DeviceRunner(ABC):
         """Put one typed event on the table's queue."""
         self.events.put(event)
 
-    def write(self, data: bytes) -> None:
-        """Write bytes to the device from any thread; one lock keeps frames whole."""
+    def write(self, data: bytes, *, epoch: int | None = None) -> None:
+        """Write bytes to the device from any thread; one lock keeps frames whole. ``epoch``
+        (:attr:`link_epoch` when a command was first sent): refused if the link has been closed
+        since, so a command is never resent on the next link, where the device would take it
+        for a new one (the same sequence number is a replay only on the link it was sent on)."""
         with self._write_lock:
             self.log.debug("tx", hex=data.hex(" "))
+            if epoch is not None and epoch != self.link_epoch:
+                raise DeviceDisconnected(f"{self.name}: the link went down under the command; "
+                                         "it is not sent again on the new link")
             if not self.transport.is_open:
                 raise DeviceDisconnected(f"{self.name}: {self.transport.url} is not connected")
             self.transport.write(data)
@@ -193,6 +208,7 @@ class DeviceRunner(ABC):
             self.connected.clear()
             with self._write_lock:
                 self.transport.close()
+                self.link_epoch += 1
             if self._stop.is_set():
                 break
             self.last_error = reason

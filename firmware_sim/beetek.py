@@ -4,7 +4,9 @@ A draw sends `` [Game]<Card:4S> `` (or ``[Manual Burn Cards]`` in burn mode); op
 suit-first order (``<Card:H3>``) and ``T`` or ``10`` for tens. Faults: ``noread``
 (`` [Game]<Game> `` then the E3 alarm), ``exposed`` (card, then alarm E5), ``reversed`` (alarm E4,
 card unread), ``doubleread`` (alarm E6, two cards out unread), ``repeat`` (the message twice),
-``duplicate`` (a card already dealt), ``truncate``, ``stall`` and ``disconnect``. ``foreign`` does
+``duplicate`` (a card already dealt), ``truncate``, ``stall`` and ``disconnect`` (armed: the
+cable comes out after the next card's line; planned, :meth:`~SimShoe.plan`: as the dealer
+reaches for card ``j``, before it is drawn). ``foreign`` does
 not apply: the Bee-Tek line carries rank and suit only, no deck id, so a foreign card can only
 show up as a duplicate. :meth:`BeeTekShoeSim.warn` sends a warning such as ``<W0x01>``.
 """
@@ -63,31 +65,34 @@ class BeeTekShoeSim(SimShoe):
         """Draw one card; ``burn`` overrides the burn mode for this card."""
         section = BURN if (self.burn if burn is None else burn) else GAME
         with self._lock:
-            out = b""
+            if self.planned_draw():
+                return None  # the cable came out as the dealer reached for the card
+            said: list[bytes] = []
             card: Card | None = None
             if (fault := self.take_fault(FaultKind.NO_READ)) is not None:
                 card = self.next_card()
-                out = self.message(BeeTekNoRead(section)) + self._alarm(fault.kind)
+                said = [self.message(BeeTekNoRead(section)), self._alarm(fault.kind)]
             elif (fault := self.take_fault(FaultKind.REVERSED)) is not None:
                 card = self.next_card()
-                out = self._alarm(fault.kind)
+                said = [self._alarm(fault.kind)]
             elif (fault := self.take_fault(FaultKind.DOUBLE_READ)) is not None:
                 card = self.next_card()
                 self.next_card()
-                out = self._alarm(fault.kind)
+                said = [self._alarm(fault.kind)]
             else:
                 if self.dealt and self.take_fault(FaultKind.DUPLICATE):
                     shown = self.dealt[0]
                 else:
                     card = shown = self.next_card()
-                out = self.message(BeeTekCard(shown, section, burn=section == BURN))
+                said = [self.message(BeeTekCard(shown, section, burn=section == BURN))]
                 if (fault := self.take_fault(FaultKind.EXPOSED)) is not None:
-                    out += self._alarm(fault.kind)
+                    said.append(self._alarm(fault.kind))
+            out, messages = b"".join(said), len(said)
             if self.take_fault(FaultKind.TRUNCATE):
                 out = out[: max(1, len(out) // 2)]
             elif self.take_fault(FaultKind.REPEAT_EVENT):
-                out = out + out
-            self.output(out)
+                out, messages = out + out, messages * 2
+            self.output(out, messages)
             disconnect = self.take_fault(FaultKind.DISCONNECT)
         if disconnect:
             self.disconnect_for(disconnect.arg or 0.5)

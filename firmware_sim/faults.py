@@ -74,3 +74,32 @@ def parse_fault(text: str) -> FaultSpec:
     if value < 0:
         raise FaultSpecError(f"fault {kind.value!r} needs a non-negative number, got {raw_arg!r}")
     return FaultSpec(kind, value)
+
+
+@dataclass(slots=True)
+class FaultPlan:
+    """One fault planned on a device's own count of its events (hand ``k`` of the deal, card
+    ``k`` since the shuffle), so that it lands at the same event whatever the host's timing
+    (``tablectl bench --seed``: one seed, one run). The device checks that it supports the
+    kind; the plan knows only when it is due."""
+
+    unit: str
+    """What the device counts: ``"hand"``, ``"card"`` (for the error's words)."""
+    due: tuple[int, FaultSpec] | None = None
+
+    def set(self, spec: FaultSpec | None, at: int) -> None:
+        """``spec`` at event ``at`` (1-based); ``None`` drops a plan that has not fired. A new
+        plan replaces the last."""
+        if spec is None:
+            self.due = None
+            return
+        if at < 1:
+            raise FaultSpecError(f"a fault is planned for {self.unit} 1 or later, got {at}")
+        self.due = (at, spec)
+
+    def take(self, number: int) -> FaultSpec | None:
+        """The fault planned for event ``number``, which is about to happen (it fires once)."""
+        if self.due is None or self.due[0] != number:
+            return None
+        spec, self.due = self.due[1], None
+        return spec

@@ -123,6 +123,9 @@ class FramedSimDevice:
         self._held: list[bytes] = []
         self._followups: list[Callable[[], None]] = []
         self.unplug_hook: Callable[[float], None] | None = None
+        self.unplugs = 0
+        """How often the cable came out (the ``disconnect`` fault): a person at the device
+        tells a draw the cable came out under from one that went out."""
         self.executed: deque[MsgType] = deque(maxlen=EXECUTED_KEPT)
         """The newest commands executed, oldest first (replays excluded)."""
         self.commands_executed = 0
@@ -220,6 +223,7 @@ class FramedSimDevice:
             if self.unplug_hook is None:
                 raise FaultSpecError("fault 'disconnect' needs the device served by a byte "
                                      "server (firmware_sim.framed.bind_server)")
+            self.unplugs += 1
             self.unplug_hook(spec.arg if spec.arg is not None else 0.5)
         elif kind is FaultKind.REBOOT:
             self.reboot()
@@ -378,21 +382,41 @@ class FramedSimDevice:
         with self.lock:
             return len(self._unacked)
 
+    @property
+    def quiet(self) -> bool:
+        """Nothing of the device's is on its way to the host: plugged in, greeted, every event
+        acknowledged (with a journal's deferred acknowledgement: recorded), no stalled bytes, no
+        event a command still owes, and no timed step running (:meth:`busy`). A bench waits
+        for this before a person acts, so that the person's act lands after everything the
+        device did (``tablectl bench``: one seed, one run)."""
+        with self.lock:
+            return (self._send is not None and not self._greet and not self._unacked
+                    and self._stall_until is None and not self._held and not self._followups
+                    and not self.busy())
+
+    def busy(self) -> bool:
+        """A timed step of the device is running (a shuffle, a hand being formed); the
+        subclass says. Called with :attr:`lock` held."""
+        return False
+
 
 _NAK_FOR_DROP = {DropReason.CRC: NakReason.CRC, DropReason.LENGTH: NakReason.LENGTH,
                  DropReason.VERSION: NakReason.UNKNOWN}
 
 
 def bind_server(device: FramedSimDevice, server: Pluggable) -> None:
-    """Let ``device`` unplug and replug ``server`` for the ``disconnect`` fault."""
+    """Let ``device`` unplug and replug ``server`` for the ``disconnect`` fault.
+
+    The cable comes out at once, on the thread that injects the fault (so nothing the device
+    sends after that moment reaches the host: a fault planned at a device event lands exactly
+    there, :meth:`firmware_sim.shuffler.ShufflerSim.plan`), and goes back in after ``seconds``
+    on a thread of its own."""
 
     def unplug_for(seconds: float) -> None:
-        def run() -> None:
-            server.unplug()
-            threading.Event().wait(seconds)  # a simulated cable stays out this long
-            server.replug()
-
-        threading.Thread(target=run, name="sim-replug", daemon=True).start()
+        server.unplug()
+        timer = threading.Timer(seconds, server.replug)  # a simulated cable stays out this long
+        timer.name, timer.daemon = "sim-replug", True
+        timer.start()
 
     device.unplug_hook = unplug_for
 

@@ -8,6 +8,11 @@ next draw consumes it. ``stall`` holds every byte for ARG seconds and then burst
 :class:`firmware_sim.serve.PtyServer`, bound with :meth:`SimShoe.bind_link`, or the
 ``unplug_hook`` that ``firmware_sim.framed.bind_server`` installs) and replugs it ARG seconds
 later.
+
+A fault can also be planned on the shoe's own count of draws (:meth:`SimShoe.plan`: "at card
+``j`` since the shuffle", burns included), so the same plan lands at the same card whatever the
+host's timing; and the shoe counts what it has said (:attr:`SimShoe.said`, messages sent to a
+host), so a bench can wait until the table has taken all of it in.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import structlog
 
 from controller.games.cards import FULL_DECK, Card
 from drivers.decks import DeckMap
-from firmware_sim.faults import FaultKind, FaultSpec, FaultSpecError
+from firmware_sim.faults import FaultKind, FaultPlan, FaultSpec, FaultSpecError
 
 log = structlog.get_logger(__name__)
 
@@ -45,7 +50,7 @@ class SimShoe:
                                     else secrets.SystemRandom())
         self._lock = threading.RLock()
         self._faults: list[FaultSpec] = []
-        self._held: list[bytes] = []
+        self._held: list[tuple[bytes, int]] = []
         self._hold_until = 0.0
         self._send: Callable[[bytes], None] | None = None
         self._link: Link | None = None
@@ -54,6 +59,11 @@ class SimShoe:
         self.attached = threading.Event()
         self.dealt: list[Card] = []
         self.cards: list[Card] = []
+        self._plan = FaultPlan("card")
+        self.said = 0
+        """Messages sent to a host (a card, a no-read, an alarm, a warning: each one line)."""
+        self.unplugs = 0
+        """Times the shoe's cable came out (the ``disconnect`` fault)."""
         self.shuffle()
         for fault in faults:
             self.inject(fault)
@@ -108,6 +118,34 @@ class SimShoe:
             else:
                 self._faults.append(fault)
 
+    def plan(self, spec: FaultSpec | None, *, card: int) -> None:
+        """Put ``spec`` into the shoe as card ``card`` (1-based since the shuffle, burns
+        included) is drawn: a card fault for that card, or, for ``disconnect``, the cable
+        coming out as the dealer reaches for it (no card leaves the shoe; it is drawn once the
+        shoe is back). ``None`` drops a plan that has not fired; a new plan replaces it."""
+        with self._lock:
+            if spec is not None and spec.kind not in self.SUPPORTED:
+                self.inject(spec)  # the error names what this shoe supports
+            self._plan.set(spec, card)
+
+    def planned_draw(self) -> bool:
+        """At the start of a draw: fire the plan if this is its card; ``True`` when the cable
+        came out (nothing is drawn). Call with the lock held."""
+        spec = self._plan.take(len(self.dealt) + 1)
+        if spec is None:
+            return False
+        if spec.kind is FaultKind.DISCONNECT:
+            self.disconnect_for(spec.arg if spec.arg is not None else 0.5)
+            return True
+        self.inject(spec)
+        return False
+
+    @property
+    def quiet(self) -> bool:
+        """Plugged in, with nothing held back (a stall) or waiting to be replugged."""
+        with self._lock:
+            return self.attached.is_set() and not self._held
+
     def take_fault(self, *kinds: FaultKind) -> FaultSpec | None:
         """Consume the first armed fault of one of ``kinds``."""
         with self._lock:
@@ -124,6 +162,7 @@ class SimShoe:
 
     def disconnect_for(self, seconds: float) -> None:
         """Unplug the link now and replug it after ``seconds``."""
+        self.unplugs += 1
         if self.unplug_hook is not None:
             self.unplug_hook(seconds)
             return
@@ -166,18 +205,19 @@ class SimShoe:
         with self._lock:
             if self._held and now >= self._hold_until:
                 held, self._held = self._held, []
-                self._emit(b"".join(held))
+                self._emit(b"".join(data for data, _ in held), sum(n for _, n in held))
 
-    def output(self, data: bytes) -> None:
-        """Send ``data`` now, or hold it while a stall is active."""
+    def output(self, data: bytes, messages: int = 1) -> None:
+        """Send ``data`` (``messages`` lines) now, or hold it while a stall is active."""
         with self._lock:
             if time.monotonic() < self._hold_until or self._held:
-                self._held.append(data)
+                self._held.append((data, messages))
                 return
-        self._emit(data)
+            self._emit(data, messages)
 
-    def _emit(self, data: bytes) -> None:
+    def _emit(self, data: bytes, messages: int = 1) -> None:
         send = self._send
         if send is not None and data:
             log.debug("sim_tx", hex=data.hex(" "))
             send(data)
+            self.said += messages

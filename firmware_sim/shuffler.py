@@ -5,7 +5,9 @@ Timing is simulated on the byte server's tick: a shuffle takes ``shuffle_seconds
 only when :meth:`take_hand` is called). Shuffles come from ``secrets`` unless a ``seed`` makes
 them reproducible for tests. No command reveals the undealt cards or their order.
 
-Card-level faults are armed by :meth:`inject` and fire at the next operation they apply to:
+Faults are planned on the device's own events by :meth:`plan` (hand ``k`` of the deal: the
+shuffler counts its hands itself, so the same plan lands at the same hand whatever the host's
+timing), or armed by :meth:`inject`, which fires them at the next operation they apply to:
 ``count``/``unshuffled``/``foreign``/``faceup`` at the end of the next shuffle; ``set2``/``set4``/
 ``exposed``/``reversed``/``duplicate``/``noread``/``jamhand`` at the next hand; ``reboot``
 mid-hand (after the next dispense is acknowledged, before the hand is reported) or at once while
@@ -35,7 +37,7 @@ from drivers.framed.messages import (
     Ack, ClearFault, DeviceState, DispenseHand, EndRound, GetMeters, GetStatus, Identify,
     IdentityReply, Message, MetersReply, Nak, NakReason, Shuffle, StatusReply, faults_to_word,
 )
-from firmware_sim.faults import FaultKind, FaultSpec, FaultSpecError
+from firmware_sim.faults import FaultKind, FaultPlan, FaultSpec, FaultSpecError
 from firmware_sim.framed import LINK_FAULTS, Conformance, FramedSimDevice
 from firmware_sim.shuffle_models import ShuffleModel, Shuffler
 
@@ -72,6 +74,8 @@ class ShufflerSim(FramedSimDevice):
         self.causes: set[Fault] = set()
         """Faults whose physical cause persists (a door held open): CLEAR_FAULT keeps them."""
         self._armed: dict[FaultKind, FaultSpec] = {}
+        self._plan = FaultPlan("hand")
+        """A fault for hand ``k`` of the deal (:meth:`plan`): (k, fault)."""
         self._reboot_mid_hand = False
         self.meters = [0, 0, 0, 0]  # shuffles, hands, cards, faults: survive reboots
         self._reset_round()
@@ -116,6 +120,8 @@ class ShufflerSim(FramedSimDevice):
         if isinstance(message, ClearFault):
             self.after_reply(self._clear_faults)  # ACK first, then FAULT_CLEARED (section 5)
             return Ack()
+        if isinstance(message, DispenseHand) and self._planned_now():
+            return Nak(NakReason.BUSY)  # never sent: the cable came out as the hand was asked
         if self.faults:
             return Nak(NakReason.BAD_STATE)
         if self._state in (DeviceState.SHUFFLING, DeviceState.DISPENSING):
@@ -135,6 +141,37 @@ class ShufflerSim(FramedSimDevice):
             self._state, self._due = DeviceState.DISPENSING, self.clock() + self.dispense_seconds
             return Ack()
         return Nak(NakReason.UNKNOWN)
+
+    # faults planned on the device's own events ---------------------------------------------
+    def plan(self, spec: FaultSpec | None, *, hand: int) -> None:
+        """Put ``spec`` into the mechanism when hand ``hand`` (1-based, of the deck shuffled
+        next or being dealt) is asked for: its ``DISPENSE_HAND`` arms a card fault for that hand
+        (``set2``, ``exposed``, ``duplicate`` ...), jams before forming it (``jam``, ``door``),
+        reboots under it (``reboot``: the ACK, then the reboot, the hand never presented), or
+        pulls the cable before answering (``disconnect``: the command is never executed). A
+        shuffle fault (``count``, ``unshuffled`` ...) is armed at once. ``None`` drops a plan
+        that has not fired; a new plan replaces it."""
+        with self.lock:
+            if spec is not None and spec.kind not in self.SUPPORTED_FAULTS:
+                self.inject(spec)  # the error names what this device supports
+            self._plan.set(spec, hand)
+            if spec is not None and spec.kind in _ON_SHUFFLE:
+                self._plan.set(None, hand)
+                self.apply_fault(spec)
+
+    def _planned_now(self) -> bool:
+        """Before a DISPENSE_HAND: fire the plan if this is its hand; ``True`` when the fault
+        took the link down (the command is not executed, its answer never leaves)."""
+        if self._state is not DeviceState.READY or self.faults:
+            return False
+        spec = self._plan.take(self.hand_number + 1)
+        if spec is None:
+            return False
+        self.apply_fault(spec)
+        return spec.kind is FaultKind.DISCONNECT
+
+    def busy(self) -> bool:
+        return self._due is not None
 
     def _clear_faults(self) -> None:
         for fault in sorted(self.faults - self.causes, key=lambda f: f.value):

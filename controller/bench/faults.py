@@ -55,21 +55,25 @@ def parse_faults(game: str, text: str | None) -> tuple[tuple[FaultSpec, ...], fl
 
 
 class FaultInjector:
-    """Puts the round's fault into the device at its moment: before the shuffle, or before
-    delivery ``k`` of the deal (a set of three, or a card with the LIVE-3P burns), ``k`` drawn
-    from the seed. It counts deliveries from the table's events and runs on the table thread
-    (the bench's observer), so the fault is in the device before the product's device operator
-    acts on the same events: the same seed arms the same fault at the same point every run."""
+    """Puts the round's fault into the device: before the shuffle (armed when "No more bets"
+    is called, before the device operator can ask for the shuffle), or planned on the device's
+    own count for delivery ``k`` of the deal (a set of three, or a card with the LIVE-3P burns),
+    ``k`` drawn from the seed: the simulator counts its hands or cards itself and puts the fault
+    in as that one is asked for (``plan``). Never on a table event seen in passing nor on the
+    clock: a hand lifted late, or a reconnect paced otherwise, cannot move the fault, so the
+    same seed puts the same fault at the same hand or card every run. Runs on the table thread
+    (the bench's observer), before the device operator sees the same event."""
 
-    def __init__(self, inject: Callable[[FaultSpec], None], seed: int, *, live: bool) -> None:
+    def __init__(self, inject: Callable[[FaultSpec], None],
+                 plan: Callable[[FaultSpec | None, int], None], seed: int, *,
+                 live: bool) -> None:
         self.inject = inject
+        self.plan_at = plan
         self.rng = random.Random(seed)
         self.live = live
         self.injected: Counter[str] = Counter()
         self.planned: FaultSpec | None = None
         self.fault: FaultSpec | None = None
-        self.at = -2
-        self.delivered = 0
 
     def plan(self, spec: FaultSpec | None) -> None:
         """The next round's fault; called before that round is opened."""
@@ -77,28 +81,16 @@ class FaultInjector:
 
     def see(self, event: ev.RoundEvent) -> None:
         if isinstance(event, ev.RoundOpened):
-            self.fault, self.planned, self.at, self.delivered = self.planned, None, -2, 0
+            self.fault, self.planned = self.planned, None
+            self.plan_at(None, 1)  # a fault planned for a round that ended first is dropped
         elif isinstance(event, ev.BetsClosed) and self.fault is not None:
-            self.injected[str(self.fault)] += 1
+            fault, self.fault = self.fault, None
+            self.injected[str(fault)] += 1
+            if fault.kind in BEFORE_SHUFFLE:
+                self.inject(fault)
+                return
             deliveries = (len(event.receiving) + 1) * (3 if self.live else 1)
-            self.at = -1 if self.fault.kind in BEFORE_SHUFFLE else self.rng.randrange(deliveries)
-            self._due(-1)
-        elif isinstance(event, ev.ShuffleConfirmed):
-            self._due(0)
-        elif self._delivery(event):
-            self.delivered += 1
-            self._due(self.delivered)
-
-    def _delivery(self, event: ev.RoundEvent) -> bool:
-        if self.live:
-            return isinstance(event, (ev.CardAssigned, ev.BurnCard, ev.CardIgnored))
-        return isinstance(event, ev.DeviceNoted) and event.detail == "HandTaken"
-
-    def _due(self, point: int) -> None:
-        if self.fault is not None and self.at == point:
-            self.at = -2
-            self.inject(self.fault)
-
+            self.plan_at(fault, self.rng.randrange(deliveries) + 1)
 
 __all__ = ["BEFORE_SHUFFLE", "FaultInjector", "SHOE_FAULTS", "SHUFFLER_FAULTS", "applicable_faults",
            "parse_faults"]

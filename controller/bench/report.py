@@ -34,6 +34,12 @@ class BenchReport:
     faults_injected: Counter[str] = field(default_factory=Counter)
     bets: dict[str, BetTally] = field(default_factory=dict)
     stuck: int = 0
+    unsettled: int = 0
+    """Times the people acted without the device side having settled in time
+    (:data:`~controller.bench.rig.SETTLE_SECONDS`): the run may then differ from another of
+    the same seed."""
+    command: str = ""
+    """The command line that runs this bench again, seed included."""
     seconds: float = 0.0
     journal: dict[str, Any] | None = None
     protection_alerts: Counter[str] = field(default_factory=Counter)
@@ -50,6 +56,7 @@ class BenchReport:
             "voided": self.voided, "voids_by_clause": dict(sorted(self.voids_by_clause.items())),
             "hands_removed": self.hands_removed, "journal": self.journal, "seed": self.seed,
             "faults_injected": dict(sorted(self.faults_injected.items())), "stuck": self.stuck,
+            "unsettled": self.unsettled, "command": self.command,
             "seconds": round(self.seconds, 3),
             "protection_alerts": dict(sorted(self.protection_alerts.items())),
             "rounds_per_second": round(self.rounds / self.seconds, 2) if self.seconds else None,
@@ -66,7 +73,8 @@ def summary_lines(report: BenchReport) -> list[str]:
     lines = [(f"{data['game']}: {data['rounds']} rounds in {data['seconds']:.1f} s "
               f"({data['rounds_per_second']} rounds/s), seed {data['seed']}"),
              (f"settled {data['settled']}, voided {data['voided']}, "
-              f"hands removed {data['hands_removed']}, stuck {data['stuck']}")]
+              f"hands removed {data['hands_removed']}, stuck {data['stuck']}"
+              + (f", unsettled {data['unsettled']}" if data["unsettled"] else ""))]
     for clause, n in data["voids_by_clause"].items():
         lines.append(f"  void {n:>5}  {clause}")
     for fault, n in data["faults_injected"].items():
@@ -82,6 +90,8 @@ def summary_lines(report: BenchReport) -> list[str]:
     if data["journal"]:
         lines.append(f"journal: {data['journal']['directory']} ({data['journal']['records']} "
                      f"records)")
+    if data["command"]:
+        lines.append(f"rerun: {data['command']}")
     return lines
 
 

@@ -12,14 +12,25 @@ the rig. The service's own simulated dealer lifts the hands and works the shoe.
 So ``--faults`` exercises the product's path, and a round the product leaves stuck shows up as
 ``stuck`` in the report (the supervisor then voids it), not as a bench workaround.
 
-Nothing sleeps: every step waits for the table event it caused, with a timeout. The faults are
-in :mod:`controller.bench.faults`, the report in :mod:`controller.bench.report`.
+One seed, one run (issue 44): the people act only on the table's events, in the order the
+table gave them, and only once the device side has settled (:meth:`BenchRig.settle`: every
+input handled, the device operator and the simulated dealer done, everything the simulator
+said in the journal, the device online); the faults are planned on the device's own count of
+hands and cards; the simulators, and the pace of their reconnects, draw from the seed. So two
+runs of one seed write the same records, but for the wall clock (``benchmarks/determinism.py``
+counts what differs). A round is stuck only when nothing at all happens for
+:data:`STUCK_SECONDS` (the supervisor voids it), never because a step was slow.
+
+Nothing sleeps: every step waits for the table event it caused, or for the device side to
+settle, with a generous bound. The faults are in :mod:`controller.bench.faults`, the report in
+:mod:`controller.bench.report`.
 """
 
 from __future__ import annotations
 
 import queue
 import random
+import shlex
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -42,11 +53,14 @@ from firmware_sim.faults import FaultSpec
 
 log = structlog.get_logger("controller.bench")
 
-EVENT_TIMEOUT = 5.0
-"""No table event for this long: the round is stuck (the supervisor voids it)."""
+STUCK_SECONDS = 60.0
+"""No input at all reaches the table for this long: the round is stuck (the supervisor voids
+it). It judges the absence of progress, never the length of a step: a reconnect, a backoff or
+a loaded machine makes a step slower, not stuck."""
 LOOK_SECONDS = 0.25
-"""The table quiet this long: the supervisor reads ``round status``, as a pit glances at the
-screen, and acts if the device operator holds for a supervisor."""
+"""How often the bench looks up while it waits for the table: once the device side has
+settled, the supervisor reads ``round status``, as a pit glances at the screen, and acts if
+the device operator holds for a supervisor."""
 
 
 class Bench:
@@ -65,9 +79,11 @@ class Bench:
         self.seed = seed
         self.rng = random.Random(seed)
         self.fault_list, self.fault_rate = parse_faults(self.game, faults)
+        self.faults = faults
         self.report = BenchReport(self.game, rounds, seed)
         self.journal_dir = Path(journal_dir) if journal_dir is not None else None
         self.shuffler = shuffler
+        self.report.command = self.command()
         self.publish = publish
         """What ``tablectl watch`` would be sent (the service's publish), if anyone listens."""
         self.progress = progress
@@ -75,12 +91,25 @@ class Bench:
         self.deck_blocked = False
         self.state = RoundView()
 
+    def command(self) -> str:
+        """The command line that runs this bench again: the same seed, the same records (into
+        a journal directory of its own, if one is wanted)."""
+        words = ["tablectl", "bench", "--game", self.game, "--rounds", str(self.rounds),
+                 "--seed", str(self.seed)]
+        if self.faults:
+            words += ["--faults", self.faults]
+        if self.shuffler != "fair":
+            words += ["--shuffler", self.shuffler]
+        # no --journal-dir: a second run into the first one's journal would continue it, not
+        # repeat it (give a new directory to keep the rerun's journal)
+        return shlex.join(words)
+
     def run(self) -> BenchReport:
         started = time.monotonic()
         rig = BenchRig(self.game, self.seed, self.journal_dir, self._observe, self.shuffler,
                        self.publish)
         self.rig = rig
-        self.injector = FaultInjector(rig.inject, self.seed, live=self.live)
+        self.injector = FaultInjector(rig.inject, rig.plan, self.seed, live=self.live)
         self.players = Players(self.rules, self.rng, self.put, live=self.live)
         self.supervisor = Supervisor(self.put, rig.cards_in_hand)
         with rig:
@@ -88,6 +117,9 @@ class Bench:
                 self._round(index)
                 if self.progress is not None:
                     self.progress(self.report, index + 1)
+            # what the devices were still doing as the last round ended (a set dispensed as
+            # the link dropped, a hand lifted) reaches the journal before it closes, every run
+            self.settle()
         # After the rig closed the journal: the count includes its last records (the devices'
         # final notes, journal_closed), the same count `journal verify` reports.
         self.report.journal = rig.summary
@@ -96,7 +128,14 @@ class Bench:
         return self.report
 
     def put(self, command: cmd.Command) -> None:
+        """A person's command, once the device side has settled: it lands after everything
+        the machines did, at the same point of the journal every run."""
+        self.settle()
         self.rig.put(command)
+
+    def settle(self) -> None:
+        if not self.rig.settle():
+            self.report.unsettled += 1
 
     # on the table thread --------------------------------------------------------------------
     def _observe(self, item: object, events: list[ev.RoundEvent]) -> None:
@@ -126,20 +165,23 @@ class Bench:
         for wager in self.players.wagers():
             self.put(wager)
         self.put(cmd.CloseBets(**DEALER))
-        misses, quiet = 0, 0
+        misses, looked = 0, -1
+        progress, since = self.rig.inputs(), time.monotonic()
         while not state.over:
             try:
                 item, events = self.out.get(timeout=LOOK_SECONDS)
             except queue.Empty:
-                quiet += 1
-                if quiet == 1:
+                inputs = self.rig.inputs()
+                if inputs != progress:
+                    progress, since = inputs, time.monotonic()
+                if inputs != looked and self.out.empty() and self.rig.settled():
+                    looked = inputs  # once per settled point: it acts, then the table moves
                     self.supervisor.look(self.rig.operator_status())
-                elif quiet * LOOK_SECONDS >= EVENT_TIMEOUT:
-                    quiet = 0
+                elif time.monotonic() - since >= STUCK_SECONDS:
+                    since = time.monotonic()
                     misses += 1
                     self._stuck(misses)
                 continue
-            quiet = 0
             if isinstance(item, dev.FaultRaised) and not self.live:
                 # the pit fixes the shuffler (frees the jam, turns the card down, takes the
                 # foreign card out) and clears its fault: `tablectl supervisor clear-fault`
@@ -197,8 +239,10 @@ class Bench:
             state.over = True
 
     def _supervise(self, event: ev.SupervisorRequired) -> None:
-        """The pit decides once the device is back: "continue" on an interruption while the
-        shuffler is still unplugged would only ask the operator to deal into a dead port."""
+        """The pit decides once the device side has settled, which includes the device being
+        back: "continue" on an interruption while the shuffler is still unplugged would only
+        ask the operator to deal into a dead port."""
+        self.settle()
         if event.kind == "interruption" and not self.rig.device_online():
             self.state.held = event
             return

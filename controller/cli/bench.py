@@ -82,7 +82,13 @@ def run(args: argparse.Namespace) -> int:
     bench = Bench(args.game, args.rounds, seed=args.seed, faults=args.faults,
                   journal_dir=args.journal_dir, shuffler=shuffler,
                   progress=_progress(args.rounds, args.json))
-    report = bench.run()
+    try:
+        report = bench.run()
+    except BaseException:
+        # a failing run says how to run it again: the same seed writes the same records
+        print(f"tablectl bench: seed {args.seed} failed; rerun: {bench.command()}",
+              file=sys.stderr, flush=True)
+        raise
     if args.json:
         print_json(report.as_json())
     else:

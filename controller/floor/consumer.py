@@ -319,8 +319,8 @@ class Floor:
                 chase.head_seq, chase.moved_at, chase.wait_s = head.seq, now, RESEND_AFTER_S
                 chase.unanswered = 0
                 continue
-            if now - chase.moved_at < chase.wait_s:
-                continue
+            if now < chase.moved_at + chase.wait_s:  # the deadline, as it was set: no
+                continue  # rounding of a difference of two large clock readings
             chase.asks += 1
             chase.unanswered += 1
             chase.asked_from = head.seq + 1

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import sys
 import threading
 import time
@@ -62,6 +63,18 @@ def _exit_when_orphaned() -> None:
     os._exit(EXIT_ORPHANED)
 
 
+def _orphaned() -> bool:
+    """Stdin is at its end now (the service closed it), whether or not the watch has read
+    that yet: nothing but the end can make it readable, the service writes only the key. So a
+    check that ends as its service goes is never reported to nobody, on a loaded machine as on
+    an idle one."""
+    try:
+        readable, _, _ = select.select([sys.stdin.buffer], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 3 or not argv[1].isdigit():
         print("usage: python -m controller.journal.fullcheck DIRECTORY SEQ HASH "
@@ -76,9 +89,13 @@ def main(argv: list[str]) -> int:
     try:
         report = verify([directory], hmac_key=key, until=(seq, hash_))
     except JournalIOError as error:  # a file unreadable, or deleted by retention meanwhile
+        if _orphaned():
+            return EXIT_ORPHANED
         print(json.dumps({"error": str(error),
                           "seconds": round(time.monotonic() - started, 3)}), flush=True)
         return 0
+    if _orphaned():
+        return EXIT_ORPHANED
     print(json.dumps({"report": report.to_dict(), "nice": os.getpriority(os.PRIO_PROCESS, 0),
                       "seconds": round(time.monotonic() - started, 3)}), flush=True)
     return 0

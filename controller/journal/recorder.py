@@ -56,6 +56,7 @@ from controller.journal.writer import JournalWriter
 from controller.settlement.model import TableMemory
 from controller.table import commands as cmd
 from controller.table import events as ev
+from controller.table.awaited import AwaitedOptions
 from controller.table.layout import TableLayout
 from controller.table.table import Table
 from drivers import events as dev
@@ -110,10 +111,18 @@ class RoundTracker:
     memory: TableMemory = field(default_factory=TableMemory)
     resumes_to: Phase = Phase.NONE
     """The phase a hold or the players' options return to."""
-    options_pending: list[str] = field(default_factory=list)
-    """Boxes whose option (RWS-NC3P 5.7, MBS-R3P 5.7, 5.13.1) is still awaited."""
-    players_pending: list[ev.PlayerAtBox] = field(default_factory=list)
-    """The players whose option is still awaited (each Player answers for himself)."""
+    awaited: AwaitedOptions = field(default_factory=AwaitedOptions)
+    """The options (RWS-NC3P 5.7, MBS-R3P 5.7, 5.13.1) still awaited."""
+
+    @property
+    def options_pending(self) -> list[str]:
+        """Boxes whose option is still awaited."""
+        return self.awaited.positions
+
+    @property
+    def players_pending(self) -> list[ev.PlayerAtBox]:
+        """The players whose option is still awaited (each Player answers for himself)."""
+        return self.awaited.players
 
     @property
     def open(self) -> bool:
@@ -143,22 +152,14 @@ class RoundTracker:
             self._suspend(Phase.HOLD)
         elif isinstance(event, ev.PlayerOptionsOffered):
             self._suspend(Phase.OPTIONS)
-            self.options_pending = list(event.positions)
-            self.players_pending = list(event.players)
+            self.awaited.offered(event)
         elif isinstance(event, ev.SupervisorDecided) and self.phase is Phase.HOLD:
             self.phase = self.resumes_to
         elif isinstance(event, ev.PlayerOptionTaken) and self.phase is Phase.OPTIONS:
-            if event.players:
-                self.players_pending = [p for p in self.players_pending
-                                        if p not in event.players]
-                self.options_pending = list(dict.fromkeys(
-                    p.position for p in self.players_pending))
-            elif event.position in self.options_pending:
-                self.options_pending.remove(event.position)
-            if not self.options_pending:
+            if self.awaited.taken(event):
                 self.phase = self.resumes_to
         elif isinstance(event, ev.PlayerOptionsClosed) and self.phase is Phase.OPTIONS:
-            self.options_pending, self.players_pending = [], []
+            self.awaited.clear()
             self.phase = self.resumes_to
         elif isinstance(event, ev.RoundSettled):
             self.phase, self.memory = Phase.SETTLED, event.settlement.memory
@@ -170,8 +171,7 @@ class RoundTracker:
         if self.phase not in (Phase.HOLD, Phase.OPTIONS):
             self.resumes_to = self.phase
         self.phase = phase
-        self.options_pending = []
-        self.players_pending = []
+        self.awaited.clear()
 
 
 @dataclass(frozen=True, slots=True)

@@ -109,6 +109,8 @@ The kind (and a shoe's dialect) must agree with ``[device]``; ``seed`` makes the
 repeatable, ``model`` picks a faulty shuffling machine (``tablectl bench --shuffler``'s names).
 The simulator itself is found by name in the ``tablectl.simulators`` entry points."""
 SIM_QUERY_KEYS = ("seed", "model")
+MAX_SIM_SEED = 2**63 - 1
+"""The largest ``device.seed`` (a ``sim://...?seed=N`` URL takes at most 19 digits)."""
 
 
 class DeviceKind(str, Enum):
@@ -133,9 +135,10 @@ class DeviceConfig:
     """Barcode deck map for the scanner and hid dialects: a shipped name, or a JSON file's path
     (relative to the config file's directory, made absolute here)."""
     seed: int | None = None
-    """Seed of the simulator (a simulated device only), so that ``tablectl bench --seed`` or a
-    ``sim://...?seed=N`` URL deals the same cards every run. Not a key of its own: a real
-    table's shuffles come from ``secrets``."""
+    """Seed of the simulator (a simulated device only), so that ``tablectl bench --seed``, a
+    ``sim://...?seed=N`` URL or ``device.seed`` (with ``url = "sim"`` or a ``sim://`` URL
+    without one) deals the same cards and paces its reconnects the same every run. Refused for a
+    real device: a real table's shuffles come from its own mechanism."""
     shuffle_model: str = "fair"
     """How the simulated shuffler orders its deck (``tablectl bench --shuffler``, a faulty
     machine from :mod:`firmware_sim.shuffle_models`): ``tablectl bench --shuffler`` or a
@@ -471,14 +474,22 @@ class _Reader:
             if Path(deck).suffix == ".json" or "/" in deck:  # a file, as drivers.decks reads it
                 deck = str(section.resolve("deck", deck))
         url = section.string("url")
+        seed = section.integer("seed", None, minimum=0, maximum=MAX_SIM_SEED)
         if url.startswith(SIM_SCHEME):
-            seed, model = self._sim_url(section, url, kind, dialect)
+            url_seed, model = self._sim_url(section, url, kind, dialect)
+            if seed is not None and url_seed is not None:
+                raise section.error("seed", f"the url {url!r} names a seed already: give the "
+                                            "seed once, in the url or as device.seed")
             section.finish()
-            return DeviceConfig(kind=kind, url=url, dialect=dialect, deck=deck, seed=seed,
-                                shuffle_model=model)
+            return DeviceConfig(kind=kind, url=url, dialect=dialect, deck=deck,
+                                seed=url_seed if seed is None else seed, shuffle_model=model)
         self._check_url(section, url, dialect)
+        if seed is not None and url != SIM_URL:
+            raise section.error("seed", f"only a simulated device (url = \"sim\" or "
+                                        f"sim://...) takes a seed; {url!r} is a real one, "
+                                        "whose shuffles are its own mechanism's")
         section.finish()
-        return DeviceConfig(kind=kind, url=url, dialect=dialect, deck=deck)
+        return DeviceConfig(kind=kind, url=url, dialect=dialect, deck=deck, seed=seed)
 
     @staticmethod
     def _sim_url(section: Section, url: str, kind: DeviceKind,

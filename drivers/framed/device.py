@@ -70,7 +70,7 @@ class FramedDevice(FramedLink):
         self.identity: DeviceIdentity | None = None  # type: ignore[assignment]
         self.faults: frozenset[Fault] = frozenset()
         self.identifier = LinkIdentifier(name, self.identify, super().emit, on_identity,
-                                         attempts=identify_attempts) \
+                                         attempts=identify_attempts, jitter=self.jitter) \
             if on_identity is not None else None
         """Asks IDENTIFY on each link-up and reboot (only when someone records the answer)."""
 

@@ -60,15 +60,18 @@ class LinkIdentifier:
 
     def __init__(self, name: str, identify: Identify, deliver: Deliver,
                  on_identity: OnIdentity, *, attempts: int = IDENTIFY_ATTEMPTS,
-                 backoff: tuple[float, float] = IDENTIFY_BACKOFF) -> None:
+                 backoff: tuple[float, float] = IDENTIFY_BACKOFF,
+                 jitter: Callable[[], float] | None = None) -> None:
         self.name = name
         self._identify = identify
         self._deliver = deliver
         self._on_identity = on_identity
         self.attempts = attempts
         self.backoff = backoff
-        self.waits = ExponentialBackoff(*backoff)
-        """Between tries: doubling from ``backoff[0]``, jittered (``drivers.backoff``)."""
+        self.waits = ExponentialBackoff(*backoff) if jitter is None else \
+            ExponentialBackoff(*backoff, random=jitter)
+        """Between tries: doubling from ``backoff[0]``, jittered (``drivers.backoff``; from
+        ``jitter`` when given, as the link's own reopen waits are)."""
         self.reported: DeviceIdentity | None = None
         """The identity last handed on: the same machine again is not recorded again."""
         self.failures = 0

@@ -83,8 +83,9 @@ class FramedLink(DeviceRunner):
                  attempt_timeout: float = 0.25, retries: int = 3,
                  silence: float = SILENCE_SECONDS, backoff: tuple[float, float] = (0.1, 2.0),
                  deferred_ack: bool = False,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        super().__init__(name, transport, events, backoff=backoff, clock=clock)
+                 clock: Callable[[], float] = time.monotonic,
+                 jitter: Callable[[], float] | None = None) -> None:
+        super().__init__(name, transport, events, backoff=backoff, clock=clock, jitter=jitter)
         self.deferred_ack = deferred_ack
         self.attempt_timeout = attempt_timeout
         self.retries = retries
@@ -134,20 +135,27 @@ class FramedLink(DeviceRunner):
             data = encode_message(pending.seq, message)
             self._pending = pending
             try:
-                return self._exchange(message, pending, data)
+                return self._exchange(message, pending, data, self.link_epoch)
             finally:
                 self._pending = None
 
-    def _exchange(self, message: Message, pending: _Pending, data: bytes) -> Message:
+    def _exchange(self, message: Message, pending: _Pending, data: bytes,
+                  epoch: int) -> Message:
+        """Send and resend ``data`` on the link of ``epoch`` only: a retry after the link
+        dropped would reach a replugged device as a new command (it forgot the sequence
+        number with the link) and be executed, a hand dispensed that the caller was told
+        failed."""
         name = message.TYPE.name
         attempts = self.retries + 1
         for attempt in range(attempts):
+            if pending.error is not None:  # the link dropped while the last try waited
+                raise pending.error
             if attempt:
                 self.stats.retries += 1
                 self.log.info("retry", command=name, seq=pending.seq, attempt=attempt)
             pending.done.clear()
             pending.reply = None
-            self.write(data)
+            self.write(data, epoch=epoch)
             if not pending.done.wait(self.attempt_timeout):
                 continue
             if pending.error is not None:
@@ -164,8 +172,12 @@ class FramedLink(DeviceRunner):
                                  f"({attempts * self.attempt_timeout:g} s)")
 
     def _fail_pending(self, error: DriverError) -> None:
+        """Fail the command in flight, unless its answer is already in: a reply read before a
+        reboot's heartbeat (or a drop) answered the command, which the device executed, and the
+        requesting thread only has not picked it up yet. Failing it then told the caller that a
+        hand it had dispensed was not, and what followed depended on which thread ran first."""
         pending = self._pending
-        if pending is not None:
+        if pending is not None and not (pending.done.is_set() and pending.reply is not None):
             pending.error = error
             pending.done.set()
 

@@ -16,7 +16,9 @@ from drivers.events import (
     FaultCleared, FaultRaised, HandTaken, LinkError, ShuffleDone,
 )
 from drivers.framed.codec import encode_message
-from drivers.framed.messages import Ack, DeviceState, Message, Nak, NakReason
+from drivers.framed.messages import (
+    Ack, DeviceState, DispenseHand, Message, MsgType, Nak, NakReason,
+)
 from drivers.shuffler import Shuffler
 from firmware_sim.faults import FaultKind, FaultSpec
 from firmware_sim.framed import Conformance
@@ -377,6 +379,42 @@ def test_disconnect_and_reconnect(shuffler: Shuffler, sim: ShufflerSim,
     next_event(events, DeviceOnline)
     assert shuffler.identify().serial == "SIM-HF3-0001"
     assert not any(isinstance(e, DeviceOffline) for e in drain(events))
+
+
+def test_a_command_is_never_sent_again_on_the_next_link(shuffler: Shuffler, served: Served,
+                                                       sim: ShufflerSim,
+                                                       events: queue.Queue[DeviceEvent]) -> None:
+    """A write that names the link it began on is refused once that link has gone: a retry
+    reaching the replugged device would be a new command to it (it forgot the sequence number
+    with the link), a hand dispensed that its caller was told had failed."""
+    epoch = shuffler.link_epoch
+    served.server.unplug()
+    next_event(events, DeviceOffline)
+    served.server.replug()
+    next_event(events, DeviceOnline)
+    assert shuffler.link_epoch > epoch
+    _shuffled(shuffler, events)
+    with pytest.raises(DeviceDisconnected, match="not sent again"):
+        shuffler.write(encode_message(99, DispenseHand()), epoch=epoch)
+    assert shuffler.status().state is DeviceState.READY  # the new link works
+    assert MsgType.DISPENSE_HAND not in sim.executed and shuffler.meters().hands == 0
+
+
+def test_a_disconnect_planned_at_a_hand_never_dispenses_it(
+        shuffler: Shuffler, sim: ShufflerSim, events: queue.Queue[DeviceEvent]) -> None:
+    """The cable comes out as hand 2 is asked for: the command fails, the device never formed
+    the hand, and nothing is dispensed once it is back."""
+    _shuffled(shuffler, events)
+    sim.plan(FaultSpec(FaultKind.DISCONNECT, 0.1), hand=2)
+    _hand(shuffler, events)
+    next_event(events, HandTaken)
+    with pytest.raises((DeviceDisconnected, DriverTimeoutError)):
+        shuffler.dispense_hand()
+    next_event(events, DeviceOffline)
+    next_event(events, DeviceOnline)
+    assert shuffler.status().state is DeviceState.READY
+    assert shuffler.meters().hands == 1
+    assert not any(isinstance(e, CardSetDispensed) for e in drain(events))
 
 
 def test_reboot_mid_hand(shuffler: Shuffler, sim: ShufflerSim,

@@ -11,7 +11,7 @@ from drivers.framed.framing import Frame, FrameDecoder
 from drivers.framed.messages import (
     Ack, ClearFault, DispenseHand, EndRound, Identify, MsgType, Resync, Shuffle,
 )
-from firmware_sim.faults import FaultKind, FaultSpec, FaultSpecError
+from firmware_sim.faults import FaultKind, FaultPlan, FaultSpec, FaultSpecError
 from firmware_sim.framed import EXECUTED_KEPT, Conformance
 from firmware_sim.shoe_framed import FramedShoeSim
 from firmware_sim.shuffler import ShufflerSim
@@ -205,3 +205,28 @@ def test_legacy_mode_diverges_where_the_document_forbids() -> None:
     sim.tick(sim.clock())
     sim.receive(encode_message(5, Shuffle()))
     assert [f for f in frames if f.seq == 5][0].type == MsgType.ACK
+
+
+def test_a_planned_fault_fires_once_at_its_own_event() -> None:
+    """Planned on the device's own count: not before its event, once at it, never again; a
+    new plan replaces the last, ``None`` drops it, and event 0 is refused by name."""
+    plan = FaultPlan("hand")
+    spec = FaultSpec(FaultKind.JAM)
+    plan.set(spec, 3)
+    assert plan.take(1) is None and plan.take(2) is None
+    assert plan.take(3) is spec and plan.take(3) is None
+    plan.set(spec, 2)
+    plan.set(FaultSpec(FaultKind.EXPOSED), 4)
+    assert plan.take(2) is None and plan.take(4) == FaultSpec(FaultKind.EXPOSED)
+    plan.set(spec, 5)
+    plan.set(None, 1)
+    assert plan.take(5) is None
+    with pytest.raises(FaultSpecError, match="hand 1 or later, got 0"):
+        plan.set(spec, 0)
+
+
+def test_a_fault_the_device_cannot_produce_is_refused_when_planned() -> None:
+    """Planning a kind the shuffler has no mechanism for is refused naming what it supports,
+    as arming it is: never a plan that silently never fires."""
+    with pytest.raises(FaultSpecError, match="supports"):
+        ShufflerSim(seed=3).plan(FaultSpec(FaultKind.DOUBLE_READ), hand=1)

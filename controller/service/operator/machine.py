@@ -60,8 +60,9 @@ from controller.service.operator.states import (
 from controller.service.operator.waits import Waits
 from controller.service.operator.wayout import offline_way_out, way_out
 from controller.table import events as ev
+from controller.table.awaited import AwaitedOptions
 from drivers import events as dev
-from drivers.errors import CommandRejected, DeviceFault, DriverError
+from drivers.errors import CommandRejected, DeviceDisconnected, DeviceFault, DriverError
 from drivers.events import DeviceMode, DeviceReport, RefusalCause
 
 log = structlog.get_logger(__name__)
@@ -185,9 +186,10 @@ class DeviceMachine:
 
     # inputs ---------------------------------------------------------------------------------
     def resume(self, number: int, phase: Phase, resumes_to: Phase, *,
-               deck_blocked: bool = False) -> None:
-        """After a restart, before any input: the round recovery left open."""
-        self.view.resume(number, phase, resumes_to, deck_blocked)
+               deck_blocked: bool = False, awaited: AwaitedOptions | None = None) -> None:
+        """After a restart, before any input: the round recovery left open (``awaited``: the
+        players' options it left open)."""
+        self.view.resume(number, phase, resumes_to, deck_blocked, awaited)
 
     def device(self, event: dev.DeviceEvent, now: float) -> None:
         """A device event, after the table took it in."""
@@ -345,9 +347,15 @@ class DeviceMachine:
         if isinstance(error, CommandRejected) and cause is RefusalCause.BAD_STATE and \
                 action is not Action.SHUFFLE:
             self.orders.give(Action.STATUS)  # the device is not where we thought: ask it
-        return self._failed(action, str(error))
+        return self._failed(action, str(error), link_lost=isinstance(error, DeviceDisconnected))
 
-    def _failed(self, action: Action, error: str) -> dev.CommandFailed | None:
+    def _failed(self, action: Action, error: str, *,
+                link_lost: bool = False) -> dev.CommandFailed | None:
+        """One more failure of the streak (bounded: a hold for a supervisor when exhausted).
+        ``link_lost``: the link went under the command, so the operator is offline until the
+        table has taken the device back (its ``DeviceOnline`` input, after the
+        ``DeviceOffline`` and whatever the table ruled on it): a STATUS on the driver's own
+        word, before the table had ruled the interruption, dealt on into a held round."""
         now = self.waits.now
         self.streak.fail(action.value, error, now)
         self.orders.failed(f"{self.name}: {action.value} failed: {error}")
@@ -357,6 +365,10 @@ class DeviceMachine:
             log.error("device_command_failed", device=self.name, **summary)
             self._hold(HoldReason.REPEATED_FAILURE)
             return record
+        if link_lost:
+            self.orders.drop()
+            self.went_offline()  # its exit is the table's DeviceOnline (or the long look)
+            return None
         self.waits.back_off(self.streak.delay())
         self.back_off()  # its expiry orders STATUS (unless an order is already due)
         return None

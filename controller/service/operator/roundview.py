@@ -9,14 +9,14 @@ a supervisor's ``clear-fault`` and the start of a new round.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from controller.journal.recorder import Phase
 from controller.service.operator.states import Stage
 from controller.table import events as ev
+from controller.table.awaited import AwaitedOptions, Pause, pause_after
 
-_RESUMING = frozenset({"continue", "order", "reconstruct", "not_reconstructable"})
 _STAGE_OF_PHASE = {Phase.NONE: Stage.NO_ROUND, Phase.BETTING: Stage.BETTING,
                    Phase.CLOSED: Stage.CLOSED, Phase.SHUFFLED: Stage.SHUFFLED,
                    Phase.DEALING: Stage.DEALING, Phase.DEALT: Stage.DEALT,
@@ -52,17 +52,20 @@ class RoundView:
     straight to dealing. Not by round number: the table numbers rounds per journal session."""
     deck: Deck = Deck.USABLE
     last_clause: str = ""
+    options: AwaitedOptions = field(default_factory=AwaitedOptions)
+    """The players' options still awaited: the round is held until the last answer."""
 
     @classmethod
     def resumed(cls, number: int, phase: Phase, resumes_to: Phase,
-                deck_blocked: bool = False) -> RoundView:
+                deck_blocked: bool = False,
+                awaited: AwaitedOptions | None = None) -> RoundView:
         """After a restart: the round recovery left open, where the journal says it stood."""
         view = cls()
-        view.resume(number, phase, resumes_to, deck_blocked)
+        view.resume(number, phase, resumes_to, deck_blocked, awaited)
         return view
 
     def resume(self, number: int, phase: Phase, resumes_to: Phase,
-               deck_blocked: bool = False) -> None:
+               deck_blocked: bool = False, awaited: AwaitedOptions | None = None) -> None:
         """Start over from the round recovery left open (a restart, before any round event):
         in place, so the view stays the one part that writes its own fields."""
         self.round = number
@@ -71,6 +74,7 @@ class RoundView:
         self.shuffled_ahead = False
         self.deck = Deck.BLOCKED if deck_blocked else Deck.USABLE
         self.last_clause = ""
+        self.options = awaited.copy() if awaited is not None else AwaitedOptions()
 
     @property
     def wants_shuffle(self) -> bool:
@@ -121,17 +125,18 @@ class RoundView:
         elif isinstance(event, (ev.CardAssigned, ev.BurnCard)):
             if self.stage is Stage.SHUFFLED:
                 self.stage = Stage.DEALING
-        elif isinstance(event, (ev.SupervisorRequired, ev.PlayerOptionsOffered)):
-            if self.stage is not Stage.HELD:
+        elif (pause := pause_after(self.options, event)) is not None:
+            # held until the ruling or the last awaited answer: a hand dealt while the
+            # players choose is one the table only buffers, and the operator would go on
+            # dealing the whole deck into that buffer
+            if pause is Pause.HELD and self.stage is not Stage.HELD:
                 self.resume_to, self.stage = self.stage, Stage.HELD
-        elif isinstance(event, ev.SupervisorDecided) and event.action in _RESUMING or \
-                isinstance(event, (ev.PlayerOptionTaken, ev.PlayerOptionsClosed)) or \
-                isinstance(event, ev.IrregularityRuled) and event.action == "continue":
-            if self.stage is Stage.HELD:
+            elif pause is Pause.GOES_ON and self.stage is Stage.HELD:
                 self.stage = self.resume_to
         elif isinstance(event, ev.DealComplete):
             self.stage = Stage.DEALT
         elif isinstance(event, (ev.RoundSettled, ev.RoundVoided)):
             self.stage = Stage.NO_ROUND
+            self.options.clear()
             return Signal.ROUND_ENDED
         return None

@@ -33,6 +33,7 @@ from controller.service.operator.machine import DeviceMachine
 from controller.service.operator.states import Action, Op
 from controller.service.operator.wayout import offline_way_out
 from controller.table import events as ev
+from controller.table.awaited import AwaitedOptions
 from drivers import events as dev
 from drivers.errors import DriverError
 
@@ -67,6 +68,8 @@ class DeviceOperator:
         self.commands_sent = 0
         self.clearing = ClearWatch()
         """What the device said after each CLEAR_FAULT, for ``supervisor.clear-fault``."""
+        self._queued = 0
+        self._handled = 0
         self._thread = threading.Thread(target=self._run, name=f"operator-{device.name}",
                                         daemon=True)
 
@@ -85,10 +88,11 @@ class DeviceOperator:
 
     # lifecycle ------------------------------------------------------------------------------
     def resume(self, number: int, phase: Phase, resumes_to: Phase, *,
-               deck_blocked: bool = False) -> None:
+               deck_blocked: bool = False, awaited: AwaitedOptions | None = None) -> None:
         """Before :meth:`start`, after a restart: the round recovery left open. What the
         device itself is doing, it says when it is online (STATUS)."""
-        self.machine.resume(number, phase, resumes_to, deck_blocked=deck_blocked)
+        self.machine.resume(number, phase, resumes_to, deck_blocked=deck_blocked,
+                            awaited=awaited)
 
     def start(self) -> None:
         self._thread.start()
@@ -107,7 +111,16 @@ class DeviceOperator:
                 if new_shoe is not None:
                     new_shoe()
             return
+        self._queued += 1
         self.inbox.put((item, events))
+
+    @property
+    def busy(self) -> bool:
+        """The operator has an input it has not acted on yet, or a failed command it will try
+        again after its backoff: the device side is still moving. A bench waits for it to be
+        over before a person acts (``tablectl bench``: one seed, one run); a wait for the
+        device or for a person (a hold, a fault) is not busy."""
+        return self._handled != self._queued or self.machine.state is Op.BACKING_OFF
 
     # the thread -----------------------------------------------------------------------------
     def _run(self) -> None:
@@ -122,18 +135,28 @@ class DeviceOperator:
             if item is _STOP:
                 return
             try:
-                now = self.clock()
-                if item is None:
-                    machine.expired(now, bool(getattr(self.device.driver, "online", False)))
-                else:
-                    source, events = item  # type: ignore[misc]
-                    if isinstance(source, dev.DeviceEvent) and source.device == machine.name:
-                        machine.device(source, now)
-                    machine.round_events(events, now)
-                self._act()
-                self._tell_if_changed()
-            except Exception:  # never let one bad moment stop the dealing
-                log.exception("device operator failed", device=machine.name)
+                self._step(item)
+            finally:
+                if item is not None:
+                    self._handled += 1
+
+    def _step(self, item: object) -> None:
+        """One input (``None``: the current wait expired) through the machine, then its
+        commands."""
+        machine = self.machine
+        try:
+            now = self.clock()
+            if item is None:
+                machine.expired(now, bool(getattr(self.device.driver, "online", False)))
+            else:
+                source, events = item  # type: ignore[misc]
+                if isinstance(source, dev.DeviceEvent) and source.device == machine.name:
+                    machine.device(source, now)
+                machine.round_events(events, now)
+            self._act()
+            self._tell_if_changed()
+        except Exception:  # never let one bad moment stop the dealing
+            log.exception("device operator failed", device=machine.name)
 
     def _tell_if_changed(self) -> None:
         status = self.status()

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import queue
+import random
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,6 +46,15 @@ log = structlog.get_logger(__name__)
 
 SIM_BACKOFF = (0.02, 0.2)
 """Reconnect backoff for the simulated devices (a pty never needs the hardware's 2 s)."""
+
+
+def sim_jitter(seed: int | None) -> Callable[[], float] | None:
+    """The jitter of a simulated device's backoffs: from its seed when it has one (so a seeded
+    table reconnects at the same pace every run, ``tablectl bench --seed``), else the
+    process's own random stream. Only the pace: what a reconnect journals never depends on it."""
+    if seed is None:
+        return None
+    return random.Random(f"{seed}:backoff").random
 
 
 @dataclass(slots=True)
@@ -194,12 +204,14 @@ def _simulated(config: DeviceConfig, name: str, events: queue.Queue[Any]) -> Dea
             from drivers.shuffler import Shuffler
 
             driver: Any = Shuffler(endpoint.link, events, name=name, backoff=SIM_BACKOFF,
-                                   deferred_ack=True, on_identity=recorded(name, events))
+                                   jitter=sim_jitter(config.seed), deferred_ack=True,
+                                   on_identity=recorded(name, events))
         else:
             from drivers.shoe import open_shoe
 
             assert dialect is not None
             options: dict[str, Any] = {"name": name, "backoff": SIM_BACKOFF,
+                                       "jitter": sim_jitter(config.seed),
                                        **_framed(dialect, name, events)}
             if dialect is ShoeDialect.SCANNER:
                 options["deck"] = config.deck or "generic-code128"

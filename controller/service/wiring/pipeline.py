@@ -211,14 +211,16 @@ class Wiring:
         if journaled.tracker.open:
             self.operator.resume(journaled.table.machine.number, journaled.tracker.phase,
                                  journaled.tracker.resumes_to,
-                                 deck_blocked=journaled.table.machine.deck_blocked is not None)
+                                 deck_blocked=journaled.table.machine.deck_blocked is not None,
+                                 awaited=journaled.tracker.awaited)
         self.table.subscribe_batches(self._published)
         if self.observe is not None:  # before the operator's: the bench's hands act first
             self.table.subscribe_inputs(self.observe)
-        self.table.subscribe_inputs(self.operator.saw)
-        if self.device.simulated:  # the person at a simulated table, not the operator
+        if self.device.simulated:  # the person at a simulated table, not the operator; a
+            # hand is lifted before the operator acts on the input that presented it
             self.sim_dealer = SimulatedDealer(self.device, self.table.put, live=live)
-            self.table.subscribe_batches(self.sim_dealer.see)
+            self.table.subscribe_inputs(self.sim_dealer.see)
+        self.table.subscribe_inputs(self.operator.saw)
         self.handler = TableHandler(self.table, lambda: self._base, status=self.status,
                                     open_refusal=self._open_refusal, device=self.operator)
         self.table.start()

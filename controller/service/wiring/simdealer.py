@@ -14,26 +14,33 @@ for a simulated device as for a real one, and this actor acts only the way a per
 Interface (also used by ``tablectl bench``)::
 
     dealer = SimulatedDealer(device, put, live=False)   # device: a DealingDevice with .sim
-    table.subscribe_batches(dealer.see)                 # after the operator's subscription
+    table.subscribe_inputs(dealer.see)                  # before the operator's subscription
     dealer.start()
     ...
     dealer.close()
 
 ``device`` is the opened :class:`~.devices.DealingDevice` (its ``sim`` is the
 simulator; its ``name`` says shuffler or shoe); ``put`` queues a table input; ``live`` marks the
-LIVE-3P shoe, whose first four cards of a round are burns. :meth:`see` never blocks: the batch
-is handled on the dealer's own thread.
+LIVE-3P shoe, whose first four cards of a round are burns. :meth:`see` is called on the table
+thread with every input and the round events it caused, in the table's order, and never waits.
 
 What it does, per device:
 
-* **shuffler**: lifts every presented hand once the table has taken in the input that
-  produced it (a batch arrived), as a dealer moves each set to its box;
-* **shoe**: after "No more bets" with no shuffle confirmed for the round, shuffles the shoe
-  and confirms it as the dealer; then draws one card each time the previous one was assigned,
-  burnt or ignored, until the deal is complete or the round is held (it waits, as a dealer does,
-  for the supervisor's ruling and draws on if the round goes on); started with a round
-  already open (the service restarted while bets were offered), takes that round up at its
-  "No more bets" and deals it like any other.
+* **shuffler**: lifts every presented hand as soon as the table has taken in the input that
+  produced it, on the table thread, before the device operator sees that input (a lift is a
+  few bytes into the simulator's pty): so the operator never ends a round under a hand the
+  dealer was about to lift, and a hand is lifted, or not, the same way every run;
+* **shoe**: on its own thread, in the table's order: after "No more bets" with no shuffle
+  confirmed for the round, shuffles the shoe and confirms it as the dealer; then draws one card
+  each time the previous one was assigned, burnt or ignored, until the deal is complete or the
+  round is held (it waits, as a dealer does, for the supervisor's ruling and draws on if the
+  round goes on); started with a round already open (the service restarted while bets were
+  offered), takes that round up at its "No more bets" and deals it like any other. It draws
+  only while the table has the shoe online (``DeviceOffline`` and ``DeviceOnline`` as the table
+  took them in, not the driver's word of the moment), and a shoe whose cable came out under
+  its hand is not drawn from again before the table has seen it go and come back: so what it
+  draws, and when, follows from the table's inputs alone (``tablectl bench``: one seed, one
+  run).
 """
 
 from __future__ import annotations
@@ -48,6 +55,8 @@ import structlog
 
 from controller.table import commands as cmd
 from controller.table import events as ev
+from controller.table.awaited import AwaitedOptions, Pause, pause_after
+from drivers import events as dev
 
 log = structlog.get_logger(__name__)
 
@@ -57,7 +66,6 @@ LIVE_BURNS = 4
 MAX_DRAWS_PER_ROUND = 64
 """A deal needs at most 4 burns + 12 cards, or 8 boxes + dealer: more is a runaway."""
 _STOP = object()
-_RESUMING = ("continue", "order", "reconstruct")
 
 
 class Draw(str, Enum):
@@ -72,6 +80,17 @@ class Draw(str, Enum):
     DRAWING = "drawing"
     HELD = "held"
     DONE = "done"
+
+
+class Dark(str, Enum):
+    """The shoe's cable, as the dealer saw it come out under his hand."""
+
+    LIT = "lit"
+    """In, as far as the dealer knows."""
+    OUT = "out"
+    """It came out as he drew; the table has not seen the shoe go yet."""
+    SEEN_GOING = "seen_going"
+    """The table has the shoe offline; the dealer waits for it to come back."""
 
 
 class SimulatedDealer:
@@ -98,6 +117,14 @@ class SimulatedDealer:
         """The card out was drawn while the shoe was unplugged: it was never read and never
         will be, so it does not hold up the next draw once the shoe is back."""
         self.draws = 0
+        self.options = AwaitedOptions()
+        """The players' options still awaited: no card is drawn until the last answer."""
+        self.online = False
+        """The shoe as the table has it: online since its last ``DeviceOnline`` input."""
+        self.dark = Dark.LIT
+        """Whether the cable came out under the dealer's hand, and what the table saw since."""
+        self._queued = 0
+        self._handled = 0
         self._thread = threading.Thread(target=self._run, name=f"sim-dealer-{device.name}",
                                         daemon=True)
 
@@ -110,9 +137,22 @@ class SimulatedDealer:
         if self._thread.is_alive():
             self._thread.join(timeout=5.0)
 
-    def see(self, events: list[ev.RoundEvent]) -> None:
-        """A batch subscriber: never blocks the table thread."""
-        self.batches.put(events)
+    def see(self, item: object, events: list[ev.RoundEvent]) -> None:
+        """An input subscriber (the table thread): the shuffler's hand is lifted at once, the
+        shoe's work queued for the dealer's thread; never waits."""
+        if not self.shoe:
+            try:
+                self.sim.take_hand()  # a no-op unless a hand is presented
+            except Exception:  # a simulated person never stops the table
+                log.exception("simulated dealer failed", device=self.device.name)
+            return
+        self._queued += 1
+        self.batches.put((item, events))
+
+    @property
+    def busy(self) -> bool:
+        """Inputs the dealer has not acted on yet (the shoe's thread is behind the table)."""
+        return self._handled != self._queued
 
     # the thread -----------------------------------------------------------------------------
     def _run(self) -> None:
@@ -121,14 +161,28 @@ class SimulatedDealer:
             if batch is _STOP:
                 return
             try:
-                if self.shoe:
-                    for event in batch:  # type: ignore[attr-defined]
-                        self._follow(event)
-                    self._act()
-                else:
-                    self.sim.take_hand()  # a no-op unless a hand is presented
+                item, events = batch  # type: ignore[misc]
+                self._link(item)
+                for event in events:
+                    self._follow(event)
+                self._act()
             except Exception:  # a simulated person never stops the table
                 log.exception("simulated dealer failed", device=self.device.name)
+            finally:
+                self._handled += 1
+
+    def _link(self, item: object) -> None:
+        """The shoe going and coming back, as the table took it in."""
+        if not isinstance(item, (dev.DeviceOffline, dev.DeviceOnline)) \
+                or item.device != self.device.name:
+            return
+        self.online = isinstance(item, dev.DeviceOnline)
+        if not self.online:
+            self.unread = self.unread or self.out  # a card drawn as it went is never read
+            if self.dark is Dark.OUT:
+                self.dark = Dark.SEEN_GOING
+        elif self.dark is Dark.SEEN_GOING:
+            self.dark = Dark.LIT
 
     def _follow(self, event: ev.RoundEvent) -> None:
         """The shoe dealer's view of the round, from the table's typed events."""
@@ -141,6 +195,7 @@ class SimulatedDealer:
         if isinstance(event, ev.RoundOpened):
             self.round, self.draw, self.out, self.draws = event.round, Draw.BETTING, False, 0
             self.unread = False
+            self.options.clear()
             return
         if event.round != self.round and not self._walks_up(event):
             return
@@ -151,13 +206,11 @@ class SimulatedDealer:
             self.draw = Draw.SHUFFLE  # the blocked deck was replaced: shuffle it
         elif isinstance(event, (ev.CardAssigned, ev.BurnCard, ev.CardIgnored)):
             self.out = False
-        elif isinstance(event, (ev.SupervisorRequired, ev.PlayerOptionsOffered)):
-            if self.draw is Draw.DRAWING:
+        elif (pause := pause_after(self.options, event)) is not None:
+            # a dealer waits for the ruling, or for the last player to choose
+            if pause is Pause.HELD and self.draw is Draw.DRAWING:
                 self.draw = Draw.HELD
-        elif isinstance(event, ev.SupervisorDecided) and event.action in _RESUMING or \
-                isinstance(event, (ev.PlayerOptionTaken, ev.PlayerOptionsClosed)) or \
-                isinstance(event, ev.IrregularityRuled) and event.action == "continue":
-            if self.draw is Draw.HELD:
+            elif pause is Pause.GOES_ON and self.draw is Draw.HELD:
                 self.draw = Draw.DRAWING
         elif isinstance(event, (ev.DealComplete, ev.RoundSettled, ev.RoundVoided)):
             self.draw = Draw.DONE
@@ -176,15 +229,9 @@ class SimulatedDealer:
         self.round, self.out, self.unread, self.draws = event.round, False, False, 0
         return True
 
-    def _shoe_online(self) -> bool:
-        """What a person sees: the shoe's reader is connected (the driver's link)."""
-        return bool(getattr(self.device.driver, "online", True))
-
     def _act(self) -> None:
-        if not self._shoe_online():
-            # no card is drawn into an unplugged shoe; one drawn as it went away is unread
-            self.unread = self.unread or self.out
-            return
+        if not self.online or self.dark is not Dark.LIT:
+            return  # no card is drawn into a shoe the table does not have
         if self.unread:
             self.out = self.unread = False
         if self.draw is Draw.SHUFFLE:
@@ -200,6 +247,11 @@ class SimulatedDealer:
             self.draw = Draw.DONE
             return
         burn = self.live and self.draws < LIVE_BURNS
+        unplugs = self.sim.unplugs
         card = self.sim.draw(burn=burn) if hasattr(self.sim, "burn") else self.sim.draw()
+        if self.sim.unplugs != unplugs:  # the cable came out under the dealer's hand
+            self.dark = Dark.OUT
+        if card is None and self.dark is Dark.OUT:
+            return  # nothing left the shoe: the same card is drawn once it is back
         self.draws += 1
         self.out = card is not None

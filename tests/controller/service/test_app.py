@@ -137,7 +137,7 @@ def test_run_refuses_a_bad_config(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["run", "--config", str(path)]) == 2
     err = capsys.readouterr().err
     assert err == f"tablectl run: {path}: device.baud: unknown key (known keys here: " \
-                  "kind, url)\n"
+                  "kind, seed, url)\n"
     assert not (tmp_path / "control.sock").exists()
 
 

@@ -4,11 +4,13 @@ answers are typed values; the wire is exercised in test_operator_issues.py)."""
 from __future__ import annotations
 
 from controller.games.cards import parse_card
+from controller.journal.recorder import Phase
 from controller.service.operator import Action, DeviceMachine, HoldReason, Op, Stage
 from controller.service.operator.machine import TRANSITIONS
 from controller.table import events as ev
+from controller.table.awaited import AwaitedOptions
 from drivers import events as dev
-from drivers.errors import CommandRejected, DeviceFault
+from drivers.errors import CommandRejected, DeviceDisconnected, DeviceFault
 from drivers.framed.device import DeviceStatus
 from drivers.framed.messages import DeviceState, NakReason
 
@@ -214,3 +216,87 @@ def test_the_transition_list_is_the_machine() -> None:
     for mode, state in expected.items():
         machine.succeeded(Action.STATUS, 0.0, dev.DeviceReport(mode))
         assert machine.state is state, mode
+
+
+def _dealing_with_options(machine: DeviceMachine) -> DeviceMachine:
+    """A deal interrupted after its first hand, the players' options offered to three
+    players (MBS-R3P 5.13.1: each answers for himself)."""
+    machine.round_events([ev.ShuffleConfirmed(round=1, source="shuffler")], 1.0)
+    machine.succeeded(Action.DISPENSE_HAND, 1.0)
+    machine.device(dev.CardSetDispensed("shuffler", 1.1, cards=HAND, hand_number=1), 1.1)
+    machine.round_events([ev.CardAssigned(round=1, position="1", card=HAND[0], index=0)], 1.1)
+    machine.device(dev.HandTaken("shuffler", 1.2, hand_number=1), 1.2)
+    players = tuple(ev.PlayerAtBox(str(n), f"p{n}") for n in (1, 2, 3))
+    machine.round_events([ev.PlayerOptionsOffered(
+        round=1, clause="MBS-R3P 5.13.1", positions=("1", "2", "3"), players=players)], 1.3)
+    return machine
+
+
+def _taken(n: int) -> ev.PlayerOptionTaken:
+    return ev.PlayerOptionTaken(round=1, position=str(n), option="continue", wager_ids=(),
+                                clause="MBS-R3P 5.13.1", player=f"p{n}",
+                                players=(ev.PlayerAtBox(str(n), f"p{n}"),))
+
+
+def test_no_hand_is_dealt_until_the_last_player_has_answered() -> None:
+    """One player's answer does not end the options: while the others choose, the table only
+    buffers what the device deals, so a hand asked for then (and the next, and the next) would
+    drain the deck into that buffer. The deal goes on with the last answer awaited."""
+    machine = _dealing_with_options(closed(online(DeviceState.READY)))
+    assert machine.next_action() is None
+    machine.round_events([_taken(1)], 1.4)
+    assert machine.next_action() is None
+    machine.round_events([_taken(3)], 1.5)
+    assert machine.next_action() is None
+    machine.round_events([_taken(2)], 1.6)
+    assert machine.next_action() is Action.DISPENSE_HAND
+
+
+def test_options_closed_by_the_dealer_let_the_deal_go_on() -> None:
+    """``options close`` (PlayerOptionsClosed): those who did not answer continue."""
+    machine = _dealing_with_options(closed(online(DeviceState.READY)))
+    machine.round_events([_taken(2)], 1.4)
+    assert machine.next_action() is None
+    machine.round_events([ev.PlayerOptionsClosed(
+        round=1, clause="MBS-R3P 5.13.1", by="dealer",
+        continuing=(ev.PlayerAtBox("1", "p1"), ev.PlayerAtBox("3", "p3")))], 1.5)
+    assert machine.next_action() is Action.DISPENSE_HAND
+
+
+def test_after_a_restart_the_options_left_open_are_still_awaited() -> None:
+    """Recovery hands the operator the options its tracker left open: an answer from one
+    of two players still to answer does not restart the deal."""
+    machine = DeviceMachine("shuffler")
+    machine.resume(1, Phase.OPTIONS, Phase.DEALING, awaited=AwaitedOptions(
+        ["2", "3"], [ev.PlayerAtBox("2", "p2"), ev.PlayerAtBox("3", "p3")]))
+    machine.device(dev.DeviceOnline("shuffler", 0.0), 0.0)
+    machine.succeeded(Action.STATUS, 0.0, status(DeviceState.READY))
+    machine.round_events([_taken(2)], 1.0)
+    assert machine.next_action() is None
+    machine.round_events([_taken(3)], 1.1)
+    assert machine.next_action() is Action.DISPENSE_HAND
+
+
+def test_a_link_lost_under_a_command_waits_for_the_table_to_have_the_device_back() -> None:
+    """The cable comes out under DISPENSE_HAND: the operator is offline until the table's
+    DeviceOnline, whatever the driver says meanwhile. Before it, the table rules the
+    interruption (a hold), so the device back online deals nothing until the ruling: a STATUS
+    on the driver's word alone dealt on into the held round, or not, as the threads ran."""
+    machine = closed(online(DeviceState.READY))
+    machine.round_events([ev.ShuffleConfirmed(round=1, source="shuffler")], 1.0)
+    assert machine.next_action() is Action.DISPENSE_HAND
+    lost = DeviceDisconnected("shuffler: the link went down under the command")
+    assert machine.failed(Action.DISPENSE_HAND, lost, 1.0) is None
+    assert machine.state is Op.OFFLINE and machine.next_action() is None
+    assert machine.deadline == 1.0 + 30.0  # only the long look at the link, not a backoff
+    machine.device(dev.DeviceOffline("shuffler", 1.1, reason="unplugged"), 1.1)
+    machine.round_events([ev.SupervisorRequired(round=1, kind="interruption",
+                                                clause="c", options=("void", "continue"))],
+                         1.1)
+    machine.device(dev.DeviceOnline("shuffler", 1.5), 1.5)
+    assert machine.next_action() is Action.STATUS
+    machine.succeeded(Action.STATUS, 1.5, status(DeviceState.READY))
+    assert machine.state is Op.READY and machine.next_action() is None  # held: no hand
+    machine.round_events([ev.SupervisorDecided(round=1, action="continue", actor="s",
+                                               reason="r", clause="c")], 2.0)
+    assert machine.next_action() is Action.DISPENSE_HAND

@@ -74,3 +74,47 @@ def test_the_url_opens_the_simulator_it_names(tmp_path) -> None:  # noqa: ANN001
     assert first_deck("sim://shuffler?seed=7") != first_deck("sim://shuffler?seed=8")
     with pytest.raises(ServiceError, match=r"sim://shuffler\?model=nope.*no shuffling model"):
         open_device(_device(MINIMAL, "sim://shuffler?model=nope"), queue.Queue())
+
+
+def _seeded(text: str, url: str, seed: str):  # noqa: ANN202 - a DeviceConfig
+    return parse_config(text.replace('url = "/dev/table-shuffler"',
+                                     f'url = "{url}"\nseed = {seed}'),
+                        source="tablectl.toml").device
+
+
+def test_device_seed_seeds_a_simulated_device() -> None:
+    """``device.seed`` (issue 44): with ``url = "sim"`` or a ``sim://`` URL without a seed, it is
+    the simulator's seed, as ``?seed=`` would be."""
+    assert _seeded(MINIMAL, "sim", "7").seed == 7
+    assert _seeded(MINIMAL, "sim://shuffler", "7").seed == 7
+    assert _seeded(SHOE, "sim://shoe/beetek", "0").seed == 0
+    assert _device(MINIMAL, "sim").seed is None
+
+
+@pytest.mark.parametrize(("text", "url", "seed", "problem"), [
+    (MINIMAL, "/dev/table-shuffler", "7", "only a simulated device"),
+    (MINIMAL, "socket://10.0.0.5:4001", "7", "only a simulated device"),
+    (MINIMAL, "sim://shuffler?seed=3", "7", "give the seed once"),
+    (MINIMAL, "sim", "-1", "device.seed"),
+    (MINIMAL, "sim", '"7"', "device.seed"),
+    (MINIMAL, "sim", str(2**63), "device.seed"),
+])
+def test_a_bad_device_seed_is_refused_naming_it(text: str, url: str, seed: str,
+                                                problem: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        _seeded(text, url, seed)
+    assert "device.seed" in str(refused.value) and problem in str(refused.value)
+
+
+def test_a_seeded_device_paces_its_reconnects_from_the_seed() -> None:
+    """The backoffs' jitter of a seeded simulator comes from its seed: the same waits every run
+    of one seed, others for another seed, the process's own stream without a seed."""
+    from controller.service.wiring.devices import sim_jitter
+
+    def waits(seed: int) -> list[float]:
+        jitter = sim_jitter(seed)
+        assert jitter is not None
+        return [jitter() for _ in range(5)]
+
+    assert waits(7) == waits(7) and waits(7) != waits(8)
+    assert sim_jitter(None) is None

@@ -37,8 +37,8 @@ class OverlongScanner(ScannerShoeSim):
 class BadBodyBeeTek(BeeTekShoeSim):
     """Sends a body the Bee-Tek format does not have before each card."""
 
-    def output(self, data: bytes) -> None:
-        super().output(b"[Game]<Nonsense:??>\r\n" + data)
+    def output(self, data: bytes, messages: int = 1) -> None:
+        super().output(b"[Game]<Nonsense:??>\r\n" + data, messages + 1)
 
 
 def _run(sim: ScannerShoeSim | BeeTekShoeSim, dialect: str, tmp_path: Path) -> list[Result]:
