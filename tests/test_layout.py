@@ -664,3 +664,57 @@ def test_the_checks_catch_a_cross_import_and_an_own_wait(tmp_path: Path) -> None
         "tests.test_a:1 imports benchmarks.web"]
     assert own_waits(tmp_path) == [("tests/test_c.py", "_wait_ready", 2),
                                    ("tests/test_c.py", "wait_for", 4)]
+
+
+BACKOFF_HELPER = "drivers/backoff.py"
+"""The one place a wait grows after failures (issue 35, issue 45: three more were by hand)."""
+
+
+def _doubling(node: ast.AST) -> bool:
+    """``x * 2`` or ``2 ** n`` (a wait doubling by hand)."""
+    if not isinstance(node, ast.BinOp):
+        return False
+    two = (2, 2.0)
+    if isinstance(node.op, ast.Mult):
+        return any(isinstance(side, ast.Constant) and side.value in two
+                   for side in (node.left, node.right))
+    return isinstance(node.op, ast.Pow) and isinstance(node.left, ast.Constant) \
+        and node.left.value in two
+
+
+def own_backoffs(root: Path) -> list[tuple[str, int]]:
+    """(file, line) of every ``min(...)`` in the product whose arguments double a value by
+    hand: a growing wait capped by hand, outside :data:`BACKOFF_HELPER`."""
+    found = []
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            name = path.relative_to(root).as_posix()
+            if name == BACKOFF_HELPER:
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                        and node.func.id == "min" \
+                        and any(_doubling(inner) for arg in node.args for inner in ast.walk(arg)):
+                    found.append((name, node.lineno))
+    return found
+
+
+def test_one_backoff_helper() -> None:
+    """A wait that grows after failures is ``drivers.backoff.ExponentialBackoff`` (bounded,
+    its jitter stated), never a ``min(wait * 2, cap)`` of its own."""
+    own = [f"{name}:{line}" for name, line in own_backoffs(PROJECT_ROOT)]
+    assert not own, "use drivers.backoff.ExponentialBackoff:\n" + "\n".join(own)
+
+
+def test_the_backoff_check_catches_a_wait_doubled_by_hand(tmp_path: Path) -> None:
+    _write(tmp_path, {
+        "controller/__init__.py": "",
+        "controller/a.py": "def f(w):\n    return min(w * 2, 5.0)\n",
+        "controller/b.py": "def g(n):\n    return min(0.1 * 2 ** n, 30)\n",
+        "controller/c.py": "def h(xs):\n    return min(xs) * 2\n",
+        "drivers/__init__.py": "",
+        "drivers/backoff.py": "def d(w):\n    return min(w * 2, 5.0)\n",
+        "firmware_sim/__init__.py": "",
+    })
+    assert own_backoffs(tmp_path) == [("controller/a.py", 2), ("controller/b.py", 2)]

@@ -18,6 +18,8 @@ from dataclasses import dataclass, replace
 
 import structlog
 
+from drivers.backoff import ExponentialBackoff, Jitter
+
 log = structlog.get_logger(__name__)
 
 NEVER_LOCKED = 2**31
@@ -35,10 +37,20 @@ class Backoff:
     forget_after: float = 900.0
     capacity: int = 1024
 
+    def __post_init__(self) -> None:
+        self.policy  # noqa: B018 -- a bad first/longest is refused when the throttle is made
+
+    @property
+    def policy(self) -> ExponentialBackoff:
+        """The project's one backoff, doubling from ``first`` to ``longest``; no jitter: a
+        lockout is a promise the screen states."""
+        return ExponentialBackoff(self.first, self.longest, jitter=Jitter.NONE)
+
     def wait_after(self, failures: int) -> float:
+        """Nothing for the ``free`` failures; then the policy's wait."""
         if failures < self.free:
             return 0.0
-        return min(self.first * 2.0 ** (failures - self.free), self.longest)
+        return self.policy.delay(failures - self.free + 1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,6 +74,7 @@ from controller.service.protocol import (
     error_reply,
     ok_reply,
 )
+from drivers.backoff import ExponentialBackoff, Jitter
 
 __all__ = ["AccessPolicy", "ControlClient", "ControlServer", "EncodedEvent", "Handler", "Peer",
            "RequestRefused", "system_groups_of"]
@@ -90,6 +91,10 @@ IDLE_SLACK_SECONDS = 0.01
 """Sleep a little past a deadline, so one wake-up finds it due (no spin on float rounding)."""
 LOOP_BACKOFF_SECONDS = 0.05
 MAX_BACKOFF_SECONDS = 1.0
+LOOP_PAUSE = ExponentialBackoff(LOOP_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS, jitter=Jitter.NONE)
+"""The pauses after failures in a row: of the loop itself (a fault that recurs at once must
+not spin a core), and of ``accept`` (descriptors exhausted: the kernel keeps the waiting peers
+in the listen queue). Doubling to a second; no jitter, one loop has no peers to spread."""
 COMMAND_WORKERS = 8
 """Threads that wait for the table on behalf of commands. Commands are taken one at a time by
 the table thread anyway; more workers only let more connections wait at once (each connection
@@ -136,7 +141,7 @@ class ControlServer:
         self._loop_failures = RepeatedError("control server loop error")
         self._turned_away = RepeatedError("control connection turned away (busy)")
         self._paused_until = 0.0
-        self._backoff = 0.0
+        self._accept_pauses = LOOP_PAUSE.retries()
         self._selector = selectors.DefaultSelector()
         self._listeners: list[socket.socket] = []
         self._connections: dict[int, Connection] = {}
@@ -257,8 +262,7 @@ class ControlServer:
             except Exception as error:  # never let one bad moment kill the control socket
                 self._loop_failures.failed(error=repr(error), exc_info=True)
                 # a fault that recurs at once must not spin a core or flood the log
-                self._stop.wait(min(LOOP_BACKOFF_SECONDS * self._loop_failures.count,
-                                    MAX_BACKOFF_SECONDS))
+                self._stop.wait(LOOP_PAUSE.delay(self._loop_failures.count))
 
     def _tick(self) -> float | None:
         """How long select may sleep: until the next idle deadline or the end of an accept
@@ -332,7 +336,7 @@ class ControlServer:
             at_limit = True
         else:
             self._accept_failures.recovered()
-        self._backoff = 0.0
+        self._accept_pauses.reset()
         sock.setblocking(False)
         peer = peer_of(sock, self.policy)
         refusal, evict = self._admission.decide(peer.role, peer.uid,
@@ -358,8 +362,7 @@ class ControlServer:
     def _pause_accepting(self) -> None:
         """Stop watching the listeners for a while (doubling, up to a second): the kernel keeps
         the waiting peers in the listen queue; the loop does not spin on them."""
-        self._backoff = min(max(self._backoff * 2, LOOP_BACKOFF_SECONDS), MAX_BACKOFF_SECONDS)
-        self._paused_until = time.monotonic() + self._backoff
+        self._paused_until = time.monotonic() + self._accept_pauses.failed()
         for listener in self._listeners:
             with contextlib.suppress(KeyError, ValueError):
                 self._selector.unregister(listener)

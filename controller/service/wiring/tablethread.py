@@ -52,6 +52,7 @@ from controller.settlement.model import Wager
 from controller.table import commands as cmd
 from controller.table import events as ev
 from drivers import events as dev
+from drivers.backoff import ExponentialBackoff, Jitter
 
 log = structlog.get_logger(__name__)
 
@@ -61,6 +62,9 @@ InputSubscriber = Callable[[object, list[ev.RoundEvent]], None]
 _STOP = object()
 RETRY_FIRST_SECONDS = 0.05
 RETRY_MAX_SECONDS = 5.0
+JOURNAL_RETRY = ExponentialBackoff(RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS, jitter=Jitter.NONE)
+"""The waits between tries to write outcome records the journal could not take: doubling, no
+jitter (one thread of one process; nothing to spread)."""
 OPTIONS_DEADLINE_ACTOR = "options-deadline"
 """The actor of the input the table thread gives when the options' deadline passes."""
 AWAITING_JOURNAL = "awaiting_journal"
@@ -239,13 +243,13 @@ class TableThread:
 
     # the thread -----------------------------------------------------------------------------
     def _run(self) -> None:
-        wait = RETRY_FIRST_SECONDS
+        tries = JOURNAL_RETRY.retries()
         while True:
             behind = bool(self.journaled.unrecorded)
             if not behind:
-                wait = RETRY_FIRST_SECONDS
+                tries.reset()
             self._options_deadline()
-            timeout = wait if behind else None
+            timeout = JOURNAL_RETRY.delay(tries.failures + 1) if behind else None
             if self._options_due is not None:
                 left = max(self._options_due - self._clock(), 0.0)
                 timeout = left if timeout is None else min(timeout, left)
@@ -257,7 +261,7 @@ class TableThread:
             except queue.Empty:
                 if behind:
                     self._catch_up()
-                    wait = min(wait * 2, RETRY_MAX_SECONDS)
+                    tries.failed()
                 self._record_floods(self.floodgate.due())
                 continue
             if item is _STOP:
