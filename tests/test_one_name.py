@@ -80,9 +80,6 @@ KNOWN_DUPLICATES: Mapping[str, tuple[frozenset[str], str]] = {
          "a journal session, a web login session and a conformance session"),
         ("Shuffler", ("drivers.shuffler", "firmware_sim.shuffle_models"),
          "the shuffler driver and a modelled shuffling machine"),
-        ("Source", ("controller.table.commands", "controller.table.irregularities"),
-         "two enums of where an exposed card was seen, both in controller/table, which is "
-         "being reworked (issue 35): to become one"),
         ("Verdict", ("controller.floor.chain", "controller.selfcheck.manifest",
                      "drivers.conformance.runner"),
          "a chain check's, the software check's and a conformance run's verdict"),

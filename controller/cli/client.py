@@ -33,7 +33,7 @@ from controller.service.control.client import ControlClient, RequestRefused
 from controller.service.config import DEFAULT_CONTROL_SOCKET, bench_runtime_dir, load_config
 from controller.service.errors import ControlError
 from controller.service.protocol import MAX_BATCH_ROWS, MAX_BATCH_WAGERS, VERBS, ErrorCode
-from controller.table.commands import IrregularityKind
+from controller.table.commands import REPORTED_SOURCES, IrregularityKind
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
@@ -160,7 +160,7 @@ def register(subparsers: Any) -> None:
     report.add_argument("--round", type=int, metavar="N",
                         help="the round it happened in, when it is an earlier one")
     report.add_argument("--details", metavar="TEXT", help="what happened, for the journal")
-    report.add_argument("--source", choices=("device", "dealer"),
+    report.add_argument("--source", choices=tuple(s.value for s in REPORTED_SOURCES),
                         help="an exposed card: found in the shoe/shuffler (device) or exposed "
                              "by the dealer (default: a supervisor is asked)")
     _common(report)

@@ -31,7 +31,7 @@ from typing import Any
 
 from controller import strictjson
 from controller.roles import PERSON_ROLES, Access, Role
-from controller.table.commands import IrregularityKind
+from controller.table.commands import REPORTED_SOURCES, IrregularityKind
 from controller.text import is_printable
 
 DEVICE_STATUS = "DeviceStatus"
@@ -297,7 +297,8 @@ VERBS: Mapping[str, VerbSpec] = MappingProxyType({spec.verb: spec for spec in (
         Arg("handled", ArgType.BOOLEAN, required=False),
         Arg("exposed_before_drop", ArgType.BOOLEAN, required=False),
         Arg("round", ArgType.COUNT, required=False), Arg("details", ArgType.TEXT, required=False),
-        Arg("source", ArgType.TEXT, required=False, choices=("device", "dealer")))),
+        Arg("source", ArgType.TEXT, required=False,
+            choices=tuple(s.value for s in REPORTED_SOURCES)))),
     VerbSpec("supervisor.continue", Access.COMMAND, "continue the held round", (_REASON,)),
     VerbSpec("supervisor.void", Access.COMMAND, "void the round", (
         Arg("reason", ArgType.TEXT), Arg("clause", ArgType.TEXT, required=False))),

@@ -40,6 +40,14 @@ class Source(str, Enum):
     shuffler's exposed-card fault bit)."""
     DEALER = "dealer"
     """Exposed by the dealer (while dealing, before or after the deal)."""
+    DRAWN = "drawn"
+    """A card drawn from the device while bets are offered (LIVE-3P T&C 2, first bullet): the
+    table sees this itself, no person reports it (:data:`REPORTED_SOURCES`)."""
+
+
+REPORTED_SOURCES = (Source.DEVICE, Source.DEALER)
+"""Where a person may report an exposed card seen (``tablectl report exposed_card --source``,
+``irregularity.report``'s ``source``)."""
 
 
 class IrregularityKind(str, Enum):

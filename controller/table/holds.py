@@ -18,7 +18,8 @@ from controller.table import events as ev
 from controller.table.core import RoundCore
 from controller.table.dealing import Deal, Delivery
 from controller.table.events import PlayerAtBox
-from controller.table.irregularities import Action, Source, general
+from controller.table.commands import Source
+from controller.table.irregularities import Action, general
 from controller.table.options import PER_PLAYER_WITHDRAWAL, players_at_boxes
 from controller.table.states import IN_ROUND, RESUMABLE, Hold, Kind, Refused, RoundState, S
 from drivers import events as dev

@@ -14,7 +14,8 @@ from controller.games.cards import Card
 from controller.table import events as ev
 from controller.table.core import RoundCore
 from controller.table.dealing import Delivery
-from controller.table.irregularities import Action, Phase, Source, rule
+from controller.table.commands import Source
+from controller.table.irregularities import Action, Phase, rule
 from controller.table.layout import DealingDevice
 from controller.table.states import (
     DEALING_PHASES,

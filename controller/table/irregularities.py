@@ -16,6 +16,7 @@ from enum import Enum
 
 from controller.games.rules import GameId, GameRules
 from controller.table.commands import IrregularityKind as Kind
+from controller.table.commands import Source
 from controller.table.commands import SupervisorAction as Act
 
 
@@ -31,15 +32,6 @@ class Action(str, Enum):
     SWAP_RESULTS = "swap_results"
     STANDS = "stands"
     """The error belongs to a round already settled: that settlement stands."""
-
-
-class Source(str, Enum):
-    """Where an exposed card was seen (RWS-NC3P 5.10 vs 5.7)."""
-
-    DEVICE = "device"
-    DEALER = "dealer"
-    DRAWN = "drawn"
-    """A card drawn from the device while bets are offered (LIVE-3P T&C 2, first bullet)."""
 
 
 class Phase(str, Enum):

@@ -45,7 +45,7 @@ from controller.table.cards import RoundCards
 from controller.table.deck import Deck
 from controller.table.holds import Holds, HoldsMixin
 from controller.table.intake import Devices, IntakeMixin
-from controller.table.irregularities import Source
+from controller.table.commands import Source
 from controller.table.layout import TableLayout
 from controller.table.options import Offer, Options
 from controller.table.protection import ProtectionMixin

@@ -13,6 +13,7 @@ from controller.games.rules import GameId
 from controller.settlement import Settlement, void_round
 from controller.table import commands as cmd
 from controller.table import events as ev
+from controller.table.commands import REPORTED_SOURCES, Source
 from controller.table.core import RoundCore, log
 from controller.table.established import decided_outcomes, is_established
 from controller.table.options import players_at_boxes
@@ -21,7 +22,6 @@ from controller.table.irregularities import (
     Context,
     Phase,
     Ruling,
-    Source,
     general,
     rule,
 )
@@ -65,8 +65,10 @@ class RulingsMixin(RoundCore):
         if command.kind is Kind.WRONG_COUNT_DEALER:
             position = self.rules.dealer
         if command.kind is Kind.EXPOSED_CARD:
-            source = None if command.source is None else Source(command.source.value)
-            self._exposure(source, detail=command.details or "reported by "
+            if command.source is not None and command.source not in REPORTED_SOURCES:
+                raise Refused(f"an exposed card is reported as seen in the device or exposed "
+                              f"by the dealer, not {command.source.value!r}")
+            self._exposure(command.source, detail=command.details or "reported by "
                            f"{command.actor}", reported_at=position)
             return
         self._irregularity(command.kind, position=position, handled=command.handled,

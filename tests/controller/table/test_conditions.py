@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from controller.service.protocol import VERBS
 from controller.table import commands as cmd
 from controller.table import events as ev
 from drivers import events as dev
@@ -69,6 +70,23 @@ def test_rws_card_found_in_the_device_is_the_next_card(make) -> None:
     table.send(table.card_events(standard_hands("rws-nc-three-pictures"))[0])
     table.send(cmd.ReportIrregularity(**DEALER, kind=K.EXPOSED_CARD, source=cmd.Source.DEVICE))
     assert _ruled(table) == ("continue", "RWS-NC3P 5.10") and table.state == "dealing"
+
+
+def test_a_card_drawn_during_betting_is_the_tables_to_see_not_a_persons_to_report(
+        make) -> None:
+    """One ``Source`` for where an exposed card was seen: ``drawn`` (LIVE-3P T&C 2) is what
+    the table sees itself, so a report naming it is refused by name and nothing is ruled; the
+    protocol's and the CLI's choices are the reported sources only."""
+    table = make("rws-nc-three-pictures", "shoe")
+    table.ready()
+    before = table.state
+    out = table.send(cmd.ReportIrregularity(**DEALER, kind=K.EXPOSED_CARD,
+                                            source=cmd.Source.DRAWN))
+    assert isinstance(out[-1], ev.CommandRefused) and "'drawn'" in out[-1].reason
+    assert table.state == before and not any(isinstance(e, ev.IrregularityRuled) for e in out)
+    assert [s.value for s in cmd.REPORTED_SOURCES] == ["device", "dealer"]
+    source = next(a for a in VERBS["irregularity.report"].args if a.name == "source")
+    assert source.choices == ("device", "dealer")
 
 
 @pytest.mark.parametrize(("answer", "expected"), [

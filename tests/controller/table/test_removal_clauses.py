@@ -12,7 +12,8 @@ import pytest
 from controller.games.catalog import GAMES
 from controller.table import commands as cmd
 from controller.table import events as ev
-from controller.table.irregularities import Action, Context, Phase, Source, after_settlement, rule
+from controller.table.commands import Source
+from controller.table.irregularities import Action, Context, Phase, after_settlement, rule
 from tests.controller.table.conftest import DEALER, Harness, standard_hands
 
 _CONTEXTS = [
