@@ -718,3 +718,30 @@ def test_the_backoff_check_catches_a_wait_doubled_by_hand(tmp_path: Path) -> Non
         "firmware_sim/__init__.py": "",
     })
     assert own_backoffs(tmp_path) == [("controller/a.py", 2), ("controller/b.py", 2)]
+
+
+ONE_HOME_WORDS = {"awaiting_journal": "controller/service/protocol.py"}
+"""Status words with one home (issue 45: ``"awaiting_journal"`` was written in five places):
+anywhere else the code names the constant."""
+
+
+def words_elsewhere(root: Path) -> list[tuple[str, str, int]]:
+    """(word, file, line) of each string constant in :data:`ONE_HOME_WORDS` outside its home
+    (a docstring that mentions it in backquotes is not a constant equal to it)."""
+    found = []
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            name = path.relative_to(root).as_posix()
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Constant) and node.value in ONE_HOME_WORDS \
+                        and ONE_HOME_WORDS[node.value] != name:
+                    found.append((node.value, name, node.lineno))
+    return found
+
+
+def test_a_status_word_is_written_once() -> None:
+    assert not words_elsewhere(PROJECT_ROOT), words_elsewhere(PROJECT_ROOT)
+    homes = [(word, home) for word, home in ONE_HOME_WORDS.items()
+             if f'"{word}"' not in (PROJECT_ROOT / home).read_text(encoding="utf-8")]
+    assert not homes, f"the home no longer defines: {homes}"

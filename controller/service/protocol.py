@@ -40,6 +40,9 @@ when the device side of ``round.status`` changed (a fault raised or cleared afte
 event that caused it). It carries no round and is not journaled; a reader of the status
 reads it again."""
 
+AWAITING_JOURNAL = "awaiting_journal"
+"""``round.status``'s ``state`` while outcome records wait for the journal (a full disk): the
+service's own state beside the round's (``controller.table.states.RoundState``)."""
 MAX_LINE_BYTES = 64 * 1024
 MAX_MINOR_UNITS = 2**53 - 1
 """The largest amount of money, in minor units, anywhere on the wire or in the journal: JSON

@@ -26,7 +26,9 @@ from types import MappingProxyType
 from typing import Any
 
 from controller.games.rules import GameRules
+from controller.service.protocol import AWAITING_JOURNAL
 from controller.service.visibility import REVEALED_STATES, redact_status
+from controller.table.procedure import LIVE_BURN_CARDS
 from controller.web.dealer_actions import box_choices, buttons_for
 from controller.web.dealer_hold import NO_ROUND_STATES, game_rules, hold_view
 from controller.web.dealer_reports import report_view
@@ -37,9 +39,8 @@ STATE_WORDS: Mapping[str, str] = {
     "shuffled": "Shuffled", "burn": "Burning", "dealing": "Dealing", "hold": "HOLD",
     "options": "Players' options", "decisions": "Players decide", "dealt": "Dealt",
     "revealed": "Revealed", "settled": "Settled", "voided": "Round void",
-    "awaiting_journal": "HOLD: the journal",
+    AWAITING_JOURNAL: "HOLD: the journal",
 }
-LIVE_BURNS = 4
 DEFAULT_CHIPS: tuple[int, ...] = (100, 500, 2500, 10000, 50000)
 """Chip denominations in minor units (1, 5, 25, 100, 500) unless ``web.chips`` says others."""
 DECISION_BETS = frozenset({"play"})
@@ -101,7 +102,7 @@ def next_step(status: Mapping[str, Any]) -> str:
     device = status.get("device") or {}
     shuffler = device.get("kind") == "shuffler"
     hands: Mapping[str, list[Any]] = status.get("hands") or {}
-    if status.get("journal_hold") or state == "awaiting_journal":
+    if status.get("journal_hold") or state == AWAITING_JOURNAL:
         return "Call a supervisor: the journal cannot record (dealing held)"
     if status.get("deck_blocked"):
         return "Replace the deck, or count it by hand"
@@ -124,7 +125,7 @@ def next_step(status: Mapping[str, Any]) -> str:
         return "Wait for the shuffle" if shuffler else "Shuffle, then confirm the shuffle"
     if state == "burn":
         burned = len(hands.get("burn", []) or [])
-        return f"Burn {max(1, LIVE_BURNS - burned)} card(s)"
+        return f"Burn {max(1, LIVE_BURN_CARDS - burned)} card(s)"
     if state in ("shuffled", "dealing"):
         box = _next_box(status)
         return f"Deal box {box}" if box else "Deal the dealer's hand"

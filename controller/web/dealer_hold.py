@@ -12,6 +12,7 @@ from typing import Any
 from controller.errors import TablectlError
 from controller.games.catalog import get_game
 from controller.games.rules import GameRules
+from controller.service.protocol import AWAITING_JOURNAL
 from controller.web.dealer_actions import Button
 from controller.web.dealer_words import (
     DEVICE_HOLD_WORDS,
@@ -74,7 +75,7 @@ def hold_view(shown: Mapping[str, Any], buttons: Sequence[Button],
     operator = device.get("operator") or {}
     name = str(device.get("name") or "the device")
     answering = [b.to_json() for b in buttons if b.supervisor]
-    if shown.get("journal_hold") or state == "awaiting_journal":
+    if shown.get("journal_hold") or state == AWAITING_JOURNAL:
         return {"title": "The journal cannot record", "detail": str(shown.get("journal_hold")
                                                                    or ""),
                 "clause": None, "buttons": answering}

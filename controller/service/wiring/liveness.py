@@ -27,13 +27,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.roles import Role
+from controller.service.protocol import AWAITING_JOURNAL
 from controller.table.commands import IrregularityKind as Kind
 from controller.table.commands import Source
 from controller.table.states import IN_ROUND
 from controller.table.states import RoundState as S
 
-AWAITING_JOURNAL = "awaiting_journal"
-"""The snapshot's state while the journal has not taken a decided outcome (tablethread)."""
 COMMAND = "tablectl "
 """Every way out that is a command starts so; anything else is what happens without one."""
 DEALER, SUPERVISOR, NOBODY = "dealer", "supervisor", ""

@@ -56,12 +56,12 @@ import structlog
 from controller.table import commands as cmd
 from controller.table import events as ev
 from controller.table.awaited import AwaitedOptions, Pause, pause_after
+from controller.table.procedure import LIVE_BURN_CARDS
 from drivers import events as dev
 
 log = structlog.get_logger(__name__)
 
 SIM_DEALER = "sim-dealer"
-LIVE_BURNS = 4
 """LIVE-3P: four burn cards before the first hand."""
 MAX_DRAWS_PER_ROUND = 64
 """A deal needs at most 4 burns + 12 cards, or 8 boxes + dealer: more is a runaway."""
@@ -246,7 +246,7 @@ class SimulatedDealer:
                         round=self.round)
             self.draw = Draw.DONE
             return
-        burn = self.live and self.draws < LIVE_BURNS
+        burn = self.live and self.draws < LIVE_BURN_CARDS
         unplugs = self.sim.unplugs
         card = self.sim.draw(burn=burn) if hasattr(self.sim, "burn") else self.sim.draw()
         if self.sim.unplugs != unplugs:  # the cable came out under the dealer's hand

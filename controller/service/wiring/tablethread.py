@@ -47,6 +47,7 @@ import structlog
 from controller.journal.codec import journal_round
 from controller.journal.errors import JournalBehindError, JournalError
 from controller.journal.recorder import JournaledTable
+from controller.service.protocol import AWAITING_JOURNAL
 from controller.service.wiring.floodgate import FLOOD_SUMMARY, Floodgate, FloodKind, FloodSummary
 from controller.settlement.model import Wager
 from controller.table import commands as cmd
@@ -67,8 +68,6 @@ JOURNAL_RETRY = ExponentialBackoff(RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS, jitte
 jitter (one thread of one process; nothing to spread)."""
 OPTIONS_DEADLINE_ACTOR = "options-deadline"
 """The actor of the input the table thread gives when the options' deadline passes."""
-AWAITING_JOURNAL = "awaiting_journal"
-"""The state ``round.status`` shows while outcome records wait for the journal."""
 
 
 @dataclass(slots=True, eq=False)
