@@ -1,5 +1,6 @@
 """One owner for each piece of the round's state (issue 35): every attribute of the round, and of
-each of its parts, is written in exactly one module.
+each of its parts, is written in exactly one module, and a part's fields in its own methods
+only (issue 45: a concern sharing the part's module could assign them unseen).
 
 The round (:class:`~controller.table.machine.RoundMachine`, with the classes it is built from)
 writes its own fields only in :mod:`controller.table.machine`; a part (the deck, the wager book,
@@ -50,6 +51,9 @@ class Write:
     field: str
     module: str
     line: int
+    writer: str | None = None
+    """The class whose method writes, when the written object is resolved through ``self``
+    (``None``: resolved by name only, or written outside a class)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -81,8 +85,9 @@ class _Collector(ast.NodeVisitor):
         self.model = model
         self.cls: str | None = None
         self.aliases: dict[str, list[str]] = {}
-        self.raw: list[tuple[list[str], int]] = []
-        """Writes as (owner-path, line): ``["<Class>", field]`` resolved, or ``["?", field]``."""
+        self.raw: list[tuple[list[str], int, str | None]] = []
+        """Writes as (owner-path, line, writing class): ``["<Class>", field]`` resolved (the
+        class whose method writes it), or ``["?", field]`` (no class)."""
         self.fields: dict[str, set[str]] = defaultdict(set)
         self.properties: dict[str, set[str]] = defaultdict(set)
         self.homes: dict[str, str] = {}
@@ -141,7 +146,10 @@ class _Collector(ast.NodeVisitor):
             return
         resolved = self._resolve(chain)
         if resolved is not None:
-            self.raw.append((resolved, line))
+            self.raw.append((resolved, line, self._writer(resolved)))
+
+    def _writer(self, resolved: list[str]) -> str | None:
+        return self.cls if resolved[0] != "?" else None
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
@@ -175,7 +183,7 @@ class _Collector(ast.NodeVisitor):
                 is_part = resolved is not None and resolved[0] == self.model.name \
                     and resolved[1] in self.model.parts
                 if resolved is not None and not is_part:
-                    self.raw.append((resolved, node.lineno))
+                    self.raw.append((resolved, node.lineno, self._writer(resolved)))
         self.generic_visit(node)
 
 
@@ -196,19 +204,27 @@ def check(sources: Mapping[str, str], model: Model) -> tuple[list[Write], list[W
         for owner, names in collector.properties.items():
             properties[owner] |= names
         homes.update(collector.homes)
-        for (owner, field), _ in collector.raw:
+        for (owner, field), _, _ in collector.raw:
             if owner != "?":
                 fields[owner].add(field)
     writes: list[Write] = []
     for collector in collectors:
-        for (owner, field), line in collector.raw:
+        for (owner, field), line, writer in collector.raw:
             owners: Iterable[str] = [owner] if owner != "?" else \
                 [o for o, names in fields.items() if field in names]
-            writes += [Write(o, field, collector.module, line) for o in owners]
-    outside = [w for w in writes if w.owner in homes and w.module != homes[w.owner]
-               and w.field not in properties[w.owner]]
+            writes += [Write(o, field, collector.module, line, writer) for o in owners]
+    outside = [w for w in writes if w.owner in homes and w.field not in properties[w.owner]
+               and (w.module != homes[w.owner] or _by_a_neighbour(w, model))]
     through_views = [w for w in writes if w.field in properties[w.owner]]
     return outside, through_views
+
+
+def _by_a_neighbour(write: Write, model: Model) -> bool:
+    """A part's field written through ``self.<part>`` by another class of the part's own
+    module (a concern of the round sharing the file): the module is right, the writer is not.
+    A part changes its fields in its own methods; whoever else wants them changed asks it."""
+    return write.writer is not None and write.owner != model.name \
+        and write.writer != write.owner
 
 
 def _round_model() -> Model:
@@ -240,7 +256,9 @@ def test_every_attribute_of_the_round_is_written_in_one_module() -> None:
     unconverted = [w for w in outside if (w.owner, w.field) in NOT_YET_CONVERTED]
     wrong = [w for w in outside if (w.owner, w.field) not in NOT_YET_CONVERTED]
     assert not wrong, "\n".join(
-        f"{w.module}.py:{w.line} writes {w.owner}.{w.field}, owned by another module"
+        f"{w.module}.py:{w.line} writes {w.owner}.{w.field}, "
+        + (f"in {w.writer}, not in {w.owner}'s own methods" if w.writer not in (None, w.owner)
+           and w.owner != model.name else "owned by another module")
         for w in wrong)
     still = {(w.owner, w.field) for w in unconverted}
     assert still == NOT_YET_CONVERTED, (
@@ -370,3 +388,28 @@ def test_the_checker_passes_a_module_that_asks() -> None:
     assigning one of the round's own fields (``number``) outside the round's home module is,
     once."""
     assert _violations(_ASKS) == ["rulings:Round.number"]
+
+
+_NEIGHBOUR_WRITER = '''
+from dataclasses import dataclass
+
+@dataclass
+class Book:
+    wagers: dict
+    def place(self, key, value):
+        self.wagers[key] = value
+
+class BettingMixin:
+    def void(self):
+        self.book.wagers = {}
+'''
+
+
+def test_the_checker_catches_a_writer_sharing_the_parts_module() -> None:
+    """Issue 45: a concern of the round in the part's own module (a mixin beside the part,
+    as ``HoldsMixin`` sits beside ``Holds``) assigning the part's field: the module is the
+    part's, the writer is not, and it is reported; the part's own method is not."""
+    model = Model(frozenset({"Round", "BettingMixin"}), "Round", "machine", {"book": "Book"})
+    outside, views = check({"book": _NEIGHBOUR_WRITER, "machine": _ROUND}, model)
+    assert [(w.module, w.owner, w.field, w.writer) for w in (*outside, *views)] == [
+        ("book", "Book", "wagers", "BettingMixin")]
