@@ -27,7 +27,7 @@ import usb.util
 
 from drivers.errors import DeviceDisconnected, DriverConfigError, DriverTimeoutError, OpenFailed
 from drivers.transport import READ_TIMEOUT_SECONDS, Transport
-from drivers.usb_find import find_device
+from drivers.usb_find import active_configuration, claim, endpoint, find_device
 
 log = structlog.get_logger(__name__)
 
@@ -85,23 +85,11 @@ class UsbBulkTransport(Transport):
         log.debug("usb_open", url=self.url)
 
     def _claim(self, dev: Any) -> None:
-        try:
-            config = dev.get_active_configuration()
-        except usb.core.USBError:
-            dev.set_configuration()  # only when none is active: re-setting resets the device
-            config = dev.get_active_configuration()
-        intf = config[(self.interface, 0)]
-        if dev.is_kernel_driver_active(self.interface):
-            dev.detach_kernel_driver(self.interface)
-        usb.util.claim_interface(dev, self.interface)
-        direction = usb.util.endpoint_direction
+        intf = active_configuration(dev)[(self.interface, 0)]
+        claim(dev, self.interface)
         bulk = usb.util.ENDPOINT_TYPE_BULK
-        self._ep_in = usb.util.find_descriptor(intf, custom_match=lambda e: (
-            direction(e.bEndpointAddress) == usb.util.ENDPOINT_IN
-            and usb.util.endpoint_type(e.bmAttributes) == bulk))
-        self._ep_out = usb.util.find_descriptor(intf, custom_match=lambda e: (
-            direction(e.bEndpointAddress) == usb.util.ENDPOINT_OUT
-            and usb.util.endpoint_type(e.bmAttributes) == bulk))
+        self._ep_in = endpoint(intf, usb.util.ENDPOINT_IN, bulk)
+        self._ep_out = endpoint(intf, usb.util.ENDPOINT_OUT, bulk)
         if self._ep_in is None or self._ep_out is None:
             usb.util.release_interface(dev, self.interface)
             raise OpenFailed(f"{self.url} interface {self.interface} has no bulk IN/OUT pair")

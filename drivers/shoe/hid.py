@@ -36,7 +36,7 @@ from drivers.shoe.hid_codec import REPORT_SIZE, HidKeyboardCodec, keyboard_repor
 from drivers.shoe.scanner_codec import NO_READ_TEXT
 from drivers.shoe.tracker import ShoeTracker
 from drivers.transport import Transport
-from drivers.usb_find import find_device
+from drivers.usb_find import active_configuration, claim, endpoint, find_device
 
 log = structlog.get_logger(__name__)
 
@@ -107,23 +107,14 @@ class HidTransport(Transport):
         log.debug("hid_open", url=self.url, interface=self._intf, endpoint=hex(self._ep))
 
     def _setup(self, dev: usb.core.Device) -> None:
-        try:
-            dev.get_active_configuration()
-        except usb.core.USBError:  # pyusb's "Configuration not set": none active yet
-            dev.set_configuration()  # the OS may now bind its driver, so detach comes after
-        intf = _keyboard_interface(dev.get_active_configuration())
+        intf = _keyboard_interface(active_configuration(dev))
         self._intf = intf.bInterfaceNumber
-        if dev.is_kernel_driver_active(self._intf):
-            dev.detach_kernel_driver(self._intf)
-            self._detached = True
-        usb.util.claim_interface(dev, self._intf)
-        endpoint = usb.util.find_descriptor(intf, custom_match=lambda e: (
-            usb.util.endpoint_direction(e.bEndpointAddress) == usb.util.ENDPOINT_IN
-            and usb.util.endpoint_type(e.bmAttributes) == usb.util.ENDPOINT_TYPE_INTR))
-        if endpoint is None:
+        self._detached = claim(dev, self._intf)
+        interrupt_in = endpoint(intf, usb.util.ENDPOINT_IN, usb.util.ENDPOINT_TYPE_INTR)
+        if interrupt_in is None:
             raise usb.core.USBError(f"interface {self._intf} has no interrupt IN endpoint")
-        self._ep = endpoint.bEndpointAddress
-        self._packet = max(REPORT_SIZE, endpoint.wMaxPacketSize)
+        self._ep = interrupt_in.bEndpointAddress
+        self._packet = max(REPORT_SIZE, interrupt_in.wMaxPacketSize)
         if intf.bInterfaceSubClass == BOOT_SUBCLASS:
             self._set_boot_protocol(dev)
         self.report_id = self._read_report_id(dev, intf)
