@@ -43,10 +43,10 @@ class ScreenActions:
     async def _json_action(self, request: Request) -> tuple[Session, dict[str, Any]] | Response:
         """The viewer and the JSON body of a state-changing request, or the refusal: 401 not
         logged in, 403 another origin or no CSRF token, 413 too large, 400 not a JSON object."""
-        viewer = self.app.viewer(request)
+        viewer = self.app.gate.viewer(request)
         if viewer is None:
             return error(401, "login", "log in first")
-        if (refusal := self.app.refused(request, viewer)) is not None:
+        if (refusal := self.app.gate.refused(request, viewer)) is not None:
             return error(403, refusal.code.value, refusal.message)
         data = None if declared_too_large(request, MAX_COMMAND_BYTES) else \
             await read_bounded(request, MAX_COMMAND_BYTES)

@@ -28,23 +28,21 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import (HTMLResponse, JSONResponse, RedirectResponse, Response,
-                                 StreamingResponse)
+from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from controller.journal.errors import JournalError
 from controller.web.auth import Authenticator, Role, Session
 from controller.web.actions import ScreenActions
-from controller.web.bodies import declared_too_large, in_threads, read_bounded, small_form
+from controller.web.bodies import declared_too_large, in_threads, read_bounded
 from controller.web.commander import TableCommander
 from controller.web.damaged import damaged_rounds
 from controller.web.errors import ExportError
 from controller.web.export import (MAX_EXPORT_RECORDS, export_seqs, plan_export, stream_export,
                                    verify_export)
 from controller.web.facedown import withheld_from, withheld_round
-from controller.web.guard import (CSRF_FIELD, CSRF_HEADER, GuardRefusal, csrf_refusal,
-                                  origin_refusal)
+from controller.web.gate import Gate
 from controller.web.index import JournalIndex
 from controller.web.integrity import JournalWatcher
 from controller.web.live import Broadcast, StreamLimit, TableFollower
@@ -58,7 +56,6 @@ from controller.web.timeline import hex_fields, iter_seqs, read_listed, read_rou
 from controller.web.video import VideoLink
 
 HERE = Path(__file__).parent
-COOKIE = "tablectl_session"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
@@ -69,7 +66,6 @@ MAX_UPLOAD = 32 * 1024 * 1024
 MAX_UPLOADS = 1
 """Exports verified at once; another waits its turn (503), it is not read meanwhile."""
 HEARTBEAT_SECONDS = 15.0
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 WORKERS = 2
 _CARD_RE = re.compile(r"^([2-9TJQKA])([CDHS])$")
 _SUITS = {"C": ("\u2663", "black"), "D": ("\u2666", "red"), "H": ("\u2665", "red"),
@@ -161,9 +157,12 @@ class WebApp:
         self.video = video
         self.templates.filters.update(local=self.zone.local)
         self.templates.globals.update(zone_name=self.zone.name, video_url=self.video_url)
+        self.gate = Gate(auth=auth, local_role=local_role, tls=tls, presence=self.presence,
+                         templates=self.templates)
         routes = [
-            Route("/", self.home), Route("/login", self.login_page, methods=["GET", "POST"]),
-            Route("/logout", self.logout, methods=["POST"]),
+            Route("/", self.home),
+            Route("/login", self.gate.login_page, methods=["GET", "POST"]),
+            Route("/logout", self.gate.logout, methods=["POST"]),
             Route("/dealer", self.dealer), Route("/dealer/events", self.dealer_events),
             Route("/dealer/state", self.dealer_state),
             Route("/dealer/command", self.actions.command, methods=["POST"]),
@@ -205,46 +204,6 @@ class WebApp:
 
     # -- helpers --------------------------------------------------------------------------------
 
-    def viewer(self, request: Request) -> Session | None:
-        """The session of this request. Without accounts every loopback viewer is the kiosk's
-        one session, but only when the request names a loopback host: a page on another name
-        that resolves to 127.0.0.1 (DNS rebinding) is its own origin, passes the origin check,
-        and carries no cookie to stop it."""
-        if self.local_role is not None:
-            if (request.url.hostname or "").lower() not in LOOPBACK_HOSTS:
-                return None
-            return self.auth.local(self.local_role)
-        return self.auth.session(request.cookies.get(COOKIE))
-
-    def own_origin(self, request: Request) -> str:
-        return f"{request.url.scheme}://{request.url.netloc}"
-
-    def refused(self, request: Request, viewer: Session | None,
-                form_token: str | None = None) -> GuardRefusal | None:
-        """Why a state-changing request is refused: another origin, or no matching CSRF token
-        (``viewer`` None: the origin alone, for the login form)."""
-        found = origin_refusal(request.headers, self.own_origin(request))
-        if found is not None or viewer is None:
-            return found
-        return csrf_refusal(request.headers.get(CSRF_HEADER) or form_token, viewer.csrf)
-
-    @staticmethod
-    def _address(request: Request) -> str:
-        return request.client.host if request.client else ""
-
-    def page(self, name: str, viewer: Session | None, status: int = 200, **values: Any
-             ) -> HTMLResponse:
-        html = self.templates.get_template(name).render(viewer=viewer, **values)
-        return HTMLResponse(html, status_code=status)
-
-    def _guard(self, request: Request, console: bool) -> Session | Response:
-        viewer = self.viewer(request)
-        if viewer is None:
-            return RedirectResponse("/login", status_code=303)
-        if console and not viewer.role.sees_console:
-            return self.page("denied.html", viewer, status=403)
-        return viewer
-
     async def _withheld_from(self, viewer: Session) -> int | None:
         """The first journal seq ``viewer`` may not see now (a face-down card before its
         reveal, and all after it: :mod:`controller.web.facedown`), or ``None``."""
@@ -282,62 +241,20 @@ class WebApp:
     # -- pages ----------------------------------------------------------------------------------
 
     async def home(self, request: Request) -> Response:
-        viewer = self.viewer(request)
+        viewer = self.gate.viewer(request)
         if viewer is None:
             return RedirectResponse("/login", status_code=303)
         return RedirectResponse("/console" if viewer.role.sees_console else "/dealer",
                                 status_code=303)
 
-    async def login_page(self, request: Request) -> Response:
-        """The password form, and at the kiosk (a loopback client) the dealers with a PIN as
-        buttons and a PIN pad: a dealer logs in by taps (issue 36). Only the kiosk gets the
-        names and takes a PIN: elsewhere the page lists nobody and a PIN opens nothing."""
-        kiosk = is_loopback_address(self._address(request))
-        dealers = self.auth.pin_dealers() if kiosk else []
-        if request.method == "GET":
-            return self.page("login.html", None, problem=None, dealers=dealers)
-        if (refusal := self.refused(request, None)) is not None:
-            return self.page("login.html", None, status=403, problem=refusal.message,
-                             dealers=dealers)
-        form = await small_form(request)
-        by_pin = "pin" in form
-        if by_pin and not kiosk:
-            return self.page("login.html", None, status=403, dealers=dealers,
-                             problem="A PIN logs in only at the table's own screen.")
-        check = self.auth.login_pin if by_pin else self.auth.login
-        token = await asyncio.to_thread(check, form.get("name", ""),
-                                        form.get("pin" if by_pin else "password", ""),
-                                        self._address(request))
-        if token is None:
-            return self.page("login.html", None, status=401, dealers=dealers,
-                             problem=f"Wrong name or {'PIN' if by_pin else 'password'} "
-                                     "(or too many tries: wait).")
-        response = RedirectResponse("/", status_code=303)
-        response.set_cookie(COOKIE, token, httponly=True, samesite="strict", secure=self.tls,
-                            path="/")
-        return response
-
-    async def logout(self, request: Request) -> Response:
-        viewer = self.viewer(request)
-        if viewer is not None:
-            form = await small_form(request)
-            refusal = self.refused(request, viewer, form.get(CSRF_FIELD))
-            if refusal is not None:
-                return self.page("denied.html", viewer, status=403, why=refusal.message)
-            self.presence.leave(viewer.id)
-            self.auth.logout(request.cookies.get(COOKIE))
-        response = RedirectResponse("/login", status_code=303)
-        response.delete_cookie(COOKIE, path="/")
-        return response
-
     async def dealer(self, request: Request) -> Response:
-        viewer = self._guard(request, console=False)
+        viewer = self.gate.guard(request, console=False)
         if not isinstance(viewer, Session):
             return viewer
-        return self.page("dealer.html", viewer, view=self.broadcast.latest)
+        return self.gate.page("dealer.html", viewer, view=self.broadcast.latest)
 
     async def dealer_state(self, request: Request) -> Response:
-        viewer = self.viewer(request)
+        viewer = self.gate.viewer(request)
         if viewer is None:
             return JSONResponse({"error": "log in"}, status_code=401)
         return JSONResponse({**self.broadcast.latest,
@@ -348,12 +265,12 @@ class WebApp:
     def _badge_state(self, request: Request) -> dict[str, object] | None:
         """``{"needs_pin", "online"}`` for a screen the kiosk's badge reader answers (a viewer
         on loopback at a table with a reader), else None: the dialog then asks for a name."""
-        if self.badge_reader is None or not is_loopback_address(self._address(request)):
+        if self.badge_reader is None or not is_loopback_address(self.gate.address(request)):
             return None
         return {"needs_pin": self.badge_needs_pin, "online": self.badge_reader.online}
 
     async def dealer_events(self, request: Request) -> Response:
-        viewer = self.viewer(request)
+        viewer = self.gate.viewer(request)
         if viewer is None:
             return JSONResponse({"error": "log in"}, status_code=401)
         queue = self.broadcast.subscribe(viewer.id, viewer.name)
@@ -381,7 +298,7 @@ class WebApp:
                                  headers={"x-accel-buffering": "no"})
 
     async def console(self, request: Request) -> Response:
-        viewer = self._guard(request, console=True)
+        viewer = self.gate.guard(request, console=True)
         if not isinstance(viewer, Session):
             return viewer
         wanted, problems = RoundFilter.from_query(request.query_params)
@@ -398,7 +315,7 @@ class WebApp:
         export_link = "/console/export?" + urlencode(
             {"since": wanted.since, "until": wanted.until}) if wanted.since or wanted.until \
             else None
-        return self.page("console.html", viewer, rows=rows, wanted=wanted, problems=problems,
+        return self.gate.page("console.html", viewer, rows=rows, wanted=wanted, problems=problems,
                          next_link=next_link, games=games(self.index), export_link=export_link,
                          integrity=self.integrity(), tables=self.index.tables,
                          damaged=damaged, csv_link=csv_link)
@@ -406,12 +323,12 @@ class WebApp:
     async def rounds_csv(self, request: Request) -> Response:
         """The rounds list (the same filters) as CSV, streamed and bounded
         (:mod:`controller.web.roundscsv`)."""
-        viewer = self._guard(request, console=True)
+        viewer = self.gate.guard(request, console=True)
         if not isinstance(viewer, Session):
             return viewer
         wanted, problems = RoundFilter.from_query(request.query_params)
         if problems:
-            return self.page("missing.html", viewer, status=400, what="; ".join(problems))
+            return self.gate.page("missing.html", viewer, status=400, what="; ".join(problems))
         await asyncio.to_thread(self._catch_up)
         withheld = await self._withheld_from(viewer)
         hidden = await asyncio.to_thread(withheld_round, self.index, withheld) \
@@ -422,7 +339,7 @@ class WebApp:
             headers={"content-disposition": 'attachment; filename="rounds.csv"'})
 
     async def round(self, request: Request) -> Response:
-        viewer = self._guard(request, console=True)
+        viewer = self.gate.guard(request, console=True)
         if not isinstance(viewer, Session):
             return viewer
         round_id = request.path_params["round_id"]
@@ -431,34 +348,34 @@ class WebApp:
         summary = await asyncio.to_thread(self.index.query,
                                           "SELECT * FROM rounds WHERE id = ?", (round_id,))
         if not entries:
-            return self.page("missing.html", viewer, status=404, what=f"round {round_id}")
+            return self.gate.page("missing.html", viewer, status=404, what=f"round {round_id}")
         withheld = await self._withheld_from(viewer)
         shown = [e for e in entries if withheld is None or e.seq < withheld]
-        return self.page("round.html", viewer, round_id=round_id, entries=shown,
+        return self.gate.page("round.html", viewer, round_id=round_id, entries=shown,
                          withheld=len(entries) - len(shown),
                          summary=dict(summary[0]) if summary else None, hex_fields=hex_fields,
                          integrity=self.integrity(),
                          mismatches=[e for e in entries if e.problem])
 
     async def recall(self, request: Request) -> Response:
-        viewer = self._guard(request, console=True)
+        viewer = self.gate.guard(request, console=True)
         if not isinstance(viewer, Session):
             return viewer
         rows = await asyncio.to_thread(recall, self.index)
-        return self.page("recall.html", viewer, rows=rows, integrity=self.integrity())
+        return self.gate.page("recall.html", viewer, rows=rows, integrity=self.integrity())
 
     async def overrides(self, request: Request) -> Response:
-        viewer = self._guard(request, console=True)
+        viewer = self.gate.guard(request, console=True)
         if not isinstance(viewer, Session):
             return viewer
         withheld = await self._withheld_from(viewer)
         rows = [row for row in await asyncio.to_thread(overrides, self.index)
                 if withheld is None or row["seq"] < withheld]
-        return self.page("overrides.html", viewer, rows=rows,
+        return self.gate.page("overrides.html", viewer, rows=rows,
                          integrity=self.integrity())
 
     async def export(self, request: Request) -> Response:
-        viewer = self._guard(request, console=True)
+        viewer = self.gate.guard(request, console=True)
         if not isinstance(viewer, Session):
             return viewer
         query = request.query_params
@@ -471,7 +388,7 @@ class WebApp:
                 selection = {**selection, "withheld_from_seq": withheld}
             plan = await asyncio.to_thread(plan_export, entries())
         except ExportError as error:
-            return self.page("missing.html", viewer, status=400, what=str(error))
+            return self.gate.page("missing.html", viewer, status=400, what=str(error))
         report = self.watcher.integrity.report
         verified_hash = None if report is None or (
             withheld is not None and (report.last_seq or 0) >= withheld) else report.last_hash
@@ -507,12 +424,12 @@ class WebApp:
             {"since": wanted.since, "until": wanted.until}, "span.json"
 
     async def verify_page(self, request: Request) -> Response:
-        viewer = self._guard(request, console=True)
+        viewer = self.gate.guard(request, console=True)
         if not isinstance(viewer, Session):
             return viewer
         if request.method == "GET":
-            return self.page("verify.html", viewer, integrity=self.integrity())
-        if (refusal := self.refused(request, None)) is not None:
+            return self.gate.page("verify.html", viewer, integrity=self.integrity())
+        if (refusal := self.gate.refused(request, None)) is not None:
             return JSONResponse({"ok": False, "text": refusal.message}, status_code=403)
         if declared_too_large(request, MAX_UPLOAD):
             return JSONResponse({"ok": False, "text": f"too large: an export is at most "

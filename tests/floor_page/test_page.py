@@ -208,3 +208,18 @@ def test_a_missing_floor_database_is_named(tmp_path: Path) -> None:
     done = _floor_web_fails(floor_config(tmp_path, missing))
     assert done.returncode == 2 and "no floor database there" in done.stderr, done.stderr
     assert not missing.exists()
+
+
+def test_the_floor_page_holds_the_webs_gate_rather_than_inheriting_the_web_app() -> None:
+    """Issue 45: one gate for every page, composed. The floor page is no ``WebApp`` (whose
+    constructor opens a journal and a table socket, and which it used to subclass while
+    skipping that constructor); both hold a :class:`controller.web.gate.Gate`, and the login
+    and logout routes are the gate's own."""
+    from controller.floor.page.app import FloorPage
+    from controller.web.app import WebApp
+    from controller.web.gate import Gate
+
+    assert not issubclass(FloorPage, WebApp) and FloorPage.__mro__[1:] == (object,)
+    for route in ("login_page", "logout", "viewer", "refused", "page", "guard"):
+        assert hasattr(Gate, route) and not hasattr(WebApp, route) \
+            and not hasattr(FloorPage, route), route

@@ -1,12 +1,11 @@
 """The floor page's Starlette application, with the web's own gate.
 
 Logging in and out, sessions, the kiosk's loopback-only local session, the origin and CSRF
-checks and the security headers are :class:`controller.web.app.WebApp`'s own methods and
-:class:`~controller.web.app.SecurityHeaders`, inherited here, not copied: one gate for every
-page of tablectl. Who may see the floor is who may see the console (``Role.sees_console``:
-supervisors and surveillance); a dealer is refused. This app has no journal and no table
-socket, so it does not run :class:`WebApp`'s constructor: it sets the attributes those methods
-read (``auth``, ``local_role``, ``tls``, ``presence``, ``templates``) and nothing else of it.
+checks are :class:`controller.web.gate.Gate`, which this app holds as the console does, and
+the security headers :class:`~controller.web.app.SecurityHeaders`: one gate for every page of
+tablectl, composed, not inherited (this app has no journal and no table socket, and no longer
+inherits the web app that has them). Who may see the floor is who may see the console
+(``Role.sees_console``: supervisors and surveillance); a dealer is refused.
 
 Every page reads the floor's database in a worker thread (:mod:`.reader`); the page's script
 (``static/floor.js``, the only script, CSP ``script-src 'self'``) fetches the tiles every
@@ -35,8 +34,9 @@ from controller.floor.page.figures import hold_percent, tile_json
 from controller.floor.page.reader import FloorReader
 from controller.roles import Role
 from controller.web import app as web_app
-from controller.web.app import WORKERS, SecurityHeaders, WebApp, money
+from controller.web.app import WORKERS, SecurityHeaders, money
 from controller.web.auth import Authenticator, Session
+from controller.web.gate import Gate
 from controller.web.presence import SupervisorPresence
 
 HERE = Path(__file__).parent
@@ -45,19 +45,13 @@ TILES_EVERY_S = 2
 FIGURES_EVERY_S = 30
 
 
-class FloorPage(WebApp):
+class FloorPage:
     """The floor page over one floor database; ``asgi`` is what uvicorn serves."""
 
     def __init__(self, *, reader: FloorReader, auth: Authenticator, local_role: Role | None,
                  tls: bool = False, console: ConsoleLink | None = None) -> None:
-        # Not WebApp.__init__ (it opens a journal and a table socket): only what the
-        # inherited gate reads (viewer, refused, login_page, logout, page, _guard).
         self.reader = reader
-        self.auth = auth
-        self.local_role = local_role
-        self.tls = tls
         self.console = console
-        self.presence = SupervisorPresence()
         self.templates = Environment(
             loader=ChoiceLoader([FileSystemLoader(HERE / "templates"),
                                  FileSystemLoader(WEB / "templates")]),
@@ -66,9 +60,11 @@ class FloorPage(WebApp):
         self.templates.globals.update(console_url=self.console_url, win_chart=win_chart,
                                       rounds_chart=rounds_chart, tiles_every=TILES_EVERY_S,
                                       figures_every=FIGURES_EVERY_S)
+        self.gate = Gate(auth=auth, local_role=local_role, tls=tls,
+                         presence=SupervisorPresence(), templates=self.templates)
         routes = [
-            Route("/", self.home), Route("/login", self.login_page, methods=["GET", "POST"]),
-            Route("/logout", self.logout, methods=["POST"]),
+            Route("/", self.home), Route("/login", self.gate.login_page, methods=["GET", "POST"]),
+            Route("/logout", self.gate.logout, methods=["POST"]),
             Route("/floor", self.floor), Route("/floor/tiles", self.tiles_part),
             Route("/floor/figures", self.figures_part),
             Route("/floor/tiles.json", self.tiles_json),
@@ -91,15 +87,15 @@ class FloorPage(WebApp):
         return None if self.console is None else self.console.url(table, site)
 
     async def home(self, request: Request) -> Response:
-        viewer = self.viewer(request)
+        viewer = self.gate.viewer(request)
         return RedirectResponse("/floor" if viewer is not None else "/login", status_code=303)
 
     async def floor(self, request: Request) -> Response:
-        viewer = self._guard(request, console=True)
+        viewer = self.gate.guard(request, console=True)
         if not isinstance(viewer, Session):
             return viewer
         snapshot = await asyncio.to_thread(self.reader.snapshot)
-        return self.page("floor.html", viewer, snap=snapshot)
+        return self.gate.page("floor.html", viewer, snap=snapshot)
 
     async def tiles_part(self, request: Request) -> Response:
         viewer = self._part_viewer(request)
@@ -126,7 +122,7 @@ class FloorPage(WebApp):
 
     def _part_viewer(self, request: Request) -> Session | Response:
         """A fetch is answered 401/403 in words, not redirected to a login page."""
-        viewer = self.viewer(request)
+        viewer = self.gate.viewer(request)
         if viewer is None:
             return JSONResponse({"error": "log in"}, status_code=401)
         if not viewer.role.sees_console:
