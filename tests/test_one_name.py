@@ -22,10 +22,9 @@ PACKAGES = ("controller", "drivers", "firmware_sim")
 
 KNOWN_DUPLICATES: Mapping[str, tuple[frozenset[str], str]] = {
     name: (frozenset(modules), reason) for name, modules, reason in (
-        ("Action", ("controller.service.operator.states", "controller.table.irregularities",
-                    "drivers.conformance.session"),
-         "the device operator's next step, a ruling's action on the round, and a conformance "
-         "scenario's step: three rooms each being reworked in issue 35; rename with them"),
+        ("Action", ("controller.table.irregularities", "drivers.conformance.session"),
+         "a ruling's action on the round and a conformance scenario's step (the device "
+         "operator's is DeviceAction)"),
         ("Bench", ("controller.bench.runner", "drivers.conformance.session"),
          "the bench's runner and the conformance kit's bench of one device; the kit is being "
          "moved (issue 35)"),
@@ -38,10 +37,9 @@ KNOWN_DUPLICATES: Mapping[str, tuple[frozenset[str], str]] = {
         ("DealingDevice", ("controller.service.wiring.devices", "controller.table.layout"),
          "the wired device and the table's kind of dealing device; the device wiring is "
          "being reworked (simulators chosen by URL, issue 35)"),
-        ("Deck", ("controller.protection.monitors", "controller.service.operator.roundview",
-                  "controller.table.deck"),
-         "a monitor's view, the operator's view and the table's deck ledger; the operator and "
-         "the round are being given owned parts (issue 35)"),
+        ("Deck", ("controller.protection.monitors", "controller.table.deck"),
+         "a monitor's view of a deck and the table's deck ledger (the device operator's is "
+         "DeckUse)"),
         ("Delivery", ("controller.journal.delivery", "controller.table.dealing"),
          "the journal's delivery to its readers and a card set's delivery to a box"),
         ("EncodedEvent", ("controller.service.control.server", "controller.studio.book"),
@@ -72,9 +70,9 @@ KNOWN_DUPLICATES: Mapping[str, tuple[frozenset[str], str]] = {
          "a machine transition refused and a web request the web refuses itself"),
         ("Result", ("controller.settlement.model", "drivers.conformance.runner"),
          "a wager's settlement result and a conformance scenario's result"),
-        ("RoundView", ("controller.bench.round", "controller.service.operator.roundview",
-                       "controller.studio.book"),
-         "three readers' views of a round; the operator's is being reworked (issue 35)"),
+        ("RoundView", ("controller.bench.round", "controller.studio.book"),
+         "the bench's and the studio's views of a round (the device operator's is "
+         "OperatorView)"),
         ("Session", ("controller.journal.recorder", "controller.web.auth",
                      "drivers.conformance.session"),
          "a journal session, a web login session and a conformance session"),

@@ -18,6 +18,6 @@ wire protocol module.
 
 from controller.service.operator.machine import DeviceMachine
 from controller.service.operator.runner import DeviceOperator
-from controller.service.operator.states import Action, HoldReason, Op, Stage
+from controller.service.operator.states import DeviceAction, HoldReason, Op, Stage
 
-__all__ = ["Action", "DeviceMachine", "DeviceOperator", "HoldReason", "Op", "Stage"]
+__all__ = ["DeviceAction", "DeviceMachine", "DeviceOperator", "HoldReason", "Op", "Stage"]

@@ -2,7 +2,7 @@
 wants of it, and the one next command (if any). Pure: no I/O, no clock of its own.
 
 Inputs are typed: device events (after the table took them in), the round's events (through
-:class:`~.roundview.RoundView`), the outcome of each command the runner sent, and the expiry of
+:class:`~.roundview.OperatorView`), the outcome of each command the runner sent, and the expiry of
 the current state's wait. :meth:`DeviceMachine.next_action` decides from the device state and
 the round's stage, so that every combination has a defined next step or a named wait:
 
@@ -24,7 +24,7 @@ The model owns its state (and, when it holds, why); everything else belongs to a
 the only code writing its fields, and the model asks it (``tests/controller/service/
 test_operator_ownership.py`` holds this):
 
-- :class:`~.roundview.RoundView` (``view``): the round as the operator sees it;
+- :class:`~.roundview.OperatorView` (``view``): the round as the operator sees it;
 - :class:`~.reported.Reported` (``said``): the device's own word: faults, cards left, its state;
 - :class:`~.effort.Streak` (``streak``) and :class:`~.effort.RoundCosts` (``costs``): bounded
   effort, per failure streak and per round;
@@ -49,10 +49,10 @@ from controller.journal.recorder import Phase
 from controller.service.operator.effort import RoundCosts, Streak
 from controller.service.operator.orders import Orders
 from controller.service.operator.reported import Reported
-from controller.service.operator.roundview import RoundView, Signal
+from controller.service.operator.roundview import OperatorView, Signal
 from controller.service.operator.states import (
     WAIT_SECONDS,
-    Action,
+    DeviceAction,
     HoldReason,
     Op,
     Stage,
@@ -131,9 +131,9 @@ class DeviceMachine:
     back_off: Any
     hold: Any
 
-    def __init__(self, name: str = "shuffler", view: RoundView | None = None) -> None:
+    def __init__(self, name: str = "shuffler", view: OperatorView | None = None) -> None:
         self.name = name
-        self.view = view or RoundView()
+        self.view = view or OperatorView()
         self.said = Reported()
         self.streak = Streak()
         self.costs = RoundCosts()
@@ -180,7 +180,7 @@ class DeviceMachine:
         return self.orders.last_error
 
     @property
-    def order(self) -> Action | None:
+    def order(self) -> DeviceAction | None:
         """A command decided by an input (STATUS to resync, CLEAR_FAULT by a supervisor)."""
         return self.orders.due
 
@@ -200,7 +200,7 @@ class DeviceMachine:
         elif isinstance(event, (dev.DeviceOnline, dev.DeviceRebooted)):
             self.said.online(rebooted=isinstance(event, dev.DeviceRebooted))
             self._release()
-            self.orders.give(Action.STATUS)
+            self.orders.give(DeviceAction.STATUS)
         elif isinstance(event, dev.ShuffleDone):
             self.said.shuffled(event.counted)
             self.streak.end()
@@ -222,7 +222,7 @@ class DeviceMachine:
         elif isinstance(event, dev.FaultCleared):
             self.said.cleared(event.fault)
             if not self.said.faults and self.state is Op.FAULT:
-                self.orders.give(Action.STATUS)  # what the device is now, it says
+                self.orders.give(DeviceAction.STATUS)  # what the device is now, it says
 
     def round_events(self, events: list[ev.RoundEvent], now: float) -> None:
         """The events one table input caused, in order."""
@@ -237,7 +237,7 @@ class DeviceMachine:
             elif signal is Signal.CLEAR_FAULT and event_device(event) == self.name:
                 self.streak.end()
                 self._release()
-                self.orders.give(Action.CLEAR_FAULT)
+                self.orders.give(DeviceAction.CLEAR_FAULT)
 
     def expired(self, now: float, online: bool) -> None:
         """The current state's wait is over (see states.WAIT_SECONDS)."""
@@ -254,13 +254,13 @@ class DeviceMachine:
             return
         if state is Op.BACKING_OFF:
             self.waits.over()
-            self.orders.give_unless_due(Action.STATUS)
+            self.orders.give_unless_due(DeviceAction.STATUS)
             return
         if state in _WAITING_ON_DEVICE:
-            self._failed(Action.STATUS, f"no answer from the {state.value} device in "
+            self._failed(DeviceAction.STATUS, f"no answer from the {state.value} device in "
                          f"{WAIT_SECONDS[state]:g} s")
             return
-        self.orders.give(Action.STATUS)
+        self.orders.give(DeviceAction.STATUS)
         self.waits.over()
 
     def _release(self) -> None:
@@ -270,11 +270,11 @@ class DeviceMachine:
             self.back_off()
 
     # decisions ------------------------------------------------------------------------------
-    def next_action(self) -> Action | None:
+    def next_action(self) -> DeviceAction | None:
         """The one command to send now, or ``None`` (waiting; :attr:`deadline` says until)."""
         state, view, due = self.state, self.view, self.orders.due
         if state is Op.HELD or state is Op.BACKING_OFF and self.waits.deadline is not None \
-                and due is not Action.CLEAR_FAULT:
+                and due is not DeviceAction.CLEAR_FAULT:
             return None  # held: only a supervisor; backing off: only its expiry
         if due is not None:
             return due
@@ -285,17 +285,17 @@ class DeviceMachine:
             if not self.costs.may_shuffle:
                 self._hold(HoldReason.RUNAWAY)
                 return None
-            return Action.SHUFFLE
+            return DeviceAction.SHUFFLE
         if state is Op.PRESENTED and view.over:
-            return Action.END_ROUND  # decision 2: the presented hand is collected with the rest
+            return DeviceAction.END_ROUND  # decision 2: the presented hand is collected with the rest
         if state is Op.READY:
             if view.over or view.wants_shuffle:
-                return Action.END_ROUND
+                return DeviceAction.END_ROUND
             if view.wants_hand:
                 if not self.costs.may_dispense:
                     self._hold(HoldReason.RUNAWAY)
                     return None
-                return Action.DISPENSE_HAND
+                return DeviceAction.DISPENSE_HAND
         return None
 
     def _hold(self, reason: HoldReason) -> None:
@@ -306,28 +306,28 @@ class DeviceMachine:
                     reason=reason.value, round=self.view.round)
 
     # outcomes -------------------------------------------------------------------------------
-    def succeeded(self, action: Action, now: float, reply: Any = None) -> None:
+    def succeeded(self, action: DeviceAction, now: float, reply: Any = None) -> None:
         """``action`` was answered; ``reply`` is the driver's answer (a STATUS reply, read
         through :meth:`drivers.events.DeviceReport.of`)."""
         self.waits.at(now)
         self.orders.sent(action)
         self.orders.succeeded()
-        if action is Action.STATUS:
+        if action is DeviceAction.STATUS:
             self.said.status(DeviceReport.of(reply))
             self.sync()
-        elif action is Action.SHUFFLE:
+        elif action is DeviceAction.SHUFFLE:
             self.costs.shuffled()
             self.shuffle_acked()
-        elif action is Action.DISPENSE_HAND:
+        elif action is DeviceAction.DISPENSE_HAND:
             self.costs.dispensed()
             self.hand_acked()
-        elif action is Action.END_ROUND:
+        elif action is DeviceAction.END_ROUND:
             self.said.collected()
             self.round_ended()
-        elif action is Action.CLEAR_FAULT:
-            self.orders.give(Action.STATUS)  # FAULT_CLEARED may come before or after the ACK
+        elif action is DeviceAction.CLEAR_FAULT:
+            self.orders.give(DeviceAction.STATUS)  # FAULT_CLEARED may come before or after the ACK
 
-    def failed(self, action: Action, error: DriverError, now: float) -> dev.CommandFailed | None:
+    def failed(self, action: DeviceAction, error: DriverError, now: float) -> dev.CommandFailed | None:
         """A command failed; the journal record of the whole streak when the operator gives
         up (once), else ``None``."""
         self.waits.at(now)
@@ -336,20 +336,20 @@ class DeviceMachine:
         if isinstance(error, DeviceFault):
             # a fault is active, or the device rebooted under the command: ask it which
             self.orders.failed(f"{self.name}: {action.value}: {error}")
-            self.orders.give(Action.STATUS)
+            self.orders.give(DeviceAction.STATUS)
             return None
-        if action is Action.SHUFFLE and cause is RefusalCause.BAD_STATE and \
+        if action is DeviceAction.SHUFFLE and cause is RefusalCause.BAD_STATE and \
                 self.costs.retry_refused_shuffle():
-            self.orders.give(Action.END_ROUND)  # strict devices want END_ROUND first (5.2)
+            self.orders.give(DeviceAction.END_ROUND)  # strict devices want END_ROUND first (5.2)
             self.orders.failed(f"{self.name}: shuffle refused (BAD_STATE): ending the round "
                                "first")
             return None
         if isinstance(error, CommandRejected) and cause is RefusalCause.BAD_STATE and \
-                action is not Action.SHUFFLE:
-            self.orders.give(Action.STATUS)  # the device is not where we thought: ask it
+                action is not DeviceAction.SHUFFLE:
+            self.orders.give(DeviceAction.STATUS)  # the device is not where we thought: ask it
         return self._failed(action, str(error), link_lost=isinstance(error, DeviceDisconnected))
 
-    def _failed(self, action: Action, error: str, *,
+    def _failed(self, action: DeviceAction, error: str, *,
                 link_lost: bool = False) -> dev.CommandFailed | None:
         """One more failure of the streak (bounded: a hold for a supervisor when exhausted).
         ``link_lost``: the link went under the command, so the operator is offline until the

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from controller.service.operator.states import Action
+from controller.service.operator.states import DeviceAction
 
 
 @dataclass(slots=True)
@@ -16,19 +16,19 @@ class Orders:
     """``due``: the command to send before anything the state would choose (``None``: none);
     ``last_error``: the last failed command's words, empty once a command succeeds."""
 
-    due: Action | None = None
+    due: DeviceAction | None = None
     last_error: str = ""
 
-    def give(self, action: Action) -> None:
+    def give(self, action: DeviceAction) -> None:
         """``action`` is due next (it replaces one not yet sent)."""
         self.due = action
 
-    def give_unless_due(self, action: Action) -> None:
+    def give_unless_due(self, action: DeviceAction) -> None:
         """``action`` is due next unless another command already is."""
         if self.due is None:
             self.due = action
 
-    def sent(self, action: Action) -> None:
+    def sent(self, action: DeviceAction) -> None:
         """``action`` was sent (answered or failed): it is no longer due."""
         if self.due is action:
             self.due = None

@@ -34,7 +34,7 @@ class Signal(str, Enum):
     DECK_RELEASED = "deck_released"
 
 
-class Deck(str, Enum):
+class DeckUse(str, Enum):
     USABLE = "usable"
     BLOCKED = "blocked"
     """The table will not deal from this deck (a wrong count, a refused shuffle): no shuffle
@@ -42,7 +42,7 @@ class Deck(str, Enum):
 
 
 @dataclass(slots=True)
-class RoundView:
+class OperatorView:
     round: int = 0
     stage: Stage = Stage.NO_ROUND
     resume_to: Stage = Stage.NO_ROUND
@@ -50,7 +50,7 @@ class RoundView:
     shuffled_ahead: bool = False
     """A shuffle was confirmed before "No more bets" (or for the next round): the round goes
     straight to dealing. Not by round number: the table numbers rounds per journal session."""
-    deck: Deck = Deck.USABLE
+    deck: DeckUse = DeckUse.USABLE
     last_clause: str = ""
     options: AwaitedOptions = field(default_factory=AwaitedOptions)
     """The players' options still awaited: the round is held until the last answer."""
@@ -58,7 +58,7 @@ class RoundView:
     @classmethod
     def resumed(cls, number: int, phase: Phase, resumes_to: Phase,
                 deck_blocked: bool = False,
-                awaited: AwaitedOptions | None = None) -> RoundView:
+                awaited: AwaitedOptions | None = None) -> OperatorView:
         """After a restart: the round recovery left open, where the journal says it stood."""
         view = cls()
         view.resume(number, phase, resumes_to, deck_blocked, awaited)
@@ -72,13 +72,13 @@ class RoundView:
         self.stage = _STAGE_OF_PHASE.get(phase, Stage.NO_ROUND)
         self.resume_to = _STAGE_OF_PHASE.get(resumes_to, Stage.NO_ROUND)
         self.shuffled_ahead = False
-        self.deck = Deck.BLOCKED if deck_blocked else Deck.USABLE
+        self.deck = DeckUse.BLOCKED if deck_blocked else DeckUse.USABLE
         self.last_clause = ""
         self.options = awaited.copy() if awaited is not None else AwaitedOptions()
 
     @property
     def wants_shuffle(self) -> bool:
-        return self.stage is Stage.CLOSED and self.deck is Deck.USABLE
+        return self.stage is Stage.CLOSED and self.deck is DeckUse.USABLE
 
     @property
     def wants_hand(self) -> bool:
@@ -92,10 +92,10 @@ class RoundView:
     def follow(self, event: ev.RoundEvent) -> Signal | None:
         """Update the view with one round event; the order it carries, if any."""
         if isinstance(event, ev.DeckBlocked):
-            self.deck = Deck.BLOCKED
+            self.deck = DeckUse.BLOCKED
             return None
         if isinstance(event, ev.DeckReleased):
-            self.deck = Deck.USABLE
+            self.deck = DeckUse.USABLE
             return Signal.DECK_RELEASED
         if isinstance(event, ev.DeviceFaultClearOrdered):
             self.last_clause = event.clause
@@ -119,7 +119,7 @@ class RoundView:
             self.shuffled_ahead = False
         elif isinstance(event, ev.DeviceNoted):
             if event.cause is ev.NoteCause.SHUFFLE_REFUSED:
-                self.deck = Deck.BLOCKED
+                self.deck = DeckUse.BLOCKED
             elif event.cause is ev.NoteCause.SHUFFLE_LOST and self.stage is Stage.SHUFFLED:
                 self.stage, self.shuffled_ahead = Stage.CLOSED, False
         elif isinstance(event, (ev.CardAssigned, ev.BurnCard)):

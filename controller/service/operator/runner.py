@@ -30,7 +30,7 @@ import structlog
 from controller.journal.recorder import Phase
 from controller.service.operator.clearing import ClearWatch, clear_refusal
 from controller.service.operator.machine import DeviceMachine
-from controller.service.operator.states import Action, Op
+from controller.service.operator.states import DeviceAction, Op
 from controller.service.operator.wayout import offline_way_out
 from controller.table import events as ev
 from controller.table.awaited import AwaitedOptions
@@ -171,22 +171,22 @@ class DeviceOperator:
                 return
             self._send(action)
 
-    def _send(self, action: Action) -> None:
+    def _send(self, action: DeviceAction) -> None:
         driver = self.device.driver
         self.commands_sent += 1
-        if action is Action.CLEAR_FAULT:
+        if action is DeviceAction.CLEAR_FAULT:
             self.clearing.sent()
         try:
             reply = getattr(driver, action.value)()
         except DriverError as error:
-            if action in (Action.CLEAR_FAULT, Action.STATUS):
+            if action in (DeviceAction.CLEAR_FAULT, DeviceAction.STATUS):
                 self.clearing.failed(f"{action.value}: {error}")
             record = self.machine.failed(action, error, self.clock())
             if record is not None:
                 self.put(record)  # journaled once for the whole streak
             return
         self.machine.succeeded(action, self.clock(), reply)
-        if action is Action.STATUS:  # the device's own word after a CLEAR_FAULT
+        if action is DeviceAction.STATUS:  # the device's own word after a CLEAR_FAULT
             self.clearing.answered(self.machine.said.fault_words)
 
     # status ---------------------------------------------------------------------------------

@@ -64,7 +64,7 @@ class Stage(str, Enum):
     """The deal is complete: no more hands."""
 
 
-class Action(str, Enum):
+class DeviceAction(str, Enum):
     """What the operator asks of the device (one wire command each)."""
 
     STATUS = "status"

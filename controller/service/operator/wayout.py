@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from controller.service.operator.roundview import Deck
+from controller.service.operator.roundview import DeckUse
 from controller.service.operator.states import HoldReason, Op, Stage
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def way_out(m: DeviceMachine) -> tuple[str, str, str]:
         return ("the dealer to lift the presented hand", "none (lift the hand)", "dealer")
     if state in (Op.SHUFFLING, Op.FORMING):
         return (f"the {name} to finish ({state.value})", "none needed (automatic)", "")
-    if m.view.deck is Deck.BLOCKED and m.view.stage is Stage.CLOSED:
+    if m.view.deck is DeckUse.BLOCKED and m.view.stage is Stage.CLOSED:
         return ("a replaced or counted deck",
                 "tablectl deck replace | tablectl deck counted 52", "dealer")
     return ("the table", "the round's next verb", "dealer")

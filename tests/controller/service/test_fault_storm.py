@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.service.operator import Action, DeviceMachine, HoldReason, Op
+from controller.service.operator import DeviceAction, DeviceMachine, HoldReason, Op
 from controller.table import events as ev
 from drivers import events as dev
 from drivers.errors import CommandRejected, DriverError, DriverTimeoutError
@@ -43,7 +43,7 @@ def _storm(error: DriverError, status_fails: bool) -> tuple[int, list[dev.Comman
             machine.expired(now, online=True)
             continue
         sent += 1
-        if action is Action.STATUS and not status_fails:
+        if action is DeviceAction.STATUS and not status_fails:
             machine.succeeded(action, now, DeviceStatus(DeviceState.IDLE, frozenset(), 1, 0, 0))
             continue
         record = machine.failed(action, error, now)
@@ -75,7 +75,7 @@ def test_a_supervisor_clear_fault_releases_the_hold() -> None:
     machine.round_events([ev.DeviceFaultClearOrdered(round=1, device="shuffler",
                                                      actor="supervisor:1")], 61.0)
     assert machine.state is not Op.HELD
-    assert machine.next_action() is Action.CLEAR_FAULT
+    assert machine.next_action() is DeviceAction.CLEAR_FAULT
     assert machine.streak.count == 0
 
 

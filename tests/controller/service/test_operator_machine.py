@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from controller.games.cards import parse_card
 from controller.journal.recorder import Phase
-from controller.service.operator import Action, DeviceMachine, HoldReason, Op, Stage
+from controller.service.operator import DeviceAction, DeviceMachine, HoldReason, Op, Stage
 from controller.service.operator.machine import TRANSITIONS
 from controller.table import events as ev
 from controller.table.awaited import AwaitedOptions
@@ -25,8 +25,8 @@ def status(state: DeviceState, *faults: dev.Fault) -> DeviceStatus:
 def online(state: DeviceState = DeviceState.IDLE) -> DeviceMachine:
     machine = DeviceMachine("shuffler")
     machine.device(dev.DeviceOnline("shuffler", 0.0), 0.0)
-    assert machine.next_action() is Action.STATUS
-    machine.succeeded(Action.STATUS, 0.0, status(state))
+    assert machine.next_action() is DeviceAction.STATUS
+    machine.succeeded(DeviceAction.STATUS, 0.0, status(state))
     return machine
 
 
@@ -39,13 +39,13 @@ def closed(machine: DeviceMachine) -> DeviceMachine:
 def test_a_round_is_shuffled_dealt_and_ended() -> None:
     """SHUFFLE after No more bets, a hand per lift, END_ROUND once the round is settled."""
     machine = closed(online())
-    assert machine.next_action() is Action.SHUFFLE
-    machine.succeeded(Action.SHUFFLE, 1.0)
+    assert machine.next_action() is DeviceAction.SHUFFLE
+    machine.succeeded(DeviceAction.SHUFFLE, 1.0)
     assert machine.state is Op.SHUFFLING and machine.next_action() is None
     machine.device(dev.ShuffleDone("shuffler", 1.1, counted=52), 1.1)
     machine.round_events([ev.ShuffleConfirmed(round=1, source="shuffler")], 1.1)
-    assert machine.next_action() is Action.DISPENSE_HAND
-    machine.succeeded(Action.DISPENSE_HAND, 1.2)
+    assert machine.next_action() is DeviceAction.DISPENSE_HAND
+    machine.succeeded(DeviceAction.DISPENSE_HAND, 1.2)
     machine.device(dev.CardSetDispensed("shuffler", 1.3, cards=HAND, hand_number=1), 1.3)
     assert machine.state is Op.PRESENTED and machine.next_action() is None
     machine.round_events([ev.DealComplete(round=1)], 1.3)
@@ -53,19 +53,19 @@ def test_a_round_is_shuffled_dealt_and_ended() -> None:
     assert machine.state is Op.READY and machine.next_action() is None  # the deal is done
     machine.round_events([ev.RoundVoided(round=1, reason="r", clause="c",
                                          settlement=None)], 2.0)  # type: ignore[arg-type]
-    assert machine.next_action() is Action.END_ROUND
-    machine.succeeded(Action.END_ROUND, 2.0)
+    assert machine.next_action() is DeviceAction.END_ROUND
+    machine.succeeded(DeviceAction.END_ROUND, 2.0)
     assert machine.state is Op.IDLE and machine.next_action() is None
 
 
 def test_a_refused_shuffle_ends_the_round_and_tries_once_more() -> None:
     """Decision 1: SHUFFLE refused with BAD_STATE -> END_ROUND, SHUFFLE again, once."""
     machine = closed(online())
-    assert machine.failed(Action.SHUFFLE, BAD_STATE, 1.0) is None
-    assert machine.next_action() is Action.END_ROUND
-    machine.succeeded(Action.END_ROUND, 1.0)
-    assert machine.next_action() is Action.SHUFFLE
-    machine.failed(Action.SHUFFLE, BAD_STATE, 1.1)
+    assert machine.failed(DeviceAction.SHUFFLE, BAD_STATE, 1.0) is None
+    assert machine.next_action() is DeviceAction.END_ROUND
+    machine.succeeded(DeviceAction.END_ROUND, 1.0)
+    assert machine.next_action() is DeviceAction.SHUFFLE
+    machine.failed(DeviceAction.SHUFFLE, BAD_STATE, 1.1)
     assert machine.state is Op.BACKING_OFF and machine.next_action() is None
     assert machine.deadline == 1.1 + 0.5
 
@@ -74,12 +74,12 @@ def test_a_refused_dispense_asks_the_device_where_it_is() -> None:
     """DISPENSE_HAND refused: STATUS after the backoff; a presented hand is followed."""
     machine = closed(online(DeviceState.READY))
     machine.round_events([ev.ShuffleConfirmed(round=1, source="shuffler")], 1.0)
-    assert machine.next_action() is Action.DISPENSE_HAND
-    machine.failed(Action.DISPENSE_HAND, BAD_STATE, 1.0)
+    assert machine.next_action() is DeviceAction.DISPENSE_HAND
+    machine.failed(DeviceAction.DISPENSE_HAND, BAD_STATE, 1.0)
     assert machine.next_action() is None
     machine.expired(1.5, online=True)
-    assert machine.next_action() is Action.STATUS
-    machine.succeeded(Action.STATUS, 1.5, status(DeviceState.HAND_WAITING))
+    assert machine.next_action() is DeviceAction.STATUS
+    machine.succeeded(DeviceAction.STATUS, 1.5, status(DeviceState.HAND_WAITING))
     assert machine.state is Op.PRESENTED
 
 
@@ -91,7 +91,7 @@ def test_a_reboot_mid_deal_holds_for_a_void() -> None:
                           ev.CardAssigned(round=1, position="1", card=HAND[0], index=0)], 1.0)
     assert machine.view.stage is Stage.DEALING
     machine.device(dev.DeviceRebooted("shuffler", 2.0, old_boot_id=1, new_boot_id=2), 2.0)
-    machine.succeeded(Action.STATUS, 2.0, status(DeviceState.IDLE))
+    machine.succeeded(DeviceAction.STATUS, 2.0, status(DeviceState.IDLE))
     assert machine.next_action() is None
     assert machine.state is Op.HELD and machine.hold_reason is HoldReason.DECK_LOST
     assert machine.way_out()[1] == "tablectl supervisor void REASON"
@@ -107,20 +107,20 @@ def test_a_fault_waits_for_a_supervisor_then_follows_the_device() -> None:
     assert machine.state is Op.FAULT and machine.next_action() is None
     machine.round_events([ev.DeviceFaultClearOrdered(round=1, device="shuffler",
                                                      actor="supervisor:1")], 2.0)
-    assert machine.next_action() is Action.CLEAR_FAULT
+    assert machine.next_action() is DeviceAction.CLEAR_FAULT
     machine.device(dev.FaultCleared("shuffler", 2.0, fault=dev.Fault.DOOR_OPEN), 2.0)
-    machine.succeeded(Action.CLEAR_FAULT, 2.0)
-    assert machine.next_action() is Action.STATUS
-    machine.succeeded(Action.STATUS, 2.1, status(DeviceState.IDLE))
-    assert machine.next_action() is Action.SHUFFLE
+    machine.succeeded(DeviceAction.CLEAR_FAULT, 2.0)
+    assert machine.next_action() is DeviceAction.STATUS
+    machine.succeeded(DeviceAction.STATUS, 2.1, status(DeviceState.IDLE))
+    assert machine.next_action() is DeviceAction.SHUFFLE
 
 
 def test_a_device_fault_answer_is_checked_not_assumed() -> None:
     """DeviceFault (a fault is active, or the device rebooted under the command): STATUS."""
     machine = closed(online())
-    machine.failed(Action.SHUFFLE, DeviceFault("shuffler rebooted during the command"), 1.0)
-    assert machine.next_action() is Action.STATUS
-    machine.succeeded(Action.STATUS, 1.0, status(DeviceState.FAULT, dev.Fault.JAM))
+    machine.failed(DeviceAction.SHUFFLE, DeviceFault("shuffler rebooted during the command"), 1.0)
+    assert machine.next_action() is DeviceAction.STATUS
+    machine.succeeded(DeviceAction.STATUS, 1.0, status(DeviceState.FAULT, dev.Fault.JAM))
     assert machine.state is Op.FAULT and machine.faults == {dev.Fault.JAM}
 
 
@@ -131,16 +131,16 @@ def test_a_blocked_deck_is_not_shuffled() -> None:
                                          cause=ev.NoteCause.SHUFFLE_REFUSED)], 1.0)
     assert machine.next_action() is None
     machine.round_events([ev.DeckReleased(round=1, by="dealer")], 2.0)
-    assert machine.next_action() is Action.SHUFFLE
+    assert machine.next_action() is DeviceAction.SHUFFLE
 
 
 def test_a_round_may_not_shuffle_without_end() -> None:
     """Runaway guard: a fourth shuffle in one round holds for a void."""
     machine = closed(online())
     for at in (1.0, 2.0, 3.0):
-        assert machine.next_action() is Action.SHUFFLE
-        machine.succeeded(Action.SHUFFLE, at)
-        machine.succeeded(Action.STATUS, at, status(DeviceState.IDLE))
+        assert machine.next_action() is DeviceAction.SHUFFLE
+        machine.succeeded(DeviceAction.SHUFFLE, at)
+        machine.succeeded(DeviceAction.STATUS, at, status(DeviceState.IDLE))
     assert machine.next_action() is None
     assert machine.hold_reason is HoldReason.RUNAWAY
 
@@ -151,8 +151,8 @@ def test_a_hand_presented_when_the_round_ends_is_collected() -> None:
     assert machine.state is Op.PRESENTED and machine.next_action() is None
     machine.round_events([ev.RoundVoided(round=1, reason="r", clause="c",
                                          settlement=None)], 2.0)  # type: ignore[arg-type]
-    assert machine.next_action() is Action.END_ROUND
-    machine.succeeded(Action.END_ROUND, 2.0)
+    assert machine.next_action() is DeviceAction.END_ROUND
+    machine.succeeded(DeviceAction.END_ROUND, 2.0)
     assert machine.state is Op.IDLE
 
 
@@ -162,18 +162,18 @@ def test_cards_left_follow_the_device_count_and_each_set() -> None:
     rest, and a link that drops or a device that reboots makes the count unknown, not stale."""
     machine = closed(online())
     assert machine.cards_left == 52  # STATUS said so
-    machine.succeeded(Action.SHUFFLE, 1.0)
+    machine.succeeded(DeviceAction.SHUFFLE, 1.0)
     machine.device(dev.ShuffleDone("shuffler", 1.1, counted=51, expected=52), 1.1)
     assert machine.cards_left == 51  # a short deck shows as short
     machine.round_events([ev.ShuffleConfirmed(round=1, source="shuffler")], 1.1)
-    machine.succeeded(Action.DISPENSE_HAND, 1.2)
+    machine.succeeded(DeviceAction.DISPENSE_HAND, 1.2)
     machine.device(dev.CardSetDispensed("shuffler", 1.3, cards=HAND, hand_number=1), 1.3)
     assert machine.cards_left == 48
     machine.device(dev.DeviceRebooted("shuffler", 1.4), 1.4)
     assert machine.cards_left is None
-    machine.succeeded(Action.STATUS, 1.5, DeviceStatus(DeviceState.READY, frozenset(), 2, 0, 40))
+    machine.succeeded(DeviceAction.STATUS, 1.5, DeviceStatus(DeviceState.READY, frozenset(), 2, 0, 40))
     assert machine.cards_left == 40
-    machine.succeeded(Action.END_ROUND, 2.0)
+    machine.succeeded(DeviceAction.END_ROUND, 2.0)
     assert machine.cards_left == 0
     machine.device(dev.DeviceOffline("shuffler", 2.1), 2.1)
     assert machine.cards_left is None
@@ -184,19 +184,19 @@ def test_the_machine_decides_on_device_level_words() -> None:
     :class:`drivers.events.DeviceReport` and a refusal carrying a
     :class:`drivers.events.RefusalCause` decide exactly as the framed link's own values do."""
     machine = closed(online())
-    assert machine.failed(Action.SHUFFLE, CommandRejected("refused", dev.RefusalCause.BAD_STATE),
+    assert machine.failed(DeviceAction.SHUFFLE, CommandRejected("refused", dev.RefusalCause.BAD_STATE),
                           1.0) is None
-    assert machine.next_action() is Action.END_ROUND  # docs/protocols.md 5.2: end, retry once
-    machine.succeeded(Action.END_ROUND, 1.0)
-    machine.succeeded(Action.SHUFFLE, 1.1)
-    machine.succeeded(Action.STATUS, 1.2, dev.DeviceReport(dev.DeviceMode.HAND_WAITING,
+    assert machine.next_action() is DeviceAction.END_ROUND  # docs/protocols.md 5.2: end, retry once
+    machine.succeeded(DeviceAction.END_ROUND, 1.0)
+    machine.succeeded(DeviceAction.SHUFFLE, 1.1)
+    machine.succeeded(DeviceAction.STATUS, 1.2, dev.DeviceReport(dev.DeviceMode.HAND_WAITING,
                                                            frozenset({dev.Fault.JAM}), 30))
     assert (machine.state, machine.faults, machine.cards_left) == \
         (Op.PRESENTED, {dev.Fault.JAM}, 30)
-    machine.succeeded(Action.STATUS, 1.3, dev.DeviceReport(dev.DeviceMode.DEALING))
+    machine.succeeded(DeviceAction.STATUS, 1.3, dev.DeviceReport(dev.DeviceMode.DEALING))
     assert (machine.state, machine.faults, machine.cards_left) == \
         (Op.READY, {dev.Fault.JAM}, 30)  # what the report does not say is kept
-    machine.succeeded(Action.STATUS, 1.4, dev.DeviceReport())
+    machine.succeeded(DeviceAction.STATUS, 1.4, dev.DeviceReport())
     assert machine.state is Op.FAULT  # a state it cannot follow: a supervisor looks
 
 
@@ -214,7 +214,7 @@ def test_the_transition_list_is_the_machine() -> None:
                 dev.DeviceMode.HAND_WAITING: Op.PRESENTED, dev.DeviceMode.FAULT: Op.FAULT}
     assert set(expected) == set(dev.DeviceMode)
     for mode, state in expected.items():
-        machine.succeeded(Action.STATUS, 0.0, dev.DeviceReport(mode))
+        machine.succeeded(DeviceAction.STATUS, 0.0, dev.DeviceReport(mode))
         assert machine.state is state, mode
 
 
@@ -222,7 +222,7 @@ def _dealing_with_options(machine: DeviceMachine) -> DeviceMachine:
     """A deal interrupted after its first hand, the players' options offered to three
     players (MBS-R3P 5.13.1: each answers for himself)."""
     machine.round_events([ev.ShuffleConfirmed(round=1, source="shuffler")], 1.0)
-    machine.succeeded(Action.DISPENSE_HAND, 1.0)
+    machine.succeeded(DeviceAction.DISPENSE_HAND, 1.0)
     machine.device(dev.CardSetDispensed("shuffler", 1.1, cards=HAND, hand_number=1), 1.1)
     machine.round_events([ev.CardAssigned(round=1, position="1", card=HAND[0], index=0)], 1.1)
     machine.device(dev.HandTaken("shuffler", 1.2, hand_number=1), 1.2)
@@ -249,7 +249,7 @@ def test_no_hand_is_dealt_until_the_last_player_has_answered() -> None:
     machine.round_events([_taken(3)], 1.5)
     assert machine.next_action() is None
     machine.round_events([_taken(2)], 1.6)
-    assert machine.next_action() is Action.DISPENSE_HAND
+    assert machine.next_action() is DeviceAction.DISPENSE_HAND
 
 
 def test_options_closed_by_the_dealer_let_the_deal_go_on() -> None:
@@ -260,7 +260,7 @@ def test_options_closed_by_the_dealer_let_the_deal_go_on() -> None:
     machine.round_events([ev.PlayerOptionsClosed(
         round=1, clause="MBS-R3P 5.13.1", by="dealer",
         continuing=(ev.PlayerAtBox("1", "p1"), ev.PlayerAtBox("3", "p3")))], 1.5)
-    assert machine.next_action() is Action.DISPENSE_HAND
+    assert machine.next_action() is DeviceAction.DISPENSE_HAND
 
 
 def test_after_a_restart_the_options_left_open_are_still_awaited() -> None:
@@ -270,11 +270,11 @@ def test_after_a_restart_the_options_left_open_are_still_awaited() -> None:
     machine.resume(1, Phase.OPTIONS, Phase.DEALING, awaited=AwaitedOptions(
         ["2", "3"], [ev.PlayerAtBox("2", "p2"), ev.PlayerAtBox("3", "p3")]))
     machine.device(dev.DeviceOnline("shuffler", 0.0), 0.0)
-    machine.succeeded(Action.STATUS, 0.0, status(DeviceState.READY))
+    machine.succeeded(DeviceAction.STATUS, 0.0, status(DeviceState.READY))
     machine.round_events([_taken(2)], 1.0)
     assert machine.next_action() is None
     machine.round_events([_taken(3)], 1.1)
-    assert machine.next_action() is Action.DISPENSE_HAND
+    assert machine.next_action() is DeviceAction.DISPENSE_HAND
 
 
 def test_a_link_lost_under_a_command_waits_for_the_table_to_have_the_device_back() -> None:
@@ -284,9 +284,9 @@ def test_a_link_lost_under_a_command_waits_for_the_table_to_have_the_device_back
     on the driver's word alone dealt on into the held round, or not, as the threads ran."""
     machine = closed(online(DeviceState.READY))
     machine.round_events([ev.ShuffleConfirmed(round=1, source="shuffler")], 1.0)
-    assert machine.next_action() is Action.DISPENSE_HAND
+    assert machine.next_action() is DeviceAction.DISPENSE_HAND
     lost = DeviceDisconnected("shuffler: the link went down under the command")
-    assert machine.failed(Action.DISPENSE_HAND, lost, 1.0) is None
+    assert machine.failed(DeviceAction.DISPENSE_HAND, lost, 1.0) is None
     assert machine.state is Op.OFFLINE and machine.next_action() is None
     assert machine.deadline == 1.0 + 30.0  # only the long look at the link, not a backoff
     machine.device(dev.DeviceOffline("shuffler", 1.1, reason="unplugged"), 1.1)
@@ -294,9 +294,9 @@ def test_a_link_lost_under_a_command_waits_for_the_table_to_have_the_device_back
                                                 clause="c", options=("void", "continue"))],
                          1.1)
     machine.device(dev.DeviceOnline("shuffler", 1.5), 1.5)
-    assert machine.next_action() is Action.STATUS
-    machine.succeeded(Action.STATUS, 1.5, status(DeviceState.READY))
+    assert machine.next_action() is DeviceAction.STATUS
+    machine.succeeded(DeviceAction.STATUS, 1.5, status(DeviceState.READY))
     assert machine.state is Op.READY and machine.next_action() is None  # held: no hand
     machine.round_events([ev.SupervisorDecided(round=1, action="continue", actor="s",
                                                reason="r", clause="c")], 2.0)
-    assert machine.next_action() is Action.DISPENSE_HAND
+    assert machine.next_action() is DeviceAction.DISPENSE_HAND

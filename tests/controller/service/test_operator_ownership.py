@@ -334,7 +334,7 @@ def test_every_field_of_the_operator_and_its_parts_is_written_in_one_module(
     assert found.violations() == []
     owned = {(m.rpartition(".")[2], c, a) for m, c, a in found.written_in}
     for field in [("machine", "DeviceMachine", "hold_reason"), ("machine", "DeviceMachine", "said"),
-                  ("roundview", "RoundView", "stage"), ("reported", "Reported", "cards_left"),
+                  ("roundview", "OperatorView", "stage"), ("reported", "Reported", "cards_left"),
                   ("reported", "Reported", "faults"), ("effort", "Streak", "count"),
                   ("effort", "RoundCosts", "shuffles"), ("waits", "Waits", "deadline"),
                   ("orders", "Orders", "due"), ("runner", "DeviceOperator", "commands_sent"),
