@@ -136,8 +136,6 @@ class WebApp:
         self.index = JournalIndex(journal_dir, index_path, key)
         self.key = key
         self.auth = auth
-        self.local_role = local_role
-        self.tls = tls
         self.watcher = JournalWatcher(journal_dir, self.index, key, poll)
         self.broadcast = Broadcast()
         self.follower = TableFollower(socket_path, self.broadcast, **(

@@ -390,15 +390,7 @@ def test_the_checker_passes_a_module_that_asks() -> None:
     assert _violations(_ASKS) == ["rulings:Round.number"]
 
 
-_NEIGHBOUR_WRITER = '''
-from dataclasses import dataclass
-
-@dataclass
-class Book:
-    wagers: dict
-    def place(self, key, value):
-        self.wagers[key] = value
-
+_NEIGHBOUR_WRITER = _PART + '''
 class BettingMixin:
     def void(self):
         self.book.wagers = {}
